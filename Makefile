@@ -1,0 +1,31 @@
+# The two commands of the README do everything on a fresh machine:
+#   make demo   install, build, fan out three shell subagents, wait, print their results
+#   make test   install, build, run every test (unit, cli, fault, e2e against the real agent CLIs)
+SHELL := /bin/bash
+NODE_TEST_FLAGS ?= --test-concurrency=4 --test-timeout=300000
+
+.PHONY: install build test demo bench clean test-clis
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+install: node_modules/.package-lock.json
+
+build: install
+	npx tsc -p tsconfig.json
+
+# The real agent CLIs, pinned, installed for the tests only (a user brings their own).
+test-clis:
+	bash test/clis/install.sh
+
+test: build test-clis
+	node --test $(NODE_TEST_FLAGS) --test-reporter=spec $$(find dist/test -name '*.test.js' | sort)
+
+demo: build
+	bash scripts/demo.sh
+
+bench: build
+	node dist/test/bench/run.js
+
+clean:
+	rm -rf dist .subagents
