@@ -1,0 +1,22 @@
+import { SubagentError } from '../errors.js';
+import type { AgentAdapter, CliName } from './types.js';
+import { CLI_NAMES } from './types.js';
+
+/** Adapters load lazily: a verb pays only for the CLI it touches. */
+const loaders: Record<CliName, () => Promise<AgentAdapter>> = {
+  shell: async () => (await import('./shell.js')).shell,
+  opencode: async () => (await import('./opencode.js')).opencode,
+  claude: async () => (await import('./claude.js')).claude,
+  codex: async () => (await import('./codex.js')).codex,
+};
+
+export function checkCliName(cli: string): CliName {
+  if (!(CLI_NAMES as readonly string[]).includes(cli)) {
+    throw new SubagentError('E_CLI_UNKNOWN', `unknown agent CLI "${cli}"`, { cli, known: CLI_NAMES, hint: `use --cli ${CLI_NAMES.join('|')}` });
+  }
+  return cli as CliName;
+}
+
+export async function loadAdapter(cli: string): Promise<AgentAdapter> {
+  return loaders[checkCliName(cli)]();
+}

@@ -1,0 +1,9 @@
+import { SubagentError } from '../errors.js';
+import type { AgentAdapter } from './types.js';
+
+// Placeholder until the adapter lands (issue 3): refuse clearly instead of pretending.
+export const opencode: AgentAdapter = new Proxy({} as AgentAdapter, {
+  get() {
+    throw new SubagentError('E_ARG_UNSUPPORTED', 'the opencode adapter is not built yet', { cli: 'opencode', hint: 'use --cli shell for now' });
+  },
+});

@@ -1,0 +1,32 @@
+import type { AgentAdapter, Message, StreamParser } from './types.js';
+import { emptyState } from './types.js';
+
+/**
+ * The built-in `shell` CLI: the prompt is a script for /bin/sh, fed on stdin, run in --cwd. Its stdout is
+ * the assistant text. There is no session: a resume runs a new script in the same cwd. The transcript
+ * of a shell run is read straight from the event log (see lib/transcript.ts), not through a parser.
+ */
+export const shell: AgentAdapter = {
+  cli: 'shell',
+  program: '/bin/sh',
+  supports: { model: false, variant: false, agent: false, files: false, resume: true },
+  gracefulSignal: 'SIGTERM',
+  stream: 'text',
+  chooseSessionId: () => null,
+  launch: () => ({ command: '/bin/sh', args: ['-s'], env: {} }),
+  parser(onMessage?: (m: Message) => void): StreamParser {
+    const state = emptyState();
+    return {
+      state,
+      line(text: string) {
+        state.lastActivityAt = new Date().toISOString();
+        onMessage?.({ role: 'assistant', text });
+      },
+    };
+  },
+  verdict(exit) {
+    if (exit.code === 0) return { outcome: 'succeeded', error: null };
+    if (exit.signal) return { outcome: 'failed', error: `the script was killed by ${exit.signal}` };
+    return { outcome: 'failed', error: `the script exited with status ${exit.code}` };
+  },
+};

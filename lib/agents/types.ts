@@ -1,0 +1,97 @@
+import type { ChildAgent, Usage } from '../registry/record.js';
+
+/**
+ * One adapter per agent CLI (lib/agents/<cli>.ts). Adding a CLI is adding one file that exports an
+ * `AgentAdapter` and one line in lib/agents/index.ts. The core never knows a CLI's flags or events.
+ */
+export type CliName = 'opencode' | 'claude' | 'codex' | 'shell';
+export const CLI_NAMES: readonly CliName[] = ['opencode', 'claude', 'codex', 'shell'];
+
+export interface LaunchInput {
+  mode: 'new' | 'resume';
+  cwd: string;
+  runDir: string;
+  model: string | null;
+  variant: string | null;
+  agent: string | null;
+  /** Absolute paths. */
+  files: string[];
+  /** Everything after "--" on the start/resume line, verbatim. */
+  extraArgs: string[];
+  /** New run: the id we chose (when the CLI lets us choose), else null. Resume: the id to resume. */
+  sessionId: string | null;
+}
+
+export interface Launch {
+  /** Program name looked up on PATH, or an absolute path. */
+  command: string;
+  args: string[];
+  /** Added to the supervisor's environment. The prompt always goes on stdin. */
+  env: Record<string, string>;
+}
+
+export interface ToolCall {
+  name: string;
+  /** Short summaries, never whole outputs. */
+  input: string | null;
+  output: string | null;
+  status: string | null;
+}
+
+/** The transcript's one shape across CLIs. */
+export interface Message {
+  role: 'user' | 'assistant' | 'tool';
+  text: string;
+  tool?: ToolCall;
+  /** The child sub-agent this message belongs to, when the stream carries it. */
+  childId?: string;
+}
+
+/** What a run's event stream has said so far; the supervisor copies it into the record. */
+export interface StreamState {
+  sessionId: string | null;
+  toolUses: number;
+  usage: Usage | null;
+  children: ChildAgent[];
+  /** The CLI's own verdict that the run failed (Claude is_error, Codex turn.failed, OpenCode error). */
+  fatalError: string | null;
+  /** The last assistant text of the run (the "answer"). */
+  lastAssistantText: string | null;
+  /** Lines that were not JSON or were torn (noise, a cut-off last line): skipped, counted. */
+  skippedLines: number;
+  lastActivityAt: string | null;
+}
+
+export interface StreamParser {
+  /** One line of the agent's stdout, without its newline. */
+  line(text: string): void;
+  readonly state: StreamState;
+}
+
+export interface Verdict {
+  outcome: 'succeeded' | 'failed';
+  error: string | null;
+}
+
+export interface AgentAdapter {
+  readonly cli: CliName;
+  /** The program that must be on PATH (E_CMD_MISSING otherwise). */
+  readonly program: string;
+  /** Which of our options the CLI can honour; any other given is E_ARG_UNSUPPORTED. */
+  readonly supports: { model: boolean; variant: boolean; agent: boolean; files: boolean; resume: boolean };
+  /** The signal that makes this CLI stop gracefully (tools killed, transcript closed). */
+  readonly gracefulSignal: NodeJS.Signals;
+  /** 'text': stdout is the answer itself (shell). 'ndjson': one JSON event per line. */
+  readonly stream: 'text' | 'ndjson';
+  /** A session id we choose before launch (Claude's --session-id), or null when the CLI chooses. */
+  chooseSessionId(): string | null;
+  launch(input: LaunchInput): Launch;
+  /** `onMessage` receives the normalised transcript messages in order (prompts are added by the core). */
+  parser(onMessage?: (m: Message) => void): StreamParser;
+  /** How a run ended, from the exit status and what the stream said. Cancels are decided by the core. */
+  verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict;
+}
+
+export function emptyState(): StreamState {
+  return { sessionId: null, toolUses: 0, usage: null, children: [], fatalError: null, lastAssistantText: null, skippedLines: 0, lastActivityAt: null };
+}

@@ -1,0 +1,33 @@
+import { errorObject, guardStdout, jsonLine, writeStdout } from './output.js';
+import { wantsHelp } from './flags.js';
+
+export type VerbResult = { json: Record<string, unknown> } | { text: string; exitCode?: number };
+
+/**
+ * The shared main of every verb: --help, then the verb, then exactly one line on stdout and an exit
+ * code (0 ok, 1 error, 124 wait timeout). Everything is caught, so even a crash prints one JSON line.
+ */
+export async function runVerb(usage: string, verb: (argv: string[]) => Promise<VerbResult>): Promise<void> {
+  guardStdout();
+  const argv = process.argv.slice(2);
+  try {
+    if (wantsHelp(argv)) {
+      writeStdout(usage.endsWith('\n') ? usage : usage + '\n');
+      process.exitCode = 0;
+      return;
+    }
+    const out = await verb(argv);
+    if ('json' in out) {
+      writeStdout(jsonLine(out.json));
+      process.exitCode = out.json.ok === false ? 1 : 0;
+    } else {
+      writeStdout(out.text);
+      process.exitCode = out.exitCode ?? 0;
+    }
+  } catch (err) {
+    const { body, exitCode } = errorObject(err);
+    writeStdout(jsonLine(body));
+    process.exitCode = exitCode;
+  }
+}
+

@@ -1,0 +1,42 @@
+import { SubagentError, ERROR_CODES } from '../errors.js';
+
+/** One JSON line: U+2028/U+2029 escaped so line-splitting readers (and JS eval) never break it. */
+export function jsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029')) + '\n';
+}
+
+export function errorObject(err: unknown, registry?: string | null): { body: Record<string, unknown>; exitCode: number } {
+  if (err instanceof SubagentError && (ERROR_CODES as readonly string[]).includes(err.code)) {
+    const details = { ...err.details };
+    if (registry && details.registry === undefined) details.registry = registry;
+    return { body: { ok: false, code: err.code, error: err.message, ...err.extra, details }, exitCode: err.exitCode };
+  }
+  const e = err as Error;
+  return {
+    body: {
+      ok: false,
+      code: 'E_INTERNAL',
+      error: `internal error: ${e?.message ?? String(err)}`,
+      details: { hint: 'this is a bug in subagents; please report it with the command line that caused it', stack: e?.stack?.split('\n').slice(0, 6) ?? [] },
+    },
+    exitCode: 1,
+  };
+}
+
+let stdoutClosed = false;
+
+/** Writes to stdout; a reader that went away (EPIPE, `status | head -c1`) ends us quietly. */
+export function writeStdout(text: string | Buffer): void {
+  if (stdoutClosed) return;
+  process.stdout.write(text);
+}
+
+export function guardStdout(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') {
+      stdoutClosed = true;
+      return;
+    }
+    stdoutClosed = true;
+  });
+}

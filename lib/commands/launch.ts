@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { SubagentError } from '../errors.js';
+import type { AgentAdapter } from '../agents/types.js';
+import { findOnPath } from './common.js';
+import { selfIdentity, identityOf } from '../proc/identity.js';
+import { RECORD_FORMAT, type RunRecord } from '../registry/record.js';
+import { updateRecord } from '../registry/store.js';
+import { spawnSupervisor } from '../supervisor/spawn.js';
+import { nowIso } from '../time.js';
+
+export interface RunSettings {
+  name: string;
+  run: number;
+  cli: string;
+  cwd: string;
+  model: string | null;
+  variant: string | null;
+  agent: string | null;
+  files: string[];
+  extraArgs: string[];
+  sessionId: string | null;
+  parent: string | null;
+  promptBytes: number;
+}
+
+/** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
+export function checkAdapterCan(adapter: AgentAdapter, given: { model?: boolean; variant?: boolean; agent?: boolean; files?: boolean }, env: NodeJS.ProcessEnv): void {
+  for (const key of ['model', 'variant', 'agent', 'files'] as const) {
+    if (given[key] && !adapter.supports[key]) {
+      const flag = key === 'files' ? '--file' : `--${key}`;
+      throw new SubagentError('E_ARG_UNSUPPORTED', `the ${adapter.cli} CLI cannot honour ${flag}`, {
+        cli: adapter.cli,
+        flag,
+        hint: `drop ${flag}, or choose a CLI that supports it (docs/agents.md lists what each CLI takes)`,
+      });
+    }
+  }
+  if (!findOnPath(adapter.program, env)) {
+    throw new SubagentError('E_CMD_MISSING', `the ${adapter.cli} CLI ("${adapter.program}") is not on PATH`, {
+      cli: adapter.cli,
+      program: adapter.program,
+      hint: `install it, or put it on PATH, or choose another --cli`,
+    });
+  }
+}
+
+export function newRecord(s: RunSettings): RunRecord {
+  const now = nowIso();
+  return {
+    format: RECORD_FORMAT,
+    name: s.name,
+    run: s.run,
+    runId: randomUUID(),
+    status: 'scheduled',
+    outcome: null,
+    cli: s.cli,
+    model: s.model,
+    variant: s.variant,
+    agent: s.agent,
+    files: s.files,
+    extraArgs: s.extraArgs,
+    cwd: s.cwd,
+    sessionId: s.sessionId,
+    parent: s.parent,
+    promptBytes: s.promptBytes,
+    startedAt: now,
+    agentStartedAt: null,
+    updatedAt: now,
+    finishedAt: null,
+    exitCode: null,
+    signal: null,
+    error: null,
+    endReason: null,
+    starter: selfIdentity(),
+    supervisor: null,
+    agentProcess: null,
+    cancel: null,
+    toolUses: 0,
+    usage: null,
+    children: [],
+    lastActivityAt: null,
+    eventBytes: 0,
+  };
+}
+
+/**
+ * Starts the supervisor of a published run and records its identity, so that a run never depends on
+ * the start command staying alive to be seen as scheduled.
+ */
+export function launchSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv): RunRecord {
+  const pid = spawnSupervisor(registry, dir, env);
+  const identity = identityOf(pid);
+  return updateRecord(dir, (r) => {
+    if (r.supervisor || r.status !== 'scheduled') return null;
+    if (!identity) return { ...r, supervisor: { pid, startTime: 'exited', bootId: selfIdentity().bootId } };
+    return { ...r, supervisor: identity };
+  });
+}
+
+export function launchOutput(registry: string, r: RunRecord, mode: 'new' | 'resume'): Record<string, unknown> {
+  return {
+    ok: true,
+    registry,
+    name: r.name,
+    pid: r.supervisor?.pid ?? null,
+    status: r.status,
+    sessionId: r.sessionId,
+    cli: r.cli,
+    model: r.model,
+    mode,
+    run: r.run,
+    startedAt: r.startedAt,
+  };
+}

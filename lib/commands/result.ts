@@ -1,0 +1,48 @@
+import { loadAdapter } from '../agents/index.js';
+import { SubagentError } from '../errors.js';
+import { observeRun } from '../observe.js';
+import { listRuns, runDir } from '../registry/store.js';
+import { lastAnswer } from '../transcript.js';
+import { requireLatest, resolveRegistry, type Context } from './common.js';
+
+export interface ResultOptions extends Context {
+  name: string | undefined;
+  run?: string | undefined;
+}
+
+export function parseRunNumber(value: string, flag: string): number {
+  if (!/^[1-9][0-9]{0,8}$/.test(value)) {
+    throw new SubagentError('E_ARG_INVALID', `${flag} "${value}" is not a run number`, { flag, value, hint: 'runs are numbered 1, 2, 3…; subagent-status lists the latest' });
+  }
+  return Number(value);
+}
+
+/** subagent-result: the last answer of a run (the latest, or --run K), at once, whatever its status. */
+export async function result(o: ResultOptions): Promise<Record<string, unknown>> {
+  const registry = resolveRegistry(o);
+  const latest = requireLatest(registry, o.name!);
+  const name = latest.record.name;
+  let ob = latest;
+  if (o.run !== undefined) {
+    const k = parseRunNumber(o.run, '--run');
+    if (!(listRuns(registry, name) ?? []).includes(k)) {
+      throw new SubagentError('E_RUN_NOT_FOUND', `"${name}" has no run ${k} (its latest is ${latest.record.run})`, { name, run: k, hint: 'subagent-status --name ' + name + ' shows the latest run number' });
+    }
+    ob = observeRun(runDir(registry, name, k));
+  }
+  const adapter = await loadAdapter(ob.record.cli);
+  const answer = lastAnswer(ob.dir, ob.record, adapter);
+  return {
+    ok: true,
+    registry,
+    name,
+    run: ob.record.run,
+    sessionId: ob.record.sessionId,
+    status: ob.status,
+    outcome: ob.status === 'done' ? ob.record.outcome : null,
+    exitCode: ob.record.exitCode,
+    lastAssistantText: answer.text,
+    truncated: answer.truncated,
+    bytes: answer.bytes,
+  };
+}

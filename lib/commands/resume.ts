@@ -1,0 +1,99 @@
+import { realpathSync } from 'node:fs';
+import { loadAdapter } from '../agents/index.js';
+import { SubagentError } from '../errors.js';
+import { validateName } from '../registry/names.js';
+import { createRun, latestRun } from '../registry/store.js';
+import { observeLatest } from '../observe.js';
+import { resolveCwd, resolveRegistry, type Context } from './common.js';
+import { checkAdapterCan, launchOutput, launchSupervisor, newRecord } from './launch.js';
+import { promptRequired } from './start.js';
+
+export interface ResumeOptions extends Context {
+  name: string | undefined;
+  prompt: Buffer;
+  cwdDir?: string | undefined;
+  model?: string | undefined;
+  variant?: string | undefined;
+  /** null: repeat the arguments stored with the run. */
+  extraArgs?: string[] | null;
+}
+
+/** resume-subagent: a new run of a finished name, in the same session and cwd. */
+export async function resume(o: ResumeOptions): Promise<Record<string, unknown>> {
+  const env = o.env ?? process.env;
+  const callerCwd = o.cwd ?? process.cwd();
+  const name = validateName(o.name);
+  if (o.prompt.length === 0) throw promptRequired();
+  const registry = resolveRegistry(o);
+  const previous = observeLatest(registry, name);
+  if (!previous) {
+    throw new SubagentError('E_SESSION_NOT_FOUND', `no run named "${name}" was ever started in ${registry}`, {
+      name,
+      registry,
+      hint: 'start it first with start-subagent --name ' + name,
+    });
+  }
+  const last = previous.record;
+  if (previous.status === 'scheduled' || previous.status === 'running' || previous.agentAlive) {
+    throw busy(name, last.run, previous.agentAlive && previous.status === 'unknown');
+  }
+  if (o.cwdDir !== undefined) {
+    const asked = resolveCwd(o.cwdDir, callerCwd);
+    if (asked !== safeRealpath(last.cwd)) {
+      throw new SubagentError('E_CWD_MISMATCH', `"${name}" runs in ${last.cwd}, not in ${asked}`, {
+        name,
+        cwd: last.cwd,
+        asked,
+        hint: 'a session belongs to its directory: omit --cwd, or start a new name for the other directory',
+      });
+    }
+  }
+  const adapter = await loadAdapter(last.cli);
+  if (adapter.cli !== 'shell' && !last.sessionId) {
+    throw new SubagentError('E_SESSION_NOT_FOUND', `"${name}" has no session id to resume (run ${last.run} never reported one)`, {
+      name,
+      run: last.run,
+      hint: 'the earlier run probably failed before the agent opened a session; start a new name instead',
+    });
+  }
+  checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env);
+  const record = newRecord({
+    name,
+    run: last.run + 1,
+    cli: last.cli,
+    cwd: last.cwd,
+    model: o.model ?? last.model,
+    variant: o.variant ?? last.variant,
+    agent: last.agent,
+    files: [],
+    extraArgs: o.extraArgs ?? last.extraArgs,
+    sessionId: last.sessionId,
+    parent: last.parent,
+    promptBytes: o.prompt.length,
+  });
+  const dir = createRun(registry, name, record, o.prompt);
+  if (dir === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
+  const launched = launchSupervisor(registry, dir, env);
+  return launchOutput(registry, launched, 'resume');
+}
+
+function busy(name: string, run: number, orphanAgent: boolean, lostRace = false): SubagentError {
+  const why = lostRace
+    ? `another resume of "${name}" started run ${run} first`
+    : orphanAgent
+      ? `run ${run} of "${name}" lost its supervisor but its agent is still alive`
+      : `run ${run} of "${name}" is still running`;
+  return new SubagentError('E_AGENT_BUSY', why, {
+    name,
+    run,
+    hint: orphanAgent ? `cancel it first: subagent-cancel --name ${name}` : `wait for it: subagent-status --wait-terminal --name ${name}`,
+  });
+}
+
+function safeRealpath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}

@@ -1,0 +1,93 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { isErrno } from './errors.js';
+
+/**
+ * Reads a growing file from an offset and hands out complete lines; a torn last line waits for the
+ * rest. `flush()` hands out the remainder at the end of a run.
+ */
+export class LineFollower {
+  private offset: number;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private readonly chunk = Buffer.allocUnsafe(256 * 1024);
+  /** Lines longer than this are cut (and counted) so a runaway line cannot exhaust memory. */
+  static readonly MAX_LINE = 16 * 1024 * 1024;
+  cutLines = 0;
+
+  constructor(
+    private readonly path: string,
+    private readonly onLine: (line: string) => void,
+    offset = 0,
+  ) {
+    this.offset = offset;
+  }
+
+  get position(): number {
+    return this.offset;
+  }
+
+  /** Reads whatever is new; returns the number of bytes read. */
+  poll(): number {
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'r');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return 0;
+      throw err;
+    }
+    let total = 0;
+    try {
+      for (;;) {
+        const n = readSync(fd, this.chunk, 0, this.chunk.length, this.offset);
+        if (n <= 0) break;
+        this.offset += n;
+        total += n;
+        this.take(this.chunk.subarray(0, n));
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return total;
+  }
+
+  private take(data: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const nl = data.indexOf(10, start);
+      if (nl === -1) break;
+      const piece = data.subarray(start, nl);
+      if (this.pendingBytes) {
+        this.pending.push(piece);
+        this.emit(Buffer.concat(this.pending));
+        this.pending = [];
+        this.pendingBytes = 0;
+      } else this.emit(piece);
+      start = nl + 1;
+    }
+    if (start < data.length) {
+      const rest = data.subarray(start);
+      if (this.pendingBytes + rest.length > LineFollower.MAX_LINE) {
+        this.cutLines++;
+        this.pending = [];
+        this.pendingBytes = 0;
+      } else {
+        this.pending.push(Buffer.from(rest));
+        this.pendingBytes += rest.length;
+      }
+    }
+  }
+
+  private emit(line: Buffer): void {
+    const text = line.toString('utf8');
+    this.onLine(text.endsWith('\r') ? text.slice(0, -1) : text);
+  }
+
+  flush(): void {
+    this.poll();
+    if (this.pendingBytes) {
+      this.emit(Buffer.concat(this.pending));
+      this.pending = [];
+      this.pendingBytes = 0;
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import { isAlive } from './proc/identity.js';
+import { latestRun, readRecord, runDir } from './registry/store.js';
+import type { RunRecord, Status } from './registry/record.js';
+
+/** A run as it really is: its record plus what /proc says about the processes it names. */
+export interface Observation {
+  record: RunRecord;
+  status: Status;
+  /** Why the status is what it is, when the record alone would say something else. */
+  statusReason: string | null;
+  /** For a run that is not done: is its agent process still alive (cancellable)? */
+  agentAlive: boolean;
+  dir: string;
+}
+
+function watcherAlive(r: RunRecord): boolean {
+  if (r.supervisor) return isAlive(r.supervisor);
+  // No supervisor recorded yet: the start command that is launching it vouches for the run.
+  return isAlive(r.starter);
+}
+
+/**
+ * Guarantee 3 and 4: liveness by identity; `unknown` when the supervisor is dead without a `done`
+ * record. The record is read again after the liveness check, so a run that ended cleanly between the
+ * two reads is reported `done`, never `unknown`.
+ */
+export function observeRun(dir: string): Observation {
+  const first = readRecord(dir);
+  if (first.status === 'done') return { record: first, status: 'done', statusReason: null, agentAlive: false, dir };
+  if (watcherAlive(first)) return { record: first, status: first.status, statusReason: null, agentAlive: isAlive(first.agentProcess), dir };
+  const again = readRecord(dir);
+  if (again.status === 'done') return { record: again, status: 'done', statusReason: null, agentAlive: false, dir };
+  if (again.supervisor && again.supervisor.pid !== first.supervisor?.pid && isAlive(again.supervisor)) {
+    return { record: again, status: again.status, statusReason: null, agentAlive: isAlive(again.agentProcess), dir };
+  }
+  const agentAlive = isAlive(again.agentProcess);
+  const reason = again.supervisor
+    ? `the supervisor (pid ${again.supervisor.pid}) died without recording how the run ended`
+    : 'the run was never picked up by a supervisor (the start command died before launching it)';
+  return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; its agent (pid ${again.agentProcess!.pid}) is still alive` : reason, agentAlive, dir };
+}
+
+export function observeLatest(registry: string, name: string): Observation | null {
+  const run = latestRun(registry, name);
+  if (run === null) return null;
+  return observeRun(runDir(registry, name, run));
+}
+
+export function isTerminal(status: Status): boolean {
+  return status === 'done' || status === 'unknown';
+}

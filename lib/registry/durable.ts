@@ -1,0 +1,62 @@
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import { unwritable } from '../errors.js';
+
+/** fsync a directory so a rename or a new entry in it survives a crash. */
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function tempName(path: string): string {
+  return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
+/**
+ * Guarantee 5: write a temp file in the same directory, fsync it, rename it over the target, fsync the
+ * directory. writeFileSync loops until every byte is written or throws, so a short write (ENOSPC) never
+ * publishes a truncated file; on any failure the temp file is removed and the old file stays as it was.
+ */
+export function replaceFileDurably(path: string, data: string | Buffer, registryForErrors = dirname(path)): void {
+  const tmp = tempName(path);
+  let fd: number | null = null;
+  try {
+    fd = openSync(tmp, 'wx', 0o644);
+    writeFileSync(fd, data);
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = null;
+    renameSync(tmp, path);
+    fsyncDir(dirname(path));
+  } catch (err) {
+    if (fd !== null) {
+      try {
+        closeSync(fd);
+      } catch {
+        /* already failing */
+      }
+    }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* it may never have been created */
+    }
+    throw unwritable(registryForErrors, err);
+  }
+}
+
+/** Create a new file (it must not exist), write it whole and fsync it. Used inside unpublished temp dirs. */
+export function createFileDurably(path: string, data: string | Buffer): void {
+  const fd = openSync(path, 'wx', 0o644);
+  try {
+    writeFileSync(fd, data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

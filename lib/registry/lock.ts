@@ -1,0 +1,134 @@
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { SubagentError, isErrno, unwritable } from '../errors.js';
+import { isAlive, isIdentity, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
+import { sleepSync } from '../time.js';
+
+/**
+ * An exclusive lock file holding its owner's identity (pid + start time + boot id), git style:
+ * created with O_EXCL. Taken over only when the owner is proven dead, and then only by the holder of
+ * `<lock>.break`, who re-checks that the lock is still the same dead one (same inode, same content)
+ * before removing it — so two takers can never both win.
+ *
+ * Owner data that cannot be parsed: the owner writes it right after creating the file, so unreadable
+ * data older than UNREADABLE_GRACE_MS is treated as abandoned; younger, it is waited for.
+ */
+export const UNREADABLE_GRACE_MS = 5000;
+export const DEFAULT_LOCK_TIMEOUT_MS = 15000;
+
+export interface LockHandle {
+  path: string;
+  ino: number;
+}
+
+type Owner = { kind: 'alive' } | { kind: 'dead'; ino: number; text: string } | { kind: 'gone' } | { kind: 'young-unreadable' };
+
+function inspect(path: string): Owner {
+  let text: string;
+  let ino: number;
+  let mtimeMs: number;
+  try {
+    const st = statSync(path);
+    ino = st.ino;
+    mtimeMs = st.mtimeMs;
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return { kind: 'gone' };
+    throw err;
+  }
+  let owner: unknown;
+  try {
+    owner = JSON.parse(text);
+  } catch {
+    owner = null;
+  }
+  if (!isIdentity(owner)) {
+    return Date.now() - mtimeMs > UNREADABLE_GRACE_MS ? { kind: 'dead', ino, text } : { kind: 'young-unreadable' };
+  }
+  return isAlive(owner) ? { kind: 'alive' } : { kind: 'dead', ino, text };
+}
+
+function tryCreate(path: string, me: ProcessIdentity): LockHandle | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o644);
+  } catch (err) {
+    if (isErrno(err, 'EEXIST')) return null;
+    throw err;
+  }
+  try {
+    writeSync(fd, JSON.stringify(me));
+  } catch (err) {
+    closeSync(fd);
+    unlinkSync(path);
+    throw err;
+  }
+  closeSync(fd);
+  return { path, ino: statSync(path).ino };
+}
+
+/** Remove a lock we judged dead — only if it is still that very file. */
+function breakDeadLock(path: string, judged: { ino: number; text: string }, me: ProcessIdentity): void {
+  const breaker = `${path}.break`;
+  const held = tryCreate(breaker, me);
+  if (!held) {
+    const other = inspect(breaker);
+    if (other.kind === 'dead') removeIfSame(breaker, other.ino);
+    return;
+  }
+  try {
+    const now = inspect(path);
+    if (now.kind === 'dead' && now.ino === judged.ino && now.text === judged.text) removeIfSame(path, now.ino);
+  } finally {
+    removeIfSame(breaker, held.ino);
+  }
+}
+
+function removeIfSame(path: string, ino: number): void {
+  try {
+    if (statSync(path).ino === ino) unlinkSync(path);
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT')) throw err;
+  }
+}
+
+export function acquireLock(path: string, timeoutMs = DEFAULT_LOCK_TIMEOUT_MS): LockHandle {
+  const me = selfIdentity();
+  const deadline = performance.now() + timeoutMs;
+  let pause = 1;
+  for (;;) {
+    let handle: LockHandle | null;
+    try {
+      handle = tryCreate(path, me);
+    } catch (err) {
+      throw unwritable(path, err);
+    }
+    if (handle) return handle;
+    const owner = inspect(path);
+    if (owner.kind === 'dead') {
+      breakDeadLock(path, owner, me);
+      continue;
+    }
+    if (owner.kind === 'gone') continue;
+    if (performance.now() > deadline) {
+      throw new SubagentError('E_LOCK_TIMEOUT', `the lock ${path} stayed held by a live process for ${Math.round(timeoutMs / 1000)} s`, {
+        path,
+        hint: 'another subagents command is updating this run; retry, or find the owner: cat the lock file for its pid',
+      });
+    }
+    sleepSync(pause);
+    pause = Math.min(pause * 2, 25);
+  }
+}
+
+export function releaseLock(handle: LockHandle): void {
+  removeIfSame(handle.path, handle.ino);
+}
+
+export function withLock<T>(path: string, fn: () => T): T {
+  const handle = acquireLock(path);
+  try {
+    return fn();
+  } finally {
+    releaseLock(handle);
+  }
+}

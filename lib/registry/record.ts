@@ -1,0 +1,127 @@
+import { SubagentError } from '../errors.js';
+import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
+
+/** The on-disk run record (`<registry>/agents/<name>/<run>/record.json`). Owned by lib/registry only. */
+export const RECORD_FORMAT = 1;
+
+export type StoredStatus = 'scheduled' | 'running' | 'done';
+export type Status = StoredStatus | 'unknown';
+export type Outcome = 'succeeded' | 'failed' | 'cancelled';
+
+export interface AgentProcess extends ProcessIdentity {
+  pgid: number;
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  totalTokens: number;
+  costUsd: number | null;
+}
+
+export interface ChildAgent {
+  id: string;
+  cli: string;
+  description: string | null;
+  status: 'running' | 'done' | 'failed' | 'unknown';
+  statusSource: 'stream' | 'transcript' | 'inferred';
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface CancelRequest {
+  requestedAt: string;
+  signal: string;
+  by: number;
+}
+
+export interface RunRecord {
+  format: number;
+  name: string;
+  run: number;
+  /** Unique per run; exported to the agent as SUBAGENT_RUN_ID, the marker cancel looks for. */
+  runId: string;
+  status: StoredStatus;
+  outcome: Outcome | null;
+  cli: string;
+  model: string | null;
+  variant: string | null;
+  agent: string | null;
+  files: string[];
+  extraArgs: string[];
+  cwd: string;
+  sessionId: string | null;
+  parent: string | null;
+  promptBytes: number;
+  startedAt: string;
+  agentStartedAt: string | null;
+  updatedAt: string;
+  finishedAt: string | null;
+  exitCode: number | null;
+  signal: string | null;
+  error: string | null;
+  /** Why an end looks the way it does when the plain facts cannot say (e.g. exit code not recorded). */
+  endReason: string | null;
+  starter: ProcessIdentity | null;
+  supervisor: ProcessIdentity | null;
+  agentProcess: AgentProcess | null;
+  cancel: CancelRequest | null;
+  toolUses: number;
+  usage: Usage | null;
+  children: ChildAgent[];
+  lastActivityAt: string | null;
+  /** Bytes of the event log already digested by the supervisor's progress reader. */
+  eventBytes: number;
+}
+
+const STRING_OR_NULL = ['model', 'variant', 'agent', 'sessionId', 'parent', 'agentStartedAt', 'finishedAt', 'signal', 'error', 'endReason', 'lastActivityAt'] as const;
+
+export function corrupt(path: string, why: string): SubagentError {
+  return new SubagentError('E_REGISTRY_CORRUPT', `the record ${path} is unreadable: ${why}`, {
+    path,
+    hint: 'the file was kept as it is; inspect or move it away by hand (other runs are unaffected)',
+  });
+}
+
+/** Parses and checks a record; anything that is not a record of a format we know is E_REGISTRY_CORRUPT. */
+export function parseRecord(text: string, path: string): RunRecord {
+  if (text.length === 0) throw corrupt(path, 'the file is empty');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw corrupt(path, `it is not valid JSON (${(err as Error).message})`);
+  }
+  const r = value as Record<string, unknown>;
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) throw corrupt(path, 'it is not a JSON object');
+  if (typeof r.format !== 'number') throw corrupt(path, 'it has no "format" field');
+  if (r.format > RECORD_FORMAT) {
+    throw new SubagentError('E_REGISTRY_CORRUPT', `the record ${path} has format ${r.format}, newer than this subagents understands (${RECORD_FORMAT})`, {
+      path,
+      format: r.format,
+      hint: 'upgrade subagents to read this registry; the file was left as it is',
+    });
+  }
+  const problems: string[] = [];
+  if (typeof r.name !== 'string') problems.push('name');
+  if (!Number.isInteger(r.run) || (r.run as number) < 1) problems.push('run');
+  if (typeof r.runId !== 'string') problems.push('runId');
+  if (!['scheduled', 'running', 'done'].includes(r.status as string)) problems.push('status');
+  if (r.outcome !== null && !['succeeded', 'failed', 'cancelled'].includes(r.outcome as string)) problems.push('outcome');
+  if (typeof r.cli !== 'string') problems.push('cli');
+  if (typeof r.cwd !== 'string') problems.push('cwd');
+  if (typeof r.startedAt !== 'string' || typeof r.updatedAt !== 'string') problems.push('startedAt/updatedAt');
+  if (r.exitCode !== null && !Number.isInteger(r.exitCode)) problems.push('exitCode');
+  for (const key of STRING_OR_NULL) if (r[key] !== null && typeof r[key] !== 'string') problems.push(key);
+  for (const key of ['starter', 'supervisor', 'agentProcess'] as const) if (r[key] !== null && !isIdentity(r[key])) problems.push(key);
+  if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
+  if (problems.length) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);
+  return r as unknown as RunRecord;
+}
+
+export function serialiseRecord(record: RunRecord): string {
+  return JSON.stringify(record, null, 1) + '\n';
+}

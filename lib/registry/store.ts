@@ -1,0 +1,183 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { SubagentError, isErrno, unwritable } from '../errors.js';
+import { createFileDurably, fsyncDir, replaceFileDurably } from './durable.js';
+import { withLock } from './lock.js';
+import { decodeName, encodeName } from './names.js';
+import { parseRecord, serialiseRecord, type RunRecord } from './record.js';
+
+/**
+ * The registry on disk:
+ *   <registry>/agents/<name with "/" as "+">/<run>/record.json   the run's record (atomic, durable)
+ *                                                 /prompt         the prompt, byte-exact
+ *                                                 /events.log     the agent's stdout, as produced
+ *                                                 /stderr.log     the agent's stderr
+ *                                                 /supervisor.log the supervisor's own diagnostics
+ *   <registry>/tmp/                               unpublished new names (renamed into agents/ whole)
+ * A name or a run appears by one rename of a complete directory, so nobody ever sees half of one.
+ */
+export const FILES = {
+  record: 'record.json',
+  prompt: 'prompt',
+  events: 'events.log',
+  stderr: 'stderr.log',
+  supervisorLog: 'supervisor.log',
+  lock: 'record.lock',
+} as const;
+
+export function agentsDir(registry: string): string {
+  return join(registry, 'agents');
+}
+
+export function nameDir(registry: string, name: string): string {
+  return join(agentsDir(registry), encodeName(name));
+}
+
+export function runDir(registry: string, name: string, run: number): string {
+  return join(nameDir(registry, name), String(run));
+}
+
+export function recordPath(dir: string): string {
+  return join(dir, FILES.record);
+}
+
+/** All names in the registry, sorted. A registry that does not exist yet holds none. */
+export function listNames(registry: string): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(agentsDir(registry));
+  } catch (err) {
+    if (isErrno(err, 'ENOENT', 'ENOTDIR')) return [];
+    throw err;
+  }
+  const names: string[] = [];
+  for (const entry of entries) {
+    const name = decodeName(entry);
+    if (name !== null) names.push(name);
+  }
+  return names.sort(compareNames);
+}
+
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Run numbers of a name, ascending; null when the name does not exist. */
+export function listRuns(registry: string, name: string): number[] | null {
+  let entries: string[];
+  try {
+    entries = readdirSync(nameDir(registry, name));
+  } catch (err) {
+    if (isErrno(err, 'ENOENT', 'ENOTDIR')) return null;
+    throw err;
+  }
+  return entries
+    .filter((e) => /^[1-9][0-9]*$/.test(e))
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+export function latestRun(registry: string, name: string): number | null {
+  const runs = listRuns(registry, name);
+  return runs && runs.length ? runs[runs.length - 1]! : null;
+}
+
+export function readRecord(dir: string): RunRecord {
+  const path = recordPath(dir);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) throw new SubagentError('E_REGISTRY_CORRUPT', `the run directory ${dir} has no record`, { path, hint: 'the directory was kept as it is; inspect or remove it by hand' });
+    throw err;
+  }
+  return parseRecord(text, path);
+}
+
+function notExists(registry: string, name: string): SubagentError {
+  return new SubagentError('E_NAME_EXISTS', `a run named "${name}" already exists`, {
+    name,
+    registry,
+    hint: 'choose another name, resume it with resume-subagent, or look at it with subagent-status',
+  });
+}
+
+/**
+ * Publishes a new name with its run 1, all or nothing: everything is written into a temp directory,
+ * fsynced, then renamed into agents/. Of concurrent creators of one name exactly one rename succeeds.
+ */
+export function createName(registry: string, name: string, record: RunRecord, prompt: Buffer): string {
+  const target = nameDir(registry, name);
+  let tmp: string | null = null;
+  try {
+    mkdirSync(join(registry, 'tmp'), { recursive: true });
+    mkdirSync(agentsDir(registry), { recursive: true });
+    tmp = mkdtempSync(join(registry, 'tmp', 'new-'));
+    const run = join(tmp, '1');
+    mkdirSync(run);
+    createFileDurably(join(run, FILES.prompt), prompt);
+    createFileDurably(recordPath(run), serialiseRecord(record));
+    fsyncDir(run);
+    fsyncDir(tmp);
+  } catch (err) {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+    throw unwritable(registry, err);
+  }
+  try {
+    renameSync(tmp, target);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) throw notExists(registry, name);
+    throw unwritable(registry, err);
+  }
+  try {
+    fsyncDir(agentsDir(registry));
+  } catch (err) {
+    throw unwritable(registry, err);
+  }
+  return join(target, '1');
+}
+
+/** Publishes run N of an existing name; of concurrent creators of run N exactly one wins. */
+export function createRun(registry: string, name: string, record: RunRecord, prompt: Buffer): string | null {
+  const parent = nameDir(registry, name);
+  let tmp: string | null = null;
+  try {
+    tmp = mkdtempSync(join(parent, '.new-'));
+    createFileDurably(join(tmp, FILES.prompt), prompt);
+    createFileDurably(recordPath(tmp), serialiseRecord(record));
+    fsyncDir(tmp);
+  } catch (err) {
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+    throw unwritable(registry, err);
+  }
+  const target = join(parent, String(record.run));
+  try {
+    renameSync(tmp, target);
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) return null;
+    throw unwritable(registry, err);
+  }
+  try {
+    fsyncDir(parent);
+  } catch (err) {
+    throw unwritable(registry, err);
+  }
+  return target;
+}
+
+/**
+ * Read-modify-write of a record under its lock. `mutate` returns the new record, or null to leave the
+ * record untouched. Returns the record as it stands afterwards.
+ */
+export function updateRecord(dir: string, mutate: (current: RunRecord) => RunRecord | null): RunRecord {
+  return withLock(join(dir, FILES.lock), () => {
+    const current = readRecord(dir);
+    const next = mutate(current);
+    if (next === null) return current;
+    next.updatedAt = new Date().toISOString();
+    replaceFileDurably(recordPath(dir), serialiseRecord(next));
+    return next;
+  });
+}

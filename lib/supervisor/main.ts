@@ -1,0 +1,226 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import { loadAdapter } from '../agents/index.js';
+import type { AgentAdapter, StreamParser } from '../agents/types.js';
+import { checkpoint } from '../checkpoint.js';
+import { identityOf, selfIdentity } from '../proc/identity.js';
+import type { RunRecord } from '../registry/record.js';
+import { FILES, readRecord, updateRecord } from '../registry/store.js';
+import { nowIso } from '../time.js';
+import { LineFollower } from '../lines.js';
+
+/**
+ * The supervisor: one detached Node process per run, the sole owner of the run while it lives.
+ * record running → run the agent (prompt on stdin, stdout → events.log, stderr → stderr.log) →
+ * follow the event log for progress → record done → exit.
+ */
+const PROGRESS_INTERVAL_MS = 250;
+
+function log(message: string): void {
+  process.stderr.write(`${nowIso()} supervisor ${process.pid}: ${message}\n`);
+}
+
+async function main(): Promise<void> {
+  const [registry, dir] = process.argv.slice(2);
+  if (!registry || !dir) throw new Error('usage: supervisor <registry> <run-dir>');
+  // Detached from any terminal already; these must not end the run.
+  process.on('SIGHUP', () => log('ignored SIGHUP'));
+  process.on('SIGINT', () => log('ignored SIGINT'));
+  checkpoint('supervisor-started');
+
+  const me = selfIdentity();
+  let record = updateRecord(dir, (r) => {
+    if (r.status !== 'scheduled') return null;
+    if (r.supervisor && r.supervisor.pid !== me.pid) return null;
+    return { ...r, supervisor: me };
+  });
+  if (record.status !== 'scheduled' || record.supervisor?.pid !== me.pid) {
+    log(`run already taken (status ${record.status}, supervisor ${record.supervisor?.pid}); exiting`);
+    return;
+  }
+  const adapter = await loadAdapter(record.cli);
+  if (record.cancel) {
+    finish(dir, adapter, null, { code: null, signal: null }, 'cancelled before the agent started');
+    return;
+  }
+  checkpoint('before-agent-spawn');
+  await runAgent(registry, dir, record, adapter);
+}
+
+async function runAgent(registry: string, dir: string, record: RunRecord, adapter: AgentAdapter): Promise<void> {
+  const launch = adapter.launch({
+    mode: record.run === 1 ? 'new' : 'resume',
+    cwd: record.cwd,
+    runDir: dir,
+    model: record.model,
+    variant: record.variant,
+    agent: record.agent,
+    files: record.files,
+    extraArgs: record.extraArgs,
+    sessionId: record.sessionId,
+  });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...launch.env,
+    SUBAGENT_DIR: registry,
+    SUBAGENT_PARENT: record.name,
+    SUBAGENT_NAME: record.name,
+    SUBAGENT_RUN: String(record.run),
+    SUBAGENT_RUN_ID: record.runId,
+  };
+  delete env.SUBAGENT_TEST_CRASH_AT;
+  const stdin = openSync(join(dir, FILES.prompt), 'r');
+  const stdout = openSync(join(dir, FILES.events), 'a', 0o644);
+  const stderr = openSync(join(dir, FILES.stderr), 'a', 0o644);
+  let child: ChildProcess;
+  try {
+    child = spawn(launch.command, launch.args, { cwd: record.cwd, env, stdio: [stdin, stdout, stderr], detached: true });
+  } finally {
+    closeSync(stdin);
+    closeSync(stdout);
+    closeSync(stderr);
+  }
+  const spawnError = await new Promise<Error | null>((resolve) => {
+    if (child.pid !== undefined) resolve(null);
+    child.once('error', (err) => resolve(err));
+    child.once('spawn', () => resolve(null));
+  });
+  if (spawnError || child.pid === undefined) {
+    finish(dir, adapter, null, { code: null, signal: null }, null, `cannot start ${launch.command}: ${spawnError?.message ?? 'no pid'}`);
+    return;
+  }
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    child.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const identity = identityOf(child.pid);
+  checkpoint('after-agent-spawn');
+  const running = updateRecord(dir, (r) => ({
+    ...r,
+    status: 'running',
+    agentStartedAt: nowIso(),
+    agentProcess: identity ? { ...identity, pgid: child.pid! } : { pid: child.pid!, startTime: 'gone', bootId: '', pgid: child.pid! },
+  }));
+  if (running.cancel) {
+    // A cancel arrived before the agent was recorded; it could not see the agent, so stop it here.
+    try {
+      process.kill(-child.pid, adapter.gracefulSignal);
+    } catch {
+      /* already gone */
+    }
+  }
+  checkpoint('running');
+
+  const parser = adapter.parser();
+  const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
+  const progress = new Progress(dir, parser, follower);
+  progress.start();
+  const exit = await exited;
+  progress.stop();
+  checkpoint('agent-exited');
+  follower.flush();
+  finish(dir, adapter, parser, exit, null);
+}
+
+/** Copies what the stream said into the record, a few times a second at most, only when it changed. */
+class Progress {
+  private timer: NodeJS.Timeout | null = null;
+  private watcher: FSWatcher | null = null;
+  private lastWritten = '';
+  private dirty = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly parser: StreamParser,
+    private readonly follower: LineFollower,
+  ) {}
+
+  start(): void {
+    try {
+      this.watcher = watch(join(this.dir, FILES.events), () => (this.dirty = true));
+      this.watcher.on('error', () => undefined);
+    } catch {
+      this.watcher = null;
+    }
+    this.timer = setInterval(() => this.tick(), PROGRESS_INTERVAL_MS);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.watcher?.close();
+  }
+
+  private tick(): void {
+    if (!this.dirty && this.watcher) return;
+    this.dirty = false;
+    if (this.follower.poll() === 0) return;
+    const s = this.parser.state;
+    const snapshot = JSON.stringify([s.sessionId, s.toolUses, s.usage, s.children]);
+    const activity = s.lastActivityAt;
+    if (snapshot === this.lastWritten && !activity) return;
+    this.lastWritten = snapshot;
+    try {
+      updateRecord(this.dir, (r) => {
+        if (r.status === 'done') return null;
+        return { ...r, sessionId: r.sessionId ?? s.sessionId, toolUses: s.toolUses, usage: s.usage, children: s.children, lastActivityAt: activity ?? r.lastActivityAt, eventBytes: this.follower.position };
+      });
+    } catch (err) {
+      log(`progress update failed: ${(err as Error).message}`);
+    }
+  }
+}
+
+function finish(
+  dir: string,
+  adapter: AgentAdapter,
+  parser: StreamParser | null,
+  exit: { code: number | null; signal: string | null },
+  cancelledWhy: string | null,
+  spawnError: string | null = null,
+): void {
+  const s = parser?.state;
+  const verdict = spawnError ? { outcome: 'failed' as const, error: spawnError } : adapter.verdict(exit, s ?? { sessionId: null, toolUses: 0, usage: null, children: [], fatalError: null, lastAssistantText: null, skippedLines: 0, lastActivityAt: null });
+  updateRecord(dir, (r) => {
+    if (r.status === 'done') return null;
+    const cancelled = r.cancel !== null || cancelledWhy !== null;
+    checkpoint('writing-done');
+    return {
+      ...r,
+      status: 'done',
+      outcome: cancelled ? 'cancelled' : verdict.outcome,
+      exitCode: exit.code,
+      signal: exit.signal,
+      error: cancelled ? (cancelledWhy ?? `cancelled with ${r.cancel?.signal ?? 'a signal'}`) : verdict.error,
+      endReason: spawnError ? 'spawn-failed' : cancelledWhy ? 'cancelled-before-start' : null,
+      finishedAt: nowIso(),
+      sessionId: r.sessionId ?? s?.sessionId ?? null,
+      toolUses: s?.toolUses ?? r.toolUses,
+      usage: s?.usage ?? r.usage,
+      children: s?.children ?? r.children,
+      lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
+    };
+  });
+  checkpoint('after-done');
+}
+
+// SIGTERM to the supervisor (cancel of a run that has no agent yet): record the cancel and leave.
+process.on('SIGTERM', () => {
+  const dir = process.argv[3];
+  if (!dir) process.exit(0);
+  try {
+    const r = readRecord(dir);
+    if (r.agentProcess === null) {
+      updateRecord(dir, (cur) => (cur.status === 'done' || cur.agentProcess !== null ? null : { ...cur, status: 'done', outcome: 'cancelled', finishedAt: nowIso(), endReason: 'cancelled-before-start', error: 'cancelled before the agent started' }));
+      process.exit(0);
+    }
+    log('SIGTERM with an agent running: the cancel command stops the agent; waiting for it to exit');
+  } catch (err) {
+    log(`SIGTERM handling failed: ${(err as Error).message}`);
+    process.exit(1);
+  }
+});
+
+main().catch((err) => {
+  log(`fatal: ${(err as Error).stack ?? String(err)}`);
+  process.exitCode = 1;
+});

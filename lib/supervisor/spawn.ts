@@ -1,0 +1,35 @@
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { FILES } from '../registry/store.js';
+
+const SUPERVISOR = fileURLToPath(new URL('./main.js', import.meta.url));
+
+/** Variables that describe the caller's own run; a new run must not inherit them as its own. */
+const RUN_SCOPED = ['SUBAGENT_RUN_ID', 'SUBAGENT_TEST_CRASH_AT_AGENT'];
+
+/**
+ * Starts the supervisor detached: its own session (setsid), stdin from /dev/null, stdout and stderr
+ * into the run's supervisor.log — nothing tied to the caller's terminal, so the caller's exit, Ctrl-C
+ * and SIGHUP do not reach it.
+ */
+export function spawnSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv = process.env): number {
+  const log = openSync(join(dir, FILES.supervisorLog), 'a', 0o644);
+  try {
+    const childEnv: NodeJS.ProcessEnv = { ...env };
+    for (const key of RUN_SCOPED) delete childEnv[key];
+    const child = spawn(process.execPath, [SUPERVISOR, registry, dir], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      cwd: '/',
+      env: childEnv,
+    });
+    child.on('error', () => {});
+    child.unref();
+    if (child.pid === undefined) throw new Error('the supervisor could not be started');
+    return child.pid;
+  } finally {
+    closeSync(log);
+  }
+}

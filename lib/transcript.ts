@@ -1,0 +1,83 @@
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentAdapter, Message, StreamState } from './agents/types.js';
+import { LineFollower } from './lines.js';
+import type { RunRecord } from './registry/record.js';
+import { FILES } from './registry/store.js';
+
+/**
+ * The normalised transcript of a run, read from its captured files: the prompt (role user), then what
+ * the adapter makes of the event log. Items are yielded as they are read, so a 50 MB log is never held
+ * whole. For the `shell` CLI the output is one assistant message, yielded line by line (`line` set).
+ */
+export interface TranscriptItem {
+  run: number;
+  index: number;
+  role: Message['role'];
+  text: string;
+  tool?: Message['tool'];
+  line?: number;
+}
+
+export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapter, visit: (item: TranscriptItem) => void): StreamState {
+  const run = record.run;
+  const prompt = readFileSync(join(dir, FILES.prompt)).toString('utf8');
+  if (adapter.stream === 'text') {
+    prompt.split('\n').forEach((text, line) => visit({ run, index: 0, role: 'user', text, line: line + 1 }));
+    let line = 0;
+    const follower = new LineFollower(join(dir, FILES.events), (text) => visit({ run, index: 1, role: 'assistant', text, line: ++line }));
+    follower.flush();
+    return adapter.parser().state;
+  }
+  visit({ run, index: 0, role: 'user', text: prompt });
+  let index = 0;
+  const parser = adapter.parser((m) => visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}) }));
+  new LineFollower(join(dir, FILES.events), (line) => parser.line(line)).flush();
+  return parser.state;
+}
+
+export interface Answer {
+  text: string;
+  truncated: boolean;
+  bytes: number;
+}
+
+export const RESULT_MAX_BYTES = 1024 * 1024;
+
+/** The run's final answer: the adapter's last assistant text, or for `shell` the tail of its stdout. */
+export function lastAnswer(dir: string, record: RunRecord, adapter: AgentAdapter): Answer {
+  if (adapter.stream === 'text') return tail(join(dir, FILES.events), RESULT_MAX_BYTES);
+  const parser = adapter.parser();
+  new LineFollower(join(dir, FILES.events), (line) => parser.line(line)).flush();
+  const text = parser.state.lastAssistantText ?? '';
+  return { text, truncated: false, bytes: Buffer.byteLength(text) };
+}
+
+function tail(path: string, max: number): Answer {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return { text: '', truncated: false, bytes: 0 };
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - max);
+    const buf = Buffer.alloc(size - start);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, start + got);
+      if (n <= 0) break;
+      got += n;
+    }
+    let body = buf.subarray(0, got);
+    if (start > 0) {
+      // Start at a line boundary so the cut never splits a character or a line.
+      const nl = body.indexOf(10);
+      if (nl !== -1 && nl < body.length - 1) body = body.subarray(nl + 1);
+    }
+    return { text: body.toString('utf8'), truncated: start > 0, bytes: size };
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,46 @@
+import { runVerb } from '../cli/main.js';
+import { parseFlags, str } from '../cli/flags.js';
+import { readPrompt } from '../cli/prompt.js';
+import { validateName } from '../registry/names.js';
+import { resume } from '../commands/resume.js';
+
+const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
+
+Send a new prompt to the session of a finished run: starts its next run in the background.
+
+  --name NAME          the run to resume (required; it must be done or unknown with its agent dead)
+  --prompt TEXT        the prompt; "-" reads it from stdin (byte-exact)
+  --prompt-file PATH   read the prompt from a file (byte-exact)
+  --cwd DIR            must be the run's own directory (a session belongs to its cwd)
+  --model M            default: the run's model
+  --variant V          default: the run's variant
+  --registry DIR       the registry (see start-subagent --help)
+  -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
+  -h, --help           this text
+
+Output: {"ok":true,"registry","name","pid","status","sessionId","cli","model","mode":"resume","run","startedAt"}
+Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD_MISMATCH, … (docs/contract.md)
+`;
+
+export function main(): Promise<void> {
+  return runVerb(USAGE, async (argv) => {
+    const { values, passthrough } = parseFlags(argv, {
+      string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry'],
+      boolean: [],
+      passthrough: true,
+    });
+    validateName(str(values, 'name'));
+    const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
+    return {
+      json: await resume({
+        name: str(values, 'name'),
+        prompt,
+        cwdDir: str(values, 'cwd'),
+        model: str(values, 'model'),
+        variant: str(values, 'variant'),
+        extraArgs: passthrough,
+        registry: str(values, 'registry'),
+      }),
+    };
+  });
+}

@@ -1,0 +1,180 @@
+// Fake Anthropic Messages API for Claude Code: `HEAD /` → 200, `POST /v1/messages[?beta=true]` with
+// `stream:true` → SSE (message_start, content_block_start/delta/stop per text and tool_use block,
+// message_delta with stop_reason and usage, message_stop); `stream:false` → one JSON message;
+// `POST /v1/messages/count_tokens` → a count. Behaviour per request: see script.ts and README.md.
+import type http from 'node:http';
+import {
+  type Action,
+  type Conversation,
+  type FakeOptions,
+  type FakeRequest,
+  type FakeServer,
+  type Flavor,
+  type RouteContext,
+  type ToolOutput,
+  applyDelay,
+  asArray,
+  asRecord,
+  asString,
+  contentText,
+  fakeId,
+  firstLine,
+  sendJson,
+  sseEvent,
+  startFake,
+  startSse,
+  stripReminders,
+  tokens,
+} from './script.js';
+
+/** Claude Code's tool names: `Bash {command, description}`, sub-agents `Agent` (older builds: `Task`). */
+export const claudeFlavor: Flavor = {
+  bash(command) {
+    return { name: 'Bash', input: { command, description: 'Run the command the fake model was told to run' } };
+  },
+  task(description, prompt, conv) {
+    if (conv.toolOutputs.length > 0) return undefined;
+    const name = conv.toolNames.includes('Agent') || !conv.toolNames.includes('Task') ? 'Agent' : 'Task';
+    return { name, input: { description, prompt, subagent_type: 'general-purpose' } };
+  },
+  summarize(output: ToolOutput) {
+    return firstLine(output.text);
+  },
+};
+
+/** Reads an Anthropic Messages request body into a Conversation. */
+export function anthropicConversation(body: unknown): Conversation {
+  const b = asRecord(body);
+  const messages = asArray(b.messages).map(asRecord);
+  const toolNameById = new Map<string, string>();
+  for (const m of messages) {
+    for (const block of asArray(m.content).map(asRecord)) {
+      if (block.type === 'tool_use') toolNameById.set(asString(block.id), asString(block.name));
+    }
+  }
+  // The last message the user wrote: role user, no tool_result blocks, some text besides reminders.
+  let lastUser = -1;
+  let lastUserText = '';
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] ?? {};
+    if (m.role !== 'user') continue;
+    const blocks = typeof m.content === 'string' ? [] : asArray(m.content).map(asRecord);
+    if (blocks.some((x) => x.type === 'tool_result')) continue;
+    const text = stripReminders(contentText(m.content)).trim();
+    if (!text) continue;
+    lastUser = i;
+    lastUserText = text;
+    break;
+  }
+  const toolOutputs: ToolOutput[] = [];
+  for (const m of messages.slice(lastUser + 1)) {
+    if (m.role !== 'user') continue;
+    for (const block of asArray(m.content).map(asRecord)) {
+      if (block.type !== 'tool_result') continue;
+      const callId = asString(block.tool_use_id);
+      const name = toolNameById.get(callId);
+      toolOutputs.push({ callId, text: contentText(block.content), ...(name ? { name } : {}) });
+    }
+  }
+  return {
+    lastUserText,
+    toolOutputs,
+    toolNames: asArray(b.tools).map((t) => asString(asRecord(t).name)).filter((n) => n !== ''),
+    system: contentText(b.system),
+    model: asString(b.model),
+  };
+}
+
+function errorType(status: number): string {
+  if (status === 400) return 'invalid_request_error';
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 413) return 'request_too_large';
+  if (status === 429) return 'rate_limit_error';
+  if (status === 529) return 'overloaded_error';
+  return 'api_error';
+}
+
+type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+
+function blocksOf(action: Action): Block[] {
+  if (action.type === 'text') return [{ type: 'text', text: action.text }];
+  if (action.type !== 'tool') return [];
+  const blocks: Block[] = [];
+  if (action.text) blocks.push({ type: 'text', text: action.text });
+  for (const c of action.calls) blocks.push({ type: 'tool_use', id: c.id ?? fakeId('toolu'), name: c.name, input: c.input });
+  return blocks;
+}
+
+function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, stream: boolean): void {
+  if (action.type === 'error') {
+    const message = action.message ?? `fake upstream error ${action.status}`;
+    sendJson(res, action.status, { type: 'error', error: { type: errorType(action.status), message } }, { 'request-id': fakeId('req') });
+    return;
+  }
+  const id = fakeId('msg');
+  const inputTokens = tokens(req.bodyBytes);
+  const blocks = blocksOf(action);
+  const outputTokens = tokens(JSON.stringify(blocks).length);
+  const stopReason = action.type === 'tool' ? 'tool_use' : 'end_turn';
+  const usage = { input_tokens: inputTokens, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  if (!stream) {
+    if (action.type === 'fail') {
+      sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: action.message } });
+      return;
+    }
+    sendJson(res, 200, { id, type: 'message', role: 'assistant', model: conv.model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage }, { 'request-id': fakeId('req') });
+    return;
+  }
+  startSse(res);
+  sseEvent(res, {
+    type: 'message_start',
+    message: { id, type: 'message', role: 'assistant', model: conv.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+  }, 'message_start');
+  if (action.type === 'fail') {
+    sseEvent(res, { type: 'error', error: { type: 'api_error', message: action.message } }, 'error');
+    res.end();
+    return;
+  }
+  blocks.forEach((block, index) => {
+    if (block.type === 'text') {
+      sseEvent(res, { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }, 'content_block_start');
+      sseEvent(res, { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } }, 'content_block_delta');
+    } else {
+      sseEvent(res, { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }, 'content_block_start');
+      sseEvent(res, { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } }, 'content_block_delta');
+    }
+    sseEvent(res, { type: 'content_block_stop', index }, 'content_block_stop');
+  });
+  sseEvent(res, { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } }, 'message_delta');
+  sseEvent(res, { type: 'message_stop' }, 'message_stop');
+  res.end();
+}
+
+async function route(req: FakeRequest, res: http.ServerResponse, ctx: RouteContext): Promise<boolean> {
+  const path = req.url.split('?')[0] ?? '';
+  if ((req.method === 'HEAD' || req.method === 'GET') && path === '/') {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(req.method === 'GET' ? 'fake anthropic\n' : undefined);
+    return true;
+  }
+  if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
+    sendJson(res, 200, { input_tokens: tokens(req.bodyBytes) });
+    return true;
+  }
+  if (req.method !== 'POST' || path !== '/v1/messages') return false;
+  const conv = anthropicConversation(req.body);
+  req.conversation = conv;
+  const action = await ctx.choose(req, conv, claudeFlavor);
+  req.action = action;
+  if (!(await applyDelay(action, res, ctx))) return true;
+  if (res.destroyed) return true;
+  writeAnswer(req, res, action, conv, asRecord(req.body).stream === true);
+  return true;
+}
+
+/** Starts the fake Anthropic server on 127.0.0.1. Point Claude Code at it with ANTHROPIC_BASE_URL=srv.url. */
+export function startAnthropic(options: FakeOptions = {}): Promise<FakeServer> {
+  return startFake(options, route);
+}

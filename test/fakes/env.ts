@@ -1,0 +1,235 @@
+// Environment (and config files) for running each real agent CLI against a fake model server, in a
+// temp HOME of the test's own, with no traffic off 127.0.0.1. See README.md beside this file for
+// why each variable is there.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type Env = Record<string, string>;
+
+/** What a test needs to launch one CLI against a fake: the environment, and argv to add (always empty
+ * today: everything fits in env vars and config files; kept so callers do not have to change if a
+ * future CLI version needs a flag). */
+export interface CliSetup {
+  env: Env;
+  extraArgs: string[];
+  /** Config files written, for debugging. */
+  files: string[];
+}
+
+export interface SetupOptions {
+  /** The temp HOME for this run (created if missing). Everything the CLI writes goes below it. */
+  home: string;
+  /** The fake server's url, `srv.url` (http://127.0.0.1:PORT, no /v1). */
+  baseUrl: string;
+  /** Model name to ask for (default "fake-model"; Claude's default is whatever it picks). */
+  model?: string;
+  /** Environment to start from (default: process.env minus agent/provider variables, see baseEnv()). */
+  base?: Env;
+}
+
+function findRepoRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const pkg = path.join(dir, 'package.json');
+    if (fs.existsSync(pkg)) {
+      try {
+        const name: unknown = (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: unknown }).name;
+        if (name === 'subagents') return dir;
+      } catch {
+        // not ours; keep walking up
+      }
+    }
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error('test/fakes/env: cannot find the subagents repo root above ' + fileURLToPath(import.meta.url));
+    dir = up;
+  }
+}
+
+/** The repository root (found from this file, so it works from test/ and from dist/test/). */
+export const REPO_ROOT = findRepoRoot();
+
+/** Where test/clis/install.sh puts the pinned CLIs. */
+export const CLIS_BIN = path.join(REPO_ROOT, 'test', '.clis', 'node_modules', '.bin');
+
+export type CliName = 'claude' | 'codex' | 'opencode';
+
+/** Absolute path of a pinned CLI binary. */
+export function cliBin(name: CliName): string {
+  return path.join(CLIS_BIN, name);
+}
+
+/** True when test/clis/install.sh has installed all three CLIs. */
+export function clisInstalled(): boolean {
+  return (['claude', 'codex', 'opencode'] as const).every((n) => fs.existsSync(cliBin(n)));
+}
+
+/** `PATH` with test/.clis/node_modules/.bin first. */
+export function pathWithClis(pathVar: string | undefined = process.env.PATH): string {
+  const rest = (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(path.delimiter).filter((p) => p !== '' && p !== CLIS_BIN);
+  return [CLIS_BIN, ...rest].join(path.delimiter);
+}
+
+/** Returns `env` with PATH starting with test/.clis/node_modules/.bin. */
+export function withClisOnPath(env: Env): Env {
+  return { ...env, PATH: pathWithClis(env.PATH) };
+}
+
+// Variables from the caller's environment that would point a CLI somewhere else (a real API key, a
+// real config dir, a proxy, the coding client the tests run under…). Removed from the base env.
+const DROP = [
+  /^ANTHROPIC_/, /^CLAUDE_/, /^CLAUDECODE$/, /^OPENAI_/, /^CODEX_/, /^OPENCODE/, /^XDG_/, /^AZURE_OPENAI/,
+  /^GEMINI_/, /^GOOGLE_API_KEY$/, /^OPENROUTER_/, /^HTTPS?_PROXY$/i, /^ALL_PROXY$/i, /^NO_PROXY$/i,
+  /^npm_/i, /^NODE_OPTIONS$/, /^DISABLE_/, /^SUBAGENT_/, /^OPENCODE_PSA_/,
+];
+
+/** process.env without the variables that would leak the caller's accounts or config into a test run,
+ * with HOME set and loopback exempted from any proxy. */
+export function baseEnv(home: string, from: NodeJS.ProcessEnv = process.env): Env {
+  const env: Env = {};
+  for (const [k, v] of Object.entries(from)) {
+    if (v === undefined || DROP.some((re) => re.test(k))) continue;
+    env[k] = v;
+  }
+  env.HOME = home;
+  env.NO_PROXY = '127.0.0.1,localhost';
+  env.no_proxy = '127.0.0.1,localhost';
+  return withClisOnPath(env);
+}
+
+/** A fresh temp dir (mkdtemp under os.tmpdir()). The caller removes it. */
+export function makeTempHome(prefix = 'subagents-e2e-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+function mkdirs(...dirs: string[]): void {
+  for (const d of dirs) fs.mkdirSync(d, { recursive: true });
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+/** Claude Code → fake Anthropic server. No config file, no extra argv. Config and transcripts go to
+ * `<home>/.claude` (CLAUDE_CONFIG_DIR). */
+export function claudeSetup(opts: SetupOptions): CliSetup {
+  const configDir = path.join(opts.home, '.claude');
+  mkdirs(opts.home, configDir);
+  const env: Env = {
+    ...(opts.base ?? baseEnv(opts.home)),
+    HOME: opts.home,
+    CLAUDE_CONFIG_DIR: configDir,
+    ANTHROPIC_BASE_URL: opts.baseUrl,
+    ANTHROPIC_API_KEY: 'sk-ant-fake-key-for-tests',
+    // No update checks, telemetry, error reports, feedback surveys… (all off-loopback traffic).
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    DISABLE_BUG_COMMAND: '1',
+    // A 5xx/429 from the fake ends the run at once (default: 10 retries with back-off).
+    CLAUDE_CODE_MAX_RETRIES: '0',
+  };
+  if (opts.model) env.ANTHROPIC_MODEL = opts.model;
+  return { env, extraArgs: [], files: [] };
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+/** The config.toml that points Codex at the fake Responses server (CODEX_HOME=<home>/.codex). */
+export function codexConfigToml(baseUrl: string, model = 'fake-model'): string {
+  return [
+    `model = ${JSON.stringify(model)}`,
+    'model_provider = "fake"',
+    'check_for_update_on_startup = false',
+    '',
+    '[model_providers.fake]',
+    'name = "Fake"',
+    `base_url = ${JSON.stringify(baseUrl.replace(/\/+$/, '') + '/v1')}`,
+    'env_key = "FAKE_API_KEY"',
+    'wire_api = "responses"',
+    // Fail fast on a 5xx or a broken stream instead of retrying 4 / 5 times with back-off.
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '',
+    '[features]',
+    'plugins = false',
+    'remote_plugin = false',
+    // Same as `--disable unbounded_connection_retries` on argv: a refused connection is an error, not
+    // an endless "Reconnecting…" loop.
+    'unbounded_connection_retries = false',
+    '',
+    '[analytics]',
+    'enabled = false',
+    '',
+  ].join('\n');
+}
+
+/** Codex → fake Responses server. Everything is in `<home>/.codex/config.toml`; no extra argv. */
+export function codexSetup(opts: SetupOptions): CliSetup {
+  const codexHome = path.join(opts.home, '.codex');
+  mkdirs(opts.home, codexHome);
+  const configFile = path.join(codexHome, 'config.toml');
+  fs.writeFileSync(configFile, codexConfigToml(opts.baseUrl, opts.model));
+  const env: Env = {
+    ...(opts.base ?? baseEnv(opts.home)),
+    HOME: opts.home,
+    CODEX_HOME: codexHome,
+    FAKE_API_KEY: 'sk-fake-key-for-tests',
+  };
+  return { env, extraArgs: [], files: [configFile] };
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+/** The opencode.json that points OpenCode at the fake chat completions server. */
+export function opencodeConfig(baseUrl: string, model = 'fake-model'): Record<string, unknown> {
+  return {
+    $schema: 'https://opencode.ai/config.json',
+    provider: {
+      fake: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'Fake',
+        options: { baseURL: baseUrl.replace(/\/+$/, '') + '/v1', apiKey: 'sk-fake-key-for-tests' },
+        models: { [model]: { name: 'Fake model', tool_call: true, limit: { context: 128000, output: 8192 } } },
+      },
+    },
+    model: `fake/${model}`,
+    small_model: `fake/${model}`,
+    autoupdate: false,
+    share: 'disabled',
+  };
+}
+
+/** OpenCode → fake chat completions server. Config file `<home>/.config/opencode/opencode.json` (the
+ * global config under XDG_CONFIG_HOME), data (SQLite) under `<home>/.local/share/opencode`. */
+export function opencodeSetup(opts: SetupOptions): CliSetup {
+  const xdg = {
+    XDG_CONFIG_HOME: path.join(opts.home, '.config'),
+    XDG_DATA_HOME: path.join(opts.home, '.local', 'share'),
+    XDG_CACHE_HOME: path.join(opts.home, '.cache'),
+    XDG_STATE_HOME: path.join(opts.home, '.local', 'state'),
+  };
+  mkdirs(opts.home, ...Object.values(xdg), path.join(xdg.XDG_CONFIG_HOME, 'opencode'));
+  const configFile = path.join(xdg.XDG_CONFIG_HOME, 'opencode', 'opencode.json');
+  fs.writeFileSync(configFile, JSON.stringify(opencodeConfig(opts.baseUrl, opts.model), null, 2) + '\n');
+  const env: Env = {
+    ...(opts.base ?? baseEnv(opts.home)),
+    HOME: opts.home,
+    ...xdg,
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_AUTOUPDATE: '1',
+    OPENCODE_DISABLE_SHARE: '1',
+    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    // Its background `npm install @opencode-ai/plugin` into the config dir fails at once instead of
+    // reaching the registry.
+    npm_config_offline: 'true',
+  };
+  return { env, extraArgs: [], files: [configFile] };
+}
+
+/** The setup function for a CLI by name. */
+export function cliSetup(name: CliName, opts: SetupOptions): CliSetup {
+  if (name === 'claude') return claudeSetup(opts);
+  if (name === 'codex') return codexSetup(opts);
+  return opencodeSetup(opts);
+}

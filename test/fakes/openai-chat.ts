@@ -1,0 +1,153 @@
+// Fake OpenAI chat completions API for OpenCode (provider "@ai-sdk/openai-compatible"):
+// `POST /v1/chat/completions` with stream:true → SSE chunks (role, content deltas, tool_calls deltas,
+// finish_reason "stop" | "tool_calls", a usage chunk, `data: [DONE]`); stream:false → one JSON
+// completion. Behaviour per request: see script.ts and README.md.
+import type http from 'node:http';
+import {
+  type Action,
+  type Conversation,
+  type FakeOptions,
+  type FakeRequest,
+  type FakeServer,
+  type Flavor,
+  type RouteContext,
+  type ToolOutput,
+  applyDelay,
+  asArray,
+  asRecord,
+  asString,
+  contentText,
+  fakeId,
+  firstLine,
+  sendJson,
+  sseEvent,
+  startFake,
+  startSse,
+  tokens,
+} from './script.js';
+
+/** OpenCode's tools: `bash {command, description}`, sub-agents `task {description, prompt, subagent_type}`.
+ * OpenCode also asks the model for a session title (system prompt of its "title" agent, no tools);
+ * that request is answered with a fixed title and never consumes a directive or a script step. */
+export const opencodeFlavor: Flavor = {
+  bash(command) {
+    return { name: 'bash', input: { command, description: 'Run the command the fake model was told to run' } };
+  },
+  task(description, prompt, conv) {
+    if (conv.toolOutputs.length > 0) return undefined;
+    return { name: 'task', input: { description, prompt, subagent_type: 'general' } };
+  },
+  summarize(output: ToolOutput) {
+    // task output: <task id="ses_…" state="completed">\n<task_result>\n…\n</task_result>\n</task>
+    const m = /<task_result>([\s\S]*?)<\/task_result>/.exec(output.text);
+    return firstLine(m ? (m[1] ?? '') : output.text);
+  },
+  aux(conv) {
+    if (conv.toolNames.length === 0 && /title generator|generate a (short )?title|thread title/i.test(conv.system)) {
+      return { type: 'text', text: 'Fake title' };
+    }
+    return undefined;
+  },
+};
+
+/** Reads a chat completions request body into a Conversation. */
+export function chatConversation(body: unknown): Conversation {
+  const b = asRecord(body);
+  const messages = asArray(b.messages).map(asRecord);
+  const nameByCall = new Map<string, string>();
+  for (const m of messages) {
+    for (const tc of asArray(m.tool_calls).map(asRecord)) nameByCall.set(asString(tc.id), asString(asRecord(tc.function).name));
+  }
+  let lastUser = -1;
+  let lastUserText = '';
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] ?? {};
+    if (m.role !== 'user') continue;
+    const text = contentText(m.content);
+    if (!text.trim()) continue;
+    lastUser = i;
+    lastUserText = text;
+    break;
+  }
+  const toolOutputs: ToolOutput[] = [];
+  for (const m of messages.slice(lastUser + 1)) {
+    if (m.role !== 'tool') continue;
+    const callId = asString(m.tool_call_id);
+    const name = nameByCall.get(callId);
+    toolOutputs.push({ callId, text: contentText(m.content), ...(name ? { name } : {}) });
+  }
+  return {
+    lastUserText,
+    toolOutputs,
+    toolNames: asArray(b.tools).map((t) => asString(asRecord(t).name) || asString(asRecord(asRecord(t).function).name)).filter((n) => n !== ''),
+    system: messages.filter((m) => m.role === 'system').map((m) => contentText(m.content)).join('\n'),
+    model: asString(b.model),
+  };
+}
+
+function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, stream: boolean): void {
+  if (action.type === 'error') {
+    const message = action.message ?? `fake upstream error ${action.status}`;
+    const type = action.status >= 500 ? 'server_error' : action.status === 429 ? 'rate_limit_exceeded' : 'invalid_request_error';
+    sendJson(res, action.status, { error: { message, type, param: null, code: null } });
+    return;
+  }
+  const id = fakeId('chatcmpl');
+  const created = Math.floor(Date.now() / 1000);
+  const text = action.type === 'text' ? action.text : action.type === 'tool' ? action.text : undefined;
+  const calls = action.type === 'tool' ? action.calls.map((c) => ({ id: c.id ?? fakeId('call'), name: c.name, args: JSON.stringify(c.input) })) : [];
+  const finish = calls.length > 0 ? 'tool_calls' : 'stop';
+  const promptTokens = tokens(req.bodyBytes);
+  const completionTokens = tokens((text ?? '').length + calls.reduce((n, c) => n + c.args.length, 0));
+  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  if (!stream) {
+    if (action.type === 'fail') {
+      sendJson(res, 500, { error: { message: action.message, type: 'server_error', param: null, code: null } });
+      return;
+    }
+    const message: Record<string, unknown> = { role: 'assistant', content: text ?? null };
+    if (calls.length > 0) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } }));
+    sendJson(res, 200, { id, object: 'chat.completion', created, model: conv.model, choices: [{ index: 0, message, finish_reason: finish }], usage });
+    return;
+  }
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null): void =>
+    sseEvent(res, { id, object: 'chat.completion.chunk', created, model: conv.model, choices: [{ index: 0, delta, finish_reason: finishReason }] });
+  startSse(res);
+  chunk({ role: 'assistant', content: '' });
+  if (action.type === 'fail') {
+    sseEvent(res, { error: { message: action.message, type: 'server_error', param: null, code: null } });
+    res.end();
+    return;
+  }
+  if (text) chunk({ content: text });
+  calls.forEach((c, index) => {
+    chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] });
+    chunk({ tool_calls: [{ index, function: { arguments: c.args } }] });
+  });
+  chunk({}, finish);
+  sseEvent(res, { id, object: 'chat.completion.chunk', created, model: conv.model, choices: [], usage });
+  sseEvent(res, '[DONE]');
+  res.end();
+}
+
+async function route(req: FakeRequest, res: http.ServerResponse, ctx: RouteContext): Promise<boolean> {
+  const path = req.url.split('?')[0] ?? '';
+  if (req.method === 'GET' && path === '/v1/models') {
+    sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
+    return true;
+  }
+  if (req.method !== 'POST' || path !== '/v1/chat/completions') return false;
+  const conv = chatConversation(req.body);
+  req.conversation = conv;
+  const action = await ctx.choose(req, conv, opencodeFlavor);
+  req.action = action;
+  if (!(await applyDelay(action, res, ctx))) return true;
+  if (res.destroyed) return true;
+  writeAnswer(req, res, action, conv, asRecord(req.body).stream === true);
+  return true;
+}
+
+/** Starts the fake chat completions server on 127.0.0.1; OpenCode's provider baseURL is `${srv.url}/v1`. */
+export function startOpenAIChat(options: FakeOptions = {}): Promise<FakeServer> {
+  return startFake(options, route);
+}

@@ -1,0 +1,141 @@
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (tests run from dist/test/…, the executables live in bin/). */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const BIN = join(ROOT, 'bin');
+
+export type Verb = 'start-subagent' | 'resume-subagent' | 'status' | 'result' | 'search' | 'cancel';
+
+export interface RunOut {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The one JSON line stdout must hold (undefined when it is plain text). */
+  json: any;
+}
+
+export interface Sandbox {
+  dir: string;
+  registry: string;
+  env: NodeJS.ProcessEnv;
+  run(verb: Verb, args: string[], opts?: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number }): RunOut;
+  runAsync(verb: Verb, args: string[], opts?: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string }): Promise<RunOut>;
+  cleanup(): void;
+}
+
+export function parseOneLine(stdout: string): any {
+  const lines = stdout.split('\n');
+  if (lines.length !== 2 || lines[1] !== '') throw new Error(`expected exactly one line on stdout, got ${lines.length - 1}: ${stdout.slice(0, 500)}`);
+  return JSON.parse(lines[0]!);
+}
+
+function finish(r: { status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }): RunOut {
+  let json: any;
+  try {
+    json = parseOneLine(r.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, json };
+}
+
+/** A temp directory with its own registry and HOME; every run of a verb uses them. */
+export function sandbox(prefix = 'subagents-test-'): Sandbox {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const registry = join(dir, 'registry');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: dir,
+    SUBAGENT_DIR: registry,
+    SUBAGENT_CANCEL_GRACE_MS: '1500',
+  };
+  for (const k of ['SUBAGENT_CLI', 'SUBAGENT_MODEL', 'SUBAGENT_VARIANT', 'SUBAGENT_WAIT_TIMEOUT_SEC', 'SUBAGENT_PARENT', 'SUBAGENT_RUN_ID', 'OPENCODE_PSA_DIR', 'OPENCODE_PSA_MODEL', 'OPENCODE_PSA_VARIANT', 'OPENCODE_PSA_WAIT_TIMEOUT_SEC', 'NO_COLOR']) delete env[k];
+  const box: Sandbox = {
+    dir,
+    registry,
+    env,
+    run(verb, args, opts = {}) {
+      const r: SpawnSyncReturns<string> = spawnSync(join(BIN, verb), args, {
+        cwd: opts.cwd ?? dir,
+        env: { ...env, ...opts.env },
+        input: opts.input ?? '',
+        encoding: 'utf8',
+        maxBuffer: 256 * 1024 * 1024,
+        timeout: opts.timeoutMs ?? 120_000,
+      });
+      if (r.error) throw r.error;
+      return finish(r);
+    },
+    runAsync(verb, args, opts = {}) {
+      return new Promise((resolve, reject) => {
+        const child = spawn(join(BIN, verb), args, { cwd: opts.cwd ?? dir, env: { ...env, ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
+        child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+        child.on('error', reject);
+        child.on('close', (status, signal) => resolve(finish({ status, signal, stdout, stderr })));
+        child.stdin.end(opts.input ?? '');
+      });
+    },
+    cleanup() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return box;
+}
+
+/** Polls a condition until it holds or the deadline passes (never a fixed sleep). */
+export async function until<T>(what: string, fn: () => T | undefined | null | false, timeoutMs = 20_000, everyMs = 20): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of live processes whose environment holds `needle` (e.g. a marker a test put there). */
+export function pidsWithEnv(needle: string): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/environ`, 'latin1').split('\0').includes(needle) && pidAlive(Number(e))) out.push(Number(e));
+    } catch {
+      /* gone or not ours */
+    }
+  }
+  return out;
+}
+
+export function readJson(path: string): any {
+  return JSON.parse(readFileSync(path, 'utf8'));
+}
+
+/** Ends every process a test started that still lives, by pid (never by name). */
+export function killPids(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
