@@ -12,6 +12,7 @@ export const shell: AgentAdapter = {
   supports: { model: false, variant: false, agent: false, files: false, resume: true },
   gracefulSignal: 'SIGTERM',
   stream: 'text',
+  storeEnvKeys: [],
   chooseSessionId: () => null,
   launch: () => ({ command: '/bin/sh', args: ['-s'], env: {} }),
   parser(onMessage?: (m: Message) => void): StreamParser {

@@ -73,6 +73,17 @@ export interface Verdict {
   error: string | null;
 }
 
+/** Where to find a child sub-agent's own transcript, and whose store to read it from. */
+export interface ChildQuery {
+  /** The parent run's record fields the adapter needs. */
+  sessionId: string | null;
+  cwd: string;
+  runDir: string;
+  childId: string;
+  /** The environment the run had for the CLI's store (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_*). */
+  storeEnv: Record<string, string>;
+}
+
 export interface AgentAdapter {
   readonly cli: CliName;
   /** The program that must be on PATH (E_CMD_MISSING otherwise). */
@@ -90,6 +101,13 @@ export interface AgentAdapter {
   parser(onMessage?: (m: Message) => void): StreamParser;
   /** How a run ended, from the exit status and what the stream said. Cancels are decided by the core. */
   verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict;
+  /** Environment variables that locate the CLI's own transcript store; recorded with each run. */
+  readonly storeEnvKeys: readonly string[];
+  /**
+   * Streams a child sub-agent's messages from the CLI's own transcript store, for `--child` when the
+   * event stream does not carry the child's words. Resolves false when the store has no such child.
+   */
+  childMessages?(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean>;
 }
 
 export function emptyState(): StreamState {

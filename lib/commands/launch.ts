@@ -21,6 +21,7 @@ export interface RunSettings {
   sessionId: string | null;
   parent: string | null;
   promptBytes: number;
+  storeEnv: Record<string, string>;
 }
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
@@ -79,6 +80,7 @@ export function newRecord(s: RunSettings): RunRecord {
     usage: null,
     children: [],
     lastActivityAt: null,
+    storeEnv: s.storeEnv,
     eventBytes: 0,
   };
 }
@@ -111,4 +113,13 @@ export function launchOutput(registry: string, r: RunRecord, mode: 'new' | 'resu
     run: r.run,
     startedAt: r.startedAt,
   };
+}
+
+export function storeEnvOf(adapter: AgentAdapter, env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of adapter.storeEnvKeys) {
+    const v = env[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
 }

@@ -5,7 +5,7 @@ import { validateName } from '../registry/names.js';
 import { createRun, latestRun } from '../registry/store.js';
 import { observeLatest } from '../observe.js';
 import { resolveCwd, resolveRegistry, type Context } from './common.js';
-import { checkAdapterCan, launchOutput, launchSupervisor, newRecord } from './launch.js';
+import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, storeEnvOf } from './launch.js';
 import { promptRequired } from './start.js';
 
 export interface ResumeOptions extends Context {
@@ -70,6 +70,7 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     sessionId: last.sessionId,
     parent: last.parent,
     promptBytes: o.prompt.length,
+    storeEnv: storeEnvOf(adapter, env),
   });
   const dir = createRun(registry, name, record, o.prompt);
   if (dir === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);

@@ -5,7 +5,7 @@ import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
 import { createName } from '../registry/store.js';
 import { envValue, resolveCwd, resolveRegistry, type Context } from './common.js';
-import { checkAdapterCan, launchOutput, launchSupervisor, newRecord } from './launch.js';
+import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, storeEnvOf } from './launch.js';
 
 export interface StartOptions extends Context {
   name: string | undefined;
@@ -51,6 +51,7 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
     sessionId: adapter.chooseSessionId(),
     parent: envValue(env, 'SUBAGENT_PARENT') ?? null,
     promptBytes: o.prompt.length,
+    storeEnv: storeEnvOf(adapter, env),
   });
   const dir = createName(registry, name, record, o.prompt);
   const launched = launchSupervisor(registry, dir, env);
