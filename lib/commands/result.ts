@@ -3,11 +3,13 @@ import { SubagentError } from '../errors.js';
 import { observeRun } from '../observe.js';
 import { listRuns, runDir } from '../registry/store.js';
 import { lastAnswer } from '../transcript.js';
+import { childTranscript } from '../children.js';
 import { requireLatest, resolveRegistry, type Context } from './common.js';
 
 export interface ResultOptions extends Context {
   name: string | undefined;
   run?: string | undefined;
+  child?: string | undefined;
 }
 
 export function parseRunNumber(value: string, flag: string): number {
@@ -22,6 +24,23 @@ export async function result(o: ResultOptions): Promise<Record<string, unknown>>
   const registry = resolveRegistry(o);
   const latest = requireLatest(registry, o.name!);
   const name = latest.record.name;
+  if (o.child !== undefined) {
+    const c = await childTranscript(registry, name, o.child);
+    const answer = [...c.messages].reverse().find((m) => m.role === 'assistant');
+    return {
+      ok: true,
+      registry,
+      name,
+      run: c.run,
+      child: c.child.id,
+      childStatus: c.child.status,
+      status: c.child.status,
+      source: c.source,
+      lastAssistantText: answer?.text ?? '',
+      truncated: false,
+      bytes: Buffer.byteLength(answer?.text ?? ''),
+    };
+  }
   let ob = latest;
   if (o.run !== undefined) {
     const k = parseRunNumber(o.run, '--run');

@@ -1,13 +1,15 @@
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../errors.js';
 import { listRuns, readRecord, runDir } from '../registry/store.js';
-import { forEachItem } from '../transcript.js';
+import { forEachItem, type TranscriptItem } from '../transcript.js';
+import { childTranscript } from '../children.js';
 import { requireLatest, resolveRegistry, type Context } from './common.js';
 
 export interface SearchOptions extends Context {
   name: string | undefined;
   pattern: string | undefined;
   role?: string | undefined;
+  child?: string | undefined;
 }
 
 export const ROLES = ['any', 'user', 'assistant', 'tool'] as const;
@@ -43,11 +45,7 @@ export async function search(o: SearchOptions): Promise<Record<string, unknown>>
   const name = latest.record.name;
   const matches: Array<Record<string, unknown>> = [];
   let total = 0;
-  for (const run of listRuns(registry, name) ?? []) {
-    const dir = runDir(registry, name, run);
-    const record = run === latest.record.run ? latest.record : readRecord(dir);
-    const adapter = await loadAdapter(record.cli);
-    forEachItem(dir, record, adapter, (item) => {
+  const visit = (item: TranscriptItem) => {
       if (role !== 'any' && item.role !== role) return;
       const haystack = item.tool ? `${item.text}\n${item.tool.name} ${item.tool.input ?? ''}\n${item.tool.output ?? ''}` : item.text;
       re.lastIndex = 0;
@@ -66,7 +64,16 @@ export async function search(o: SearchOptions): Promise<Record<string, unknown>>
         }
         if (m[0].length === 0) re.lastIndex++;
       }
-    });
+  };
+  if (o.child !== undefined) {
+    const c = await childTranscript(registry, name, o.child);
+    c.messages.forEach((m, i) => visit({ run: c.run, index: i, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}) }));
+    return { ok: true, registry, name, child: c.child.id, source: c.source, pattern: o.pattern, role, matches, total, truncated: total > matches.length };
+  }
+  for (const run of listRuns(registry, name) ?? []) {
+    const dir = runDir(registry, name, run);
+    const record = run === latest.record.run ? latest.record : readRecord(dir);
+    forEachItem(dir, record, await loadAdapter(record.cli), visit);
   }
   return { ok: true, registry, name, pattern: o.pattern, role, matches, total, truncated: total > matches.length };
 }

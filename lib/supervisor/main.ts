@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, watch, type FSWatcher } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
-import type { AgentAdapter, StreamParser } from '../agents/types.js';
+import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
 import { checkpoint } from '../checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
 import type { RunRecord } from '../registry/record.js';
@@ -179,7 +179,11 @@ function finish(
   spawnError: string | null = null,
 ): void {
   const s = parser?.state;
-  const verdict = spawnError ? { outcome: 'failed' as const, error: spawnError } : adapter.verdict(exit, s ?? { sessionId: null, toolUses: 0, usage: null, children: [], fatalError: null, lastAssistantText: null, skippedLines: 0, lastActivityAt: null });
+  const verdict = spawnError ? { outcome: 'failed' as const, error: spawnError } : adapter.verdict(exit, s ?? emptyState());
+  if (verdict.outcome === 'failed' && !spawnError && !s?.fatalError) {
+    const said = lastLine(join(dir, FILES.stderr));
+    if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
+  }
   updateRecord(dir, (r) => {
     if (r.status === 'done') return null;
     const cancelled = r.cancel !== null || cancelledWhy !== null;
@@ -201,6 +205,25 @@ function finish(
     };
   });
   checkpoint('after-done');
+}
+
+/** The last non-empty line of a file (read from its last 4 KiB), capped at 300 characters. */
+function lastLine(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.alloc(Math.min(size, 4096));
+    readSync(fd, buf, 0, buf.length, size - buf.length);
+    const line = buf.toString('utf8').split('\n').map((l) => l.trim()).filter(Boolean).pop();
+    return line ? line.slice(0, 300) : null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 // SIGTERM to the supervisor (cancel of a run that has no agent yet): record the cancel and leave.

@@ -3,7 +3,7 @@ import { bool, parseFlags, str } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
 import { result } from '../commands/result.js';
 
-const USAGE = `usage: subagent-result --name NAME [--json] [--run K] [--registry DIR]
+const USAGE = `usage: subagent-result --name NAME [--json] [--run K | --child ID] [--registry DIR]
 
 Print the last assistant answer of a run — at once, also while it is still running (what exists so far).
 
@@ -11,6 +11,8 @@ Print the last assistant answer of a run — at once, also while it is still run
   --json           one JSON line: {"ok":true,"registry","name","run","sessionId","status","outcome",
                    "exitCode","lastAssistantText","truncated","bytes"}
   --run K          run K of the name instead of the latest
+  --child ID       the answer of one child sub-agent of the run (ids are in status "children");
+                   read from the agent CLI's own transcript store where the stream lacks it
   --registry DIR   the registry (see start-subagent --help)
   -h, --help       this text
 
@@ -20,9 +22,9 @@ For the shell CLI the answer is the script's stdout; past 1 MiB only its tail is
 
 export function main(): Promise<void> {
   return runVerb(USAGE, async (argv) => {
-    const { values } = parseFlags(argv, { string: ['name', 'registry', 'run'], boolean: ['json'] });
+    const { values } = parseFlags(argv, { string: ['name', 'registry', 'run', 'child'], boolean: ['json'] });
     validateName(str(values, 'name'));
-    const r = await result({ name: str(values, 'name'), run: str(values, 'run'), registry: str(values, 'registry') });
+    const r = await result({ name: str(values, 'name'), run: str(values, 'run'), child: str(values, 'child'), registry: str(values, 'registry') });
     if (bool(values, 'json')) return { json: r };
     const text = String(r.lastAssistantText);
     const note = r.truncated ? `[subagents: output truncated to its last ${Buffer.byteLength(text)} of ${r.bytes} bytes]\n` : '';

@@ -19,6 +19,7 @@ import {
   contentText,
   fakeId,
   firstLine,
+  retryHeaders,
   sendJson,
   sseEvent,
   startFake,
@@ -110,7 +111,7 @@ function blocksOf(action: Action): Block[] {
 function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, stream: boolean): void {
   if (action.type === 'error') {
     const message = action.message ?? `fake upstream error ${action.status}`;
-    sendJson(res, action.status, { type: 'error', error: { type: errorType(action.status), message } }, { 'request-id': fakeId('req') });
+    sendJson(res, action.status, { type: 'error', error: { type: errorType(action.status), message } }, { 'request-id': fakeId('req'), ...retryHeaders(action) });
     return;
   }
   const id = fakeId('msg');

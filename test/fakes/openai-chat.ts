@@ -19,6 +19,7 @@ import {
   contentText,
   fakeId,
   firstLine,
+  retryHeaders,
   sendJson,
   sseEvent,
   startFake,
@@ -89,7 +90,7 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
   if (action.type === 'error') {
     const message = action.message ?? `fake upstream error ${action.status}`;
     const type = action.status >= 500 ? 'server_error' : action.status === 429 ? 'rate_limit_exceeded' : 'invalid_request_error';
-    sendJson(res, action.status, { error: { message, type, param: null, code: null } });
+    sendJson(res, action.status, { error: { message, type, param: null, code: null } }, retryHeaders(action));
     return;
   }
   const id = fakeId('chatcmpl');

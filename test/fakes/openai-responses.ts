@@ -20,6 +20,7 @@ import {
   contentText,
   fakeId,
   firstLine,
+  retryHeaders,
   sendJson,
   sseEvent,
   startFake,
@@ -161,7 +162,7 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
   if (action.type === 'error') {
     const message = action.message ?? `fake upstream error ${action.status}`;
     const type = action.status >= 500 ? 'server_error' : action.status === 429 ? 'rate_limit_exceeded' : 'invalid_request_error';
-    sendJson(res, action.status, { error: { message, type, param: null, code: null } }, { 'x-request-id': fakeId('req') });
+    sendJson(res, action.status, { error: { message, type, param: null, code: null } }, { 'x-request-id': fakeId('req'), ...retryHeaders(action) });
     return;
   }
   const responseId = fakeId('resp');

@@ -26,8 +26,10 @@ export type Action =
   | { type: 'text'; text: string; delayMs?: number }
   /** Answer with tool calls (optionally preceded by text), stop reason "tool use". */
   | { type: 'tool'; calls: ToolCall[]; text?: string; delayMs?: number }
-  /** HTTP error status with the API's JSON error body. */
-  | { type: 'error'; status: number; message?: string; delayMs?: number }
+  /** HTTP error status with the API's JSON error body. `retryAfterMs` is sent as a `retry-after-ms`
+   * header (default 0; null = no header). OpenCode has no setting for its retries of 5xx/429 (5 retries,
+   * 2 s doubling back-off, ~60 s) but honours this header, so by default its retries are immediate. */
+  | { type: 'error'; status: number; message?: string; retryAfterMs?: number | null; delayMs?: number }
   /** HTTP 200 and a stream that then fails (Responses: response.failed; Anthropic: an `error` event;
    * chat completions: an `error` chunk). */
   | { type: 'fail'; message: string; delayMs?: number }
@@ -254,6 +256,12 @@ export function decide(conv: Conversation, flavor: Flavor): Action {
       return call ? { type: 'tool', calls: [call], ...delay } : done();
     }
   }
+}
+
+/** The `retry-after-ms` header for an error action (none when retryAfterMs is null). */
+export function retryHeaders(action: { retryAfterMs?: number | null }): Record<string, string> {
+  if (action.retryAfterMs === null) return {};
+  return { 'retry-after-ms': String(action.retryAfterMs ?? 0) };
 }
 
 /** Rough token count for usage figures: 1 token per 4 bytes, at least 1. */
