@@ -14,7 +14,7 @@ export const shell: AgentAdapter = {
   stream: 'text',
   storeEnvKeys: [],
   chooseSessionId: () => null,
-  launch: () => ({ command: '/bin/sh', args: ['-s'], env: {} }),
+  launch: (input) => ({ command: '/bin/sh', args: ['-s', '--', ...input.extraArgs], env: {} }),
   parser(onMessage?: (m: Message) => void): StreamParser {
     const state = emptyState();
     return {

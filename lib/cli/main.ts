@@ -1,5 +1,6 @@
 import { errorObject, guardStdout, jsonLine, writeStdout } from './output.js';
 import { wantsHelp } from './flags.js';
+import { resolvedRegistry } from '../commands/common.js';
 
 export type VerbResult = { json: Record<string, unknown> } | { text: string; exitCode?: number };
 
@@ -25,7 +26,7 @@ export async function runVerb(usage: string, verb: (argv: string[]) => Promise<V
       process.exitCode = out.exitCode ?? 0;
     }
   } catch (err) {
-    const { body, exitCode } = errorObject(err);
+    const { body, exitCode } = errorObject(err, resolvedRegistry());
     writeStdout(jsonLine(body));
     process.exitCode = exitCode;
   }

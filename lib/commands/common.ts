@@ -12,8 +12,16 @@ export interface Context {
   cwd?: string;
 }
 
+let lastResolved: string | null = null;
+
+/** Resolves the registry, and remembers it so that even an error line names the registry it was about. */
 export function resolveRegistry(ctx: Context): string {
-  return locateRegistry(ctx.registry, ctx.env ?? process.env, ctx.cwd ?? process.cwd()).path;
+  lastResolved = locateRegistry(ctx.registry, ctx.env ?? process.env, ctx.cwd ?? process.cwd()).path;
+  return lastResolved;
+}
+
+export function resolvedRegistry(): string | null {
+  return lastResolved;
 }
 
 export function notFound(name: string, registry: string): SubagentError {

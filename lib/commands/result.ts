@@ -25,6 +25,7 @@ export async function result(o: ResultOptions): Promise<Record<string, unknown>>
   const latest = requireLatest(registry, o.name!);
   const name = latest.record.name;
   if (o.child !== undefined) {
+    if (o.run !== undefined) throw new SubagentError('E_ARG_INVALID', '--run and --child cannot be combined', { hint: 'a child id already names its run' });
     const c = await childTranscript(registry, name, o.child);
     const answer = [...c.messages].reverse().find((m) => m.role === 'assistant');
     return {

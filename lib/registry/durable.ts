@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync, 
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { unwritable } from '../errors.js';
+import { checkpoint } from '../checkpoint.js';
 
 /** fsync a directory so a rename or a new entry in it survives a crash. */
 export function fsyncDir(dir: string): void {
@@ -22,7 +23,7 @@ export function tempName(path: string): string {
  * directory. writeFileSync loops until every byte is written or throws, so a short write (ENOSPC) never
  * publishes a truncated file; on any failure the temp file is removed and the old file stays as it was.
  */
-export function replaceFileDurably(path: string, data: string | Buffer, registryForErrors = dirname(path)): void {
+export function replaceFileDurably(path: string, data: string | Buffer, label?: string): void {
   const tmp = tempName(path);
   let fd: number | null = null;
   try {
@@ -31,6 +32,7 @@ export function replaceFileDurably(path: string, data: string | Buffer, registry
     fsyncSync(fd);
     closeSync(fd);
     fd = null;
+    if (label) checkpoint(`${label}-temp-written`);
     renameSync(tmp, path);
     fsyncDir(dirname(path));
   } catch (err) {
@@ -46,7 +48,7 @@ export function replaceFileDurably(path: string, data: string | Buffer, registry
     } catch {
       /* it may never have been created */
     }
-    throw unwritable(registryForErrors, err);
+    throw unwritable(dirname(path), err);
   }
 }
 

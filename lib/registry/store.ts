@@ -171,13 +171,13 @@ export function createRun(registry: string, name: string, record: RunRecord, pro
  * Read-modify-write of a record under its lock. `mutate` returns the new record, or null to leave the
  * record untouched. Returns the record as it stands afterwards.
  */
-export function updateRecord(dir: string, mutate: (current: RunRecord) => RunRecord | null): RunRecord {
+export function updateRecord(dir: string, mutate: (current: RunRecord) => RunRecord | null, label?: string): RunRecord {
   return withLock(join(dir, FILES.lock), () => {
     const current = readRecord(dir);
     const next = mutate(current);
     if (next === null) return current;
     next.updatedAt = new Date().toISOString();
-    replaceFileDurably(recordPath(dir), serialiseRecord(next));
+    replaceFileDurably(recordPath(dir), serialiseRecord(next), label);
     return next;
   });
 }

@@ -6,7 +6,7 @@ import { emptyState, type AgentAdapter, type StreamParser } from '../agents/type
 import { checkpoint } from '../checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
 import type { RunRecord } from '../registry/record.js';
-import { FILES, readRecord, updateRecord } from '../registry/store.js';
+import { FILES, updateRecord } from '../registry/store.js';
 import { nowIso } from '../time.js';
 import { LineFollower } from '../lines.js';
 
@@ -16,6 +16,9 @@ import { LineFollower } from '../lines.js';
  * follow the event log for progress → record done → exit.
  */
 const PROGRESS_INTERVAL_MS = 250;
+
+/** The agent, once spawned; signal handlers run between ticks, so they see it set or not, never half. */
+let agent: { child: ChildProcess; adapter: AgentAdapter } | null = null;
 
 function log(message: string): void {
   process.stderr.write(`${nowIso()} supervisor ${process.pid}: ${message}\n`);
@@ -76,6 +79,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   let child: ChildProcess;
   try {
     child = spawn(launch.command, launch.args, { cwd: record.cwd, env, stdio: [stdin, stdout, stderr], detached: true });
+    agent = { child, adapter };
   } finally {
     closeSync(stdin);
     closeSync(stdout);
@@ -187,7 +191,6 @@ function finish(
   updateRecord(dir, (r) => {
     if (r.status === 'done') return null;
     const cancelled = r.cancel !== null || cancelledWhy !== null;
-    checkpoint('writing-done');
     return {
       ...r,
       status: 'done',
@@ -203,7 +206,7 @@ function finish(
       children: s?.children ?? r.children,
       lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
     };
-  });
+  }, 'done');
   checkpoint('after-done');
 }
 
@@ -226,17 +229,31 @@ function lastLine(path: string): string | null {
   }
 }
 
-// SIGTERM to the supervisor (cancel of a run that has no agent yet): record the cancel and leave.
+/**
+ * SIGTERM to the supervisor means "cancel". Before the agent exists: record the cancel and leave.
+ * After: pass the CLI's graceful signal to the agent's group and let the normal end be recorded.
+ */
 process.on('SIGTERM', () => {
   const dir = process.argv[3];
+  if (agent) {
+    log('SIGTERM: stopping the agent');
+    if (agent.child.pid !== undefined) {
+      try {
+        process.kill(-agent.child.pid, agent.adapter.gracefulSignal);
+      } catch {
+        /* already gone */
+      }
+    }
+    return;
+  }
   if (!dir) process.exit(0);
   try {
-    const r = readRecord(dir);
-    if (r.agentProcess === null) {
-      updateRecord(dir, (cur) => (cur.status === 'done' || cur.agentProcess !== null ? null : { ...cur, status: 'done', outcome: 'cancelled', finishedAt: nowIso(), endReason: 'cancelled-before-start', error: 'cancelled before the agent started' }));
-      process.exit(0);
-    }
-    log('SIGTERM with an agent running: the cancel command stops the agent; waiting for it to exit');
+    updateRecord(dir, (cur) =>
+      cur.status === 'done'
+        ? null
+        : { ...cur, status: 'done', outcome: 'cancelled', finishedAt: nowIso(), endReason: 'cancelled-before-start', error: 'cancelled before the agent started', cancel: cur.cancel ?? { requestedAt: nowIso(), signal: 'SIGTERM', by: 0 } },
+    );
+    process.exit(0);
   } catch (err) {
     log(`SIGTERM handling failed: ${(err as Error).message}`);
     process.exit(1);

@@ -116,7 +116,10 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
   startSse(res);
   chunk({ role: 'assistant', content: '' });
   if (action.type === 'fail') {
-    sseEvent(res, { error: { message: action.message, type: 'server_error', param: null, code: null } });
+    // OpenCode retries an in-stream error whose text matches its "transient" patterns (server_error,
+    // overloaded, 500, timeout, …) with 2 s doubling back-off and no header to shorten it; this type
+    // and a neutral message keep the failure final.
+    sseEvent(res, { error: { message: action.message, type: 'fake_stream_failure', param: null, code: null } });
     res.end();
     return;
   }
