@@ -1,9 +1,633 @@
-import { SubagentError } from '../errors.js';
-import type { AgentAdapter } from './types.js';
+import { randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { LineFollower } from '../lines.js';
+import type { ChildAgent, Usage } from '../registry/record.js';
+import { FILES } from '../registry/store.js';
+import type { AgentAdapter, ChildQuery, LaunchInput, Message, StreamParser, StreamState, ToolCall, Verdict } from './types.js';
+import { emptyState } from './types.js';
 
-// Placeholder until the adapter lands (issue 3): refuse clearly instead of pretending.
-export const claude: AgentAdapter = new Proxy({} as AgentAdapter, {
-  get() {
-    throw new SubagentError('E_ARG_UNSUPPORTED', 'the claude adapter is not built yet', { cli: 'claude', hint: 'use --cli shell for now' });
+/**
+ * Claude Code (`claude`, measured with 2.1.197; see docs/agents/claude.md and AGENT-CLIS.md).
+ *
+ *   new:    claude -p --output-format stream-json --verbose --session-id <uuid we chose> [flags] [-- args]
+ *   resume: claude -p --output-format stream-json --verbose --resume <id>           [flags] [-- args]
+ *
+ * The prompt is stdin (no prompt argument: Claude reads stdin to EOF). stdout is one JSON object per
+ * line: system/init, assistant (ONE LINE PER CONTENT BLOCK, several lines share a message id), user
+ * (tool results; `tool_use_result` holds the structured result), system/task_* (sub-agents), result
+ * (`is_error` is the verdict: an API error is subtype "success" with is_error true).
+ */
+
+// ---------------------------------------------------------------------------------------------------
+// Summaries: the transcript keeps short, readable traces of tool calls, never whole outputs.
+
+export const INPUT_MAX = 300;
+export const OUTPUT_MAX = 500;
+const HEADLINE_MAX = 200;
+const ERROR_MAX = 1000;
+
+function cap(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}… (${text.length - max} more chars)`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ⏎ ').trim();
+}
+
+type Obj = Record<string, unknown>;
+
+function obj(v: unknown): Obj | null {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : null;
+}
+
+function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+/** The text of a content value: a string, or blocks with `text` (tool_result content, Agent answers). */
+function contentText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (!Array.isArray(v)) return '';
+  const parts: string[] = [];
+  for (const b of v) {
+    const block = obj(b);
+    if (!block) continue;
+    if (typeof block.text === 'string') parts.push(block.text);
+    else if (block.type === 'image') parts.push('[image]');
+    else if (block.content !== undefined) parts.push(contentText(block.content));
+  }
+  return parts.join('\n');
+}
+
+/** The field that best names what a tool call does, in order of preference. */
+const HEADLINE_FIELDS = ['command', 'file_path', 'notebook_path', 'path', 'pattern', 'url', 'query', 'description', 'skill', 'subject', 'to', 'prompt'];
+
+export function toolHeadline(name: string, input: unknown): string {
+  const o = obj(input);
+  if (o) {
+    for (const key of HEADLINE_FIELDS) {
+      const v = o[key];
+      if (typeof v === 'string' && v.trim()) return `${name}: ${cap(oneLine(v), HEADLINE_MAX)}`;
+    }
+  }
+  return name;
+}
+
+export function toolInputSummary(name: string, input: unknown): string | null {
+  if (input === undefined || input === null) return null;
+  const o = obj(input);
+  if (o && name === 'Bash' && typeof o.command === 'string') return cap(o.command, INPUT_MAX);
+  if (o && (name === 'Agent' || name === 'Task') && typeof o.prompt === 'string') {
+    const d = typeof o.description === 'string' ? `${o.description}: ` : '';
+    return cap(`${d}${o.prompt}`, INPUT_MAX);
+  }
+  if (typeof input === 'string') return cap(input, INPUT_MAX);
+  return cap(JSON.stringify(input), INPUT_MAX);
+}
+
+function isAgentTool(name: string): boolean {
+  return name === 'Agent' || name === 'Task';
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Usage
+
+interface Tokens {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+function tokensOf(u: unknown): Tokens {
+  const o = obj(u) ?? {};
+  return { input: num(o.input_tokens), output: num(o.output_tokens), cacheRead: num(o.cache_read_input_tokens), cacheWrite: num(o.cache_creation_input_tokens) };
+}
+
+function addTokens(a: Tokens, b: Tokens): Tokens {
+  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite };
+}
+
+const ZERO: Tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+
+/** `modelUsage` of a result line: per model, camelCase, cumulative for the process, sub-agents included. */
+function modelUsageTokens(mu: unknown): Tokens | null {
+  const o = obj(mu);
+  if (!o) return null;
+  let t: Tokens | null = null;
+  for (const v of Object.values(o)) {
+    const m = obj(v);
+    if (!m) continue;
+    t = addTokens(t ?? ZERO, { input: num(m.inputTokens), output: num(m.outputTokens), cacheRead: num(m.cacheReadInputTokens), cacheWrite: num(m.cacheCreationInputTokens) });
+  }
+  return t;
+}
+
+function toUsage(t: Tokens, costUsd: number | null): Usage {
+  return {
+    inputTokens: t.input,
+    outputTokens: t.output,
+    cacheReadTokens: t.cacheRead,
+    cacheWriteTokens: t.cacheWrite,
+    reasoningTokens: 0,
+    totalTokens: t.input + t.output + t.cacheRead + t.cacheWrite,
+    costUsd,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The normaliser: one per stream (or per child transcript). Sees one JSON object at a time.
+
+interface PendingTool {
+  id: string;
+  name: string;
+  input: unknown;
+  /** The parent_tool_use_id of the assistant line that made the call (null: the run itself). */
+  parentToolUseId: string | null;
+}
+
+/** What the parser knows beyond StreamState; verdict() finds it through the state object. */
+interface Internal {
+  results: number;
+  /** A result line said is_error; the first such error is kept (the root cause). */
+  resultError: string | null;
+  apiRetries: number;
+}
+
+const internals = new WeakMap<StreamState, Internal>();
+
+function childStatus(s: unknown): ChildAgent['status'] | null {
+  switch (s) {
+    case 'completed':
+    case 'done':
+    case 'success':
+      return 'done';
+    case 'failed':
+    case 'error':
+    case 'killed':
+    case 'stopped':
+    case 'cancelled':
+    case 'aborted':
+      return 'failed';
+    case 'running':
+    case 'pending':
+    case 'async_launched':
+      return 'running';
+    default:
+      return null;
+  }
+}
+
+function isoFromMs(v: unknown): string | null {
+  return typeof v === 'number' && Number.isFinite(v) ? new Date(v).toISOString() : null;
+}
+
+function resultError(r: Obj): string {
+  const subtype = str(r.subtype) ?? 'error';
+  const errors = Array.isArray(r.errors) ? r.errors.filter((e): e is string => typeof e === 'string') : [];
+  const text = str(r.result);
+  let why: string;
+  if (errors.length) why = errors.join('; ');
+  else if (text && text.trim()) why = text.trim();
+  else why = `claude reported is_error (${subtype})`;
+  const reason = str(r.terminal_reason);
+  const label = reason && reason !== 'completed' && !why.includes(reason) ? `${subtype}, ${reason}` : subtype;
+  if (subtype !== 'success' && !why.includes(subtype)) why = `${label}: ${why}`;
+  const status = r.api_error_status;
+  if (typeof status === 'number' && !why.includes(String(status))) why = `API error ${status}: ${why}`;
+  return cap(why, ERROR_MAX);
+}
+
+class Normaliser {
+  readonly state: StreamState = emptyState();
+  readonly internal: Internal = { results: 0, resultError: null, apiRetries: 0 };
+  private readonly pending = new Map<string, PendingTool>();
+  private readonly seenTools = new Set<string>();
+  /** Agent/Task tool_use id → the parent_tool_use_id of its call (null: called by the run itself). */
+  private readonly agentCalls = new Map<string, string | null>();
+  /** Agent/Task tool_use id → the sub-agent's agentId (from task_started or tool_use_result). */
+  private readonly agentOfTool = new Map<string, string>();
+  /** The last text each child said in the stream (to avoid repeating its answer from tool_use_result). */
+  private readonly childLastText = new Map<string, string>();
+  private readonly liveUsage = new Map<string, Tokens>();
+  private resultTokens: Tokens = ZERO;
+  private modelTokens: Tokens | null = null;
+  private costUsd: number | null = null;
+
+  constructor(
+    private readonly onMessage: ((m: Message) => void) | undefined,
+    /** Child transcript mode: every message belongs to this child. */
+    private readonly fixedChildId: string | null = null,
+  ) {
+    internals.set(this.state, this.internal);
+  }
+
+  private emit(m: Message): void {
+    this.onMessage?.(m);
+  }
+
+  private childIdOf(parentToolUseId: unknown): string | undefined {
+    if (this.fixedChildId) return this.fixedChildId;
+    if (typeof parentToolUseId !== 'string' || !parentToolUseId) return undefined;
+    return this.agentOfTool.get(parentToolUseId) ?? parentToolUseId;
+  }
+
+  line(text: string): void {
+    if (!text.trim()) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      this.state.skippedLines++;
+      return;
+    }
+    const o = obj(value);
+    if (!o || typeof o.type !== 'string') {
+      this.state.skippedLines++;
+      return;
+    }
+    this.state.lastActivityAt = new Date().toISOString();
+    this.handle(o);
+  }
+
+  handle(o: Obj): void {
+    const sid = str(o.session_id) ?? str(o.sessionId);
+    if (sid && !this.state.sessionId) this.state.sessionId = sid;
+    switch (o.type) {
+      case 'assistant':
+        this.assistant(o);
+        break;
+      case 'user':
+        this.user(o);
+        break;
+      case 'system':
+        this.system(o);
+        break;
+      case 'result':
+        this.result(o);
+        break;
+      default:
+        // stream_event (--include-partial-messages), queue-operation, attachment, summary, rate limits…
+        break;
+    }
+  }
+
+  private assistant(o: Obj): void {
+    const message = obj(o.message);
+    if (!message) return;
+    const parent = str(o.parent_tool_use_id);
+    const childId = this.childIdOf(parent);
+    const id = str(message.id);
+    if (id && message.usage !== undefined && !this.fixedChildId) {
+      this.liveUsage.set(id, tokensOf(message.usage));
+      this.refreshUsage();
+    }
+    const content = Array.isArray(message.content) ? message.content : typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [];
+    for (const b of content) {
+      const block = obj(b);
+      if (!block) continue;
+      if (block.type === 'text' && typeof block.text === 'string') {
+        if (!block.text.trim()) continue;
+        this.emit(childId ? { role: 'assistant', text: block.text, childId } : { role: 'assistant', text: block.text });
+        if (childId) this.childLastText.set(childId, block.text);
+        else this.state.lastAssistantText = block.text;
+      } else if (block.type === 'tool_use' || block.type === 'server_tool_use') {
+        const toolId = str(block.id) ?? `tool-${this.seenTools.size + 1}`;
+        if (this.seenTools.has(toolId)) continue;
+        this.seenTools.add(toolId);
+        this.state.toolUses++;
+        const name = str(block.name) ?? 'tool';
+        this.pending.set(toolId, { id: toolId, name, input: block.input, parentToolUseId: this.fixedChildId ? null : parent });
+        if (isAgentTool(name) && !this.fixedChildId) this.agentCalls.set(toolId, parent);
+      }
+    }
+  }
+
+  private user(o: Obj): void {
+    const message = obj(o.message);
+    if (!message) return;
+    const parent = str(o.parent_tool_use_id);
+    const childId = this.childIdOf(parent);
+    const structured = o.tool_use_result ?? o.toolUseResult;
+    if (typeof message.content === 'string') {
+      // Transcripts store a typed prompt as a plain string; the stream never echoes the run's prompt.
+      if (childId && message.content.trim() && o.isMeta !== true) this.emit({ role: 'user', text: message.content, childId });
+      return;
+    }
+    if (!Array.isArray(message.content)) return;
+    for (const b of message.content) {
+      const block = obj(b);
+      if (!block) continue;
+      if (block.type === 'tool_result') {
+        this.toolResult(block, structured);
+      } else if (block.type === 'text' && typeof block.text === 'string') {
+        // A child's prompt (lines with parent_tool_use_id). Top-level user text in the stream is Claude's
+        // own note ("[Request interrupted by user for tool use]"), not something the user wrote: skipped.
+        if (childId && block.text.trim() && o.isMeta !== true) this.emit({ role: 'user', text: block.text, childId });
+      }
+    }
+  }
+
+  private toolResult(block: Obj, structured: unknown): void {
+    const toolId = str(block.tool_use_id) ?? '';
+    const call = this.pending.get(toolId);
+    this.pending.delete(toolId);
+    const name = call?.name ?? 'tool';
+    const output = contentText(block.content);
+    const s = obj(structured);
+    let status = block.is_error === true ? 'error' : s?.interrupted === true ? 'interrupted' : 'completed';
+    if (call && isAgentTool(name) && !this.fixedChildId) {
+      const agentId = str(s?.agentId);
+      const direct = (this.agentCalls.get(toolId) ?? null) === null;
+      if (s && typeof s.status === 'string' && block.is_error !== true) status = s.status;
+      if (agentId) {
+        this.agentOfTool.set(toolId, agentId);
+        const cs = block.is_error === true ? 'failed' : (childStatus(s?.status) ?? 'done');
+        if (direct) {
+          const description = str(s?.description) ?? str(obj(call.input)?.description);
+          this.upsertChild(agentId, { description, status: cs, ...(cs !== 'running' ? { finishedAt: new Date().toISOString() } : {}) });
+        }
+        // A foreground sub-agent's final answer reaches the stream only here.
+        if (s?.status === 'completed' && Array.isArray(s.content)) {
+          const answer = contentText(s.content);
+          if (answer.trim() && this.childLastText.get(agentId) !== answer) {
+            this.childLastText.set(agentId, answer);
+            this.emit({ role: 'assistant', text: answer, childId: agentId });
+          }
+        }
+      } else if (block.is_error === true) {
+        const known = this.agentOfTool.get(toolId);
+        if (known && direct) this.upsertChild(known, { status: 'failed', finishedAt: new Date().toISOString() });
+      }
+    }
+    this.emitTool(call ?? { id: toolId, name, input: undefined, parentToolUseId: null }, output, status);
+  }
+
+  private emitTool(call: PendingTool, output: string | null, status: string): void {
+    const childId = this.fixedChildId ?? (call.parentToolUseId ? this.childIdOf(call.parentToolUseId) : undefined);
+    const tool: ToolCall = { name: call.name, input: toolInputSummary(call.name, call.input), output: output === null ? null : cap(output, OUTPUT_MAX), status };
+    const m: Message = { role: 'tool', text: toolHeadline(call.name, call.input), tool };
+    if (childId) m.childId = childId;
+    this.emit(m);
+  }
+
+  private system(o: Obj): void {
+    const sub = o.subtype;
+    if (sub === 'api_retry') {
+      this.internal.apiRetries++;
+      return;
+    }
+    if (this.fixedChildId) return;
+    const taskId = str(o.task_id);
+    if (!taskId) return;
+    if (sub === 'task_started') {
+      const toolId = str(o.tool_use_id);
+      const isAgent = (toolId !== null && this.agentCalls.has(toolId)) || o.task_type === 'local_agent' || typeof o.subagent_type === 'string';
+      if (!isAgent) return;
+      if (toolId) this.agentOfTool.set(toolId, taskId);
+      const direct = toolId === null || (this.agentCalls.get(toolId) ?? null) === null;
+      if (!direct) return;
+      const description = str(o.description) ?? (toolId ? str(obj(this.pending.get(toolId)?.input)?.description) : null);
+      this.upsertChild(taskId, { description, status: 'running', startedAt: new Date().toISOString() });
+    } else if (sub === 'task_updated' || sub === 'task_notification') {
+      if (!this.state.children.some((c) => c.id === taskId)) return;
+      const status = childStatus(sub === 'task_updated' ? obj(o.patch)?.status : o.status);
+      if (!status) return;
+      const end = sub === 'task_updated' ? isoFromMs(obj(o.patch)?.end_time) : null;
+      this.upsertChild(taskId, { status, ...(status !== 'running' ? { finishedAt: end ?? new Date().toISOString() } : {}) });
+    }
+  }
+
+  private upsertChild(id: string, patch: Partial<ChildAgent>): void {
+    const i = this.state.children.findIndex((c) => c.id === id);
+    const now = new Date().toISOString();
+    const before: ChildAgent = i >= 0 ? this.state.children[i]! : { id, cli: 'claude', description: null, status: 'running', statusSource: 'stream', startedAt: now, finishedAt: null };
+    const next: ChildAgent = { ...before, statusSource: 'stream' };
+    if (patch.description && !next.description) next.description = patch.description;
+    if (patch.status) next.status = patch.status;
+    if (patch.startedAt && i < 0) next.startedAt = patch.startedAt;
+    // An earlier end (task_updated's end_time) is more exact than a later sighting.
+    if (patch.finishedAt && (next.finishedAt === null || next.status === 'running')) next.finishedAt = patch.finishedAt;
+    if (next.status === 'running') next.finishedAt = null;
+    const children = [...this.state.children];
+    if (i >= 0) children[i] = next;
+    else children.push(next);
+    this.state.children = children;
+  }
+
+  private result(o: Obj): void {
+    if (this.fixedChildId) return;
+    this.internal.results++;
+    if (o.is_error === true && this.internal.resultError === null) this.internal.resultError = resultError(o);
+    this.state.fatalError = this.internal.resultError;
+    const text = str(o.result);
+    if (text !== null && o.is_error !== true) this.state.lastAssistantText = text;
+    else if (text !== null && text.trim() && this.state.lastAssistantText === null) this.state.lastAssistantText = text;
+    this.resultTokens = addTokens(this.resultTokens, tokensOf(o.usage));
+    const mu = modelUsageTokens(o.modelUsage);
+    if (mu) this.modelTokens = mu;
+    if (typeof o.total_cost_usd === 'number' && Number.isFinite(o.total_cost_usd)) this.costUsd = Math.max(this.costUsd ?? 0, o.total_cost_usd);
+    this.refreshUsage();
+    // The turn is over: a call of the run itself that got no result never will.
+    for (const call of [...this.pending.values()]) {
+      if (call.parentToolUseId === null) {
+        this.pending.delete(call.id);
+        this.emitTool(call, null, 'incomplete');
+      }
+    }
+  }
+
+  private refreshUsage(): void {
+    if (this.internal.results > 0) {
+      this.state.usage = toUsage(this.modelTokens ?? this.resultTokens, this.costUsd);
+      return;
+    }
+    // Before any result line: an estimate from the assistant lines seen so far (their output_tokens
+    // are the count at the start of the message, so outputs are under-counted), no cost.
+    let t = ZERO;
+    for (const u of this.liveUsage.values()) t = addTokens(t, u);
+    this.state.usage = toUsage(t, null);
+  }
+
+  /** End of the stream: tool calls that never got a result are still part of the transcript. */
+  end(): void {
+    for (const call of [...this.pending.values()]) {
+      this.pending.delete(call.id);
+      this.emitTool(call, null, 'incomplete');
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The child transcripts in Claude's own store.
+
+/** The store: $CLAUDE_CONFIG_DIR, else $HOME/.claude, as the run had them. */
+export function claudeConfigDir(storeEnv: Record<string, string>, fallback: NodeJS.ProcessEnv = process.env): string {
+  if (storeEnv.CLAUDE_CONFIG_DIR) return storeEnv.CLAUDE_CONFIG_DIR;
+  if (storeEnv.HOME) return join(storeEnv.HOME, '.claude');
+  if (fallback.CLAUDE_CONFIG_DIR) return fallback.CLAUDE_CONFIG_DIR;
+  return join(fallback.HOME || homedir(), '.claude');
+}
+
+/** Claude's project directory name for a cwd (paths whose slug passes 200 chars get a hash suffix we cannot recompute; those are found by scanning). */
+export function projectSlug(cwd: string): string {
+  return cwd.replace(/[^A-Za-z0-9]/g, '-');
+}
+
+const SAFE_ID = /^[A-Za-z0-9_-]{1,200}$/;
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** The sub-agent transcript file of `childId` (an agentId, or the Agent tool_use id via its .meta.json). */
+export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 'storeEnv'>): string | null {
+  if (!SAFE_ID.test(q.childId)) return null;
+  const projects = join(claudeConfigDir(q.storeEnv), 'projects');
+  const file = `agent-${q.childId}.jsonl`;
+  const sessionDirs: string[] = [];
+  if (q.sessionId && SAFE_ID.test(q.sessionId)) {
+    sessionDirs.push(join(projects, projectSlug(q.cwd), q.sessionId));
+    for (const p of listDir(projects)) sessionDirs.push(join(projects, p, q.sessionId));
+  } else {
+    for (const p of listDir(projects)) for (const s of listDir(join(projects, p))) sessionDirs.push(join(projects, p, s));
+  }
+  for (const d of sessionDirs) {
+    const f = join(d, 'subagents', file);
+    if (existsSync(f)) return f;
+  }
+  // Asked by the Agent tool_use id: the .meta.json beside each transcript names it.
+  for (const d of sessionDirs) {
+    const sub = join(d, 'subagents');
+    for (const e of listDir(sub)) {
+      if (!e.endsWith('.meta.json')) continue;
+      try {
+        const meta = JSON.parse(readFileSync(join(sub, e), 'utf8')) as Obj;
+        if (meta.toolUseId === q.childId) {
+          const f = join(sub, e.replace(/\.meta\.json$/, '.jsonl'));
+          if (existsSync(f)) return f;
+        }
+      } catch {
+        /* unreadable meta: skip */
+      }
+    }
+  }
+  return null;
+}
+
+function stderrTail(runDir: string | null, max = 400): string | null {
+  if (!runDir) return null;
+  let fd: number;
+  try {
+    fd = openSync(join(runDir, FILES.stderr), 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const start = Math.max(0, size - 4096);
+    const buf = Buffer.alloc(size - start);
+    const n = readSync(fd, buf, 0, buf.length, start);
+    const lines = buf
+      .subarray(0, n)
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    if (!lines.length) return null;
+    const text = lines.slice(-3).join(' | ');
+    return text.length > max ? `…${text.slice(text.length - max)}` : text;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// The supervisor runs one agent per process: launch() and verdict() of the same run meet here, so the
+// verdict can quote Claude's stderr (e.g. "--agent 'x' not found") when it exits without a result line.
+let launchedRunDir: string | null = null;
+
+// ---------------------------------------------------------------------------------------------------
+
+export interface ClaudeStreamParser extends StreamParser {
+  /** Emits the tool calls that never got a result (call after the last line). */
+  end(): void;
+}
+
+export const claude: AgentAdapter = {
+  cli: 'claude',
+  program: 'claude',
+  supports: { model: true, variant: true, agent: true, files: false, resume: true },
+  gracefulSignal: 'SIGINT',
+  stream: 'ndjson',
+  storeEnvKeys: ['HOME', 'CLAUDE_CONFIG_DIR'],
+
+  chooseSessionId: () => randomUUID(),
+
+  launch(input: LaunchInput) {
+    launchedRunDir = input.runDir;
+    const args = ['-p', '--output-format', 'stream-json', '--verbose'];
+    if (input.mode === 'resume') {
+      if (!input.sessionId) throw new Error('claude: resume needs the session id of the earlier run');
+      args.push('--resume', input.sessionId);
+    } else if (input.sessionId) {
+      args.push('--session-id', input.sessionId);
+    }
+    if (input.model) args.push('--model', input.model);
+    if (input.variant) args.push('--effort', input.variant);
+    if (input.agent) args.push('--agent', input.agent);
+    // Last: several of Claude's options are variadic (--allowedTools <tools...>) and would swallow
+    // anything after them; nothing of ours follows, and the prompt is on stdin.
+    args.push(...input.extraArgs);
+    return { command: 'claude', args, env: {} };
   },
-});
+
+  parser(onMessage?: (m: Message) => void): ClaudeStreamParser {
+    const n = new Normaliser(onMessage);
+    return {
+      state: n.state,
+      line: (text: string) => n.line(text),
+      end: () => n.end(),
+    };
+  },
+
+  verdict(exit, state): Verdict {
+    const internal = internals.get(state);
+    const sawResult = (internal?.results ?? 0) > 0;
+    const failed = exit.signal !== null || exit.code !== 0 || state.fatalError !== null || !sawResult;
+    // Children that never reported an end take the run's end.
+    const now = new Date().toISOString();
+    if (state.children.some((c) => c.status === 'running')) {
+      state.children = state.children.map((c) => (c.status === 'running' ? { ...c, status: failed ? 'failed' : 'done', statusSource: 'inferred', finishedAt: now } : c));
+    }
+    if (state.fatalError) return { outcome: 'failed', error: state.fatalError };
+    const why = sawResult ? '' : ' before reporting a result';
+    const tail = sawResult ? null : stderrTail(launchedRunDir);
+    const said = tail ? ` (stderr: ${tail})` : '';
+    if (exit.signal) return { outcome: 'failed', error: `claude was killed by ${exit.signal}${why}${said}` };
+    if (exit.code !== 0) return { outcome: 'failed', error: `claude exited with status ${exit.code}${why}${said}` };
+    if (!sawResult) return { outcome: 'failed', error: `claude exited with status 0 without reporting a result (interrupted, or not a stream-json run)${said}` };
+    return { outcome: 'succeeded', error: null };
+  },
+
+  async childMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
+    const file = findChildTranscript(q);
+    if (!file) return false;
+    const n = new Normaliser(onMessage, q.childId);
+    new LineFollower(file, (line) => n.line(line)).flush();
+    n.end();
+    return true;
+  },
+};

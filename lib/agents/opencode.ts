@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import type { ChildAgent, Usage } from '../registry/record.js';
 import type { AgentAdapter, ChildQuery, Launch, LaunchInput, Message, StreamParser, StreamState, ToolCall, Verdict } from './types.js';
 import { emptyState } from './types.js';
@@ -36,6 +36,13 @@ export interface OpencodeExtra {
   /** The message id of the last text part (texts of one message make one answer). */
   lastTextMessageId: string | null;
 }
+
+/**
+ * What locates a run's store for `opencode export`: the SQLite file (OPENCODE_DB, else XDG_DATA_HOME, else
+ * HOME/.local/share) and the config export loads on the way (so it sees what the run saw). Never
+ * OPENCODE_CONFIG_CONTENT: it can hold API keys, and records are plain files.
+ */
+export const STORE_ENV_KEYS: readonly string[] = ['HOME', 'XDG_DATA_HOME', 'OPENCODE_DB', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME', 'OPENCODE_CONFIG', 'OPENCODE_CONFIG_DIR'];
 
 const extras = new WeakMap<StreamState, OpencodeExtra>();
 
@@ -337,17 +344,40 @@ export function exportMessages(doc: unknown, onMessage: (m: Message) => void, ch
   return n;
 }
 
-/** The SQLite store a run wrote to (`$XDG_DATA_HOME/opencode`, default `~/.local/share/opencode`). */
+/** The directory of a run's SQLite store (`$XDG_DATA_HOME/opencode`, default `~/.local/share/opencode`). */
 export function opencodeDataDir(env: Record<string, string | undefined>): string | null {
   if (env.XDG_DATA_HOME) return join(env.XDG_DATA_HOME, 'opencode');
   if (env.HOME) return join(env.HOME, '.local', 'share', 'opencode');
   return null;
 }
 
+/**
+ * Whether the run's store exists: `$OPENCODE_DB` (absolute, or relative to the data dir) when set, else
+ * an `opencode*.db` in the data dir (release builds use `opencode.db`, other channels `opencode-<ch>.db`).
+ */
+export function opencodeStoreExists(env: Record<string, string | undefined>): boolean {
+  const data = opencodeDataDir(env);
+  const db = env.OPENCODE_DB;
+  if (db) {
+    if (db === ':memory:') return false;
+    if (isAbsolute(db)) return existsSync(db);
+    return data !== null && existsSync(join(data, db));
+  }
+  if (data === null) return false;
+  try {
+    return readdirSync(data).some((f) => /^opencode.*\.db$/.test(f));
+  } catch {
+    return false;
+  }
+}
+
 /** Runs `opencode export <id>` with the run's store env; resolves its stdout, or null when it failed. */
 function runExport(id: string, q: ChildQuery): Promise<string | null> {
   return new Promise((resolve) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...q.storeEnv };
+    // The run's store, not the caller's: a store variable the run did not have must not leak in.
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const k of STORE_ENV_KEYS) delete env[k];
+    Object.assign(env, q.storeEnv);
     let child;
     try {
       // stdin ignored: without an id `export` would open an interactive picker (we always pass one).
@@ -400,8 +430,7 @@ function parseExport(out: string): unknown {
 
 export async function opencodeChildMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
   // Never let `export` create an empty store where the run had none.
-  const data = opencodeDataDir(q.storeEnv);
-  if (data === null || !existsSync(join(data, 'opencode.db'))) return false;
+  if (!opencodeStoreExists(q.storeEnv)) return false;
   if (!/^[A-Za-z0-9_-]+$/.test(q.childId)) return false;
   const out = await runExport(q.childId, q);
   if (out === null) return false;
@@ -421,9 +450,7 @@ export const opencode: AgentAdapter = {
   // tool running; the core's cancel signals every process of the run's tree, tools included.
   gracefulSignal: 'SIGTERM',
   stream: 'ndjson',
-  // Where `opencode export` finds the run's SQLite store (XDG_DATA_HOME, else HOME/.local/share), and
-  // the config it loads on the way (a config pointing at an unknown provider makes export fail).
-  storeEnvKeys: ['HOME', 'XDG_DATA_HOME', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME', 'OPENCODE_CONFIG', 'OPENCODE_CONFIG_DIR'],
+  storeEnvKeys: STORE_ENV_KEYS,
   chooseSessionId: () => null,
   launch: opencodeLaunch,
   parser: parseOpencode,

@@ -1,12 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { SubagentError } from '../errors.js';
 import type { AgentAdapter } from '../agents/types.js';
-import { findOnPath } from './common.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
 import { RECORD_FORMAT, type RunRecord } from '../registry/record.js';
 import { updateRecord } from '../registry/store.js';
 import { spawnSupervisor } from '../supervisor/spawn.js';
 import { nowIso } from '../time.js';
+import { enqueue, newTicket, parseLimit, readLimit, writeLimit } from '../queue.js';
+import { envValue, findOnPath } from './common.js';
+
+/**
+ * The concurrency limit: --max-concurrent or SUBAGENT_MAX_CONCURRENT sets the registry's limit (0
+ * removes it); a run started while a limit is in force gets a queue ticket.
+ */
+export function queueTicketFor(registry: string, flag: string | undefined, env: NodeJS.ProcessEnv): string | null {
+  const fromEnv = envValue(env, 'SUBAGENT_MAX_CONCURRENT');
+  if (flag !== undefined) writeLimit(registry, parseLimit(flag, '--max-concurrent'));
+  else if (fromEnv !== undefined) writeLimit(registry, parseLimit(fromEnv, 'SUBAGENT_MAX_CONCURRENT'));
+  return readLimit(registry) > 0 ? newTicket(randomUUID()) : null;
+}
 
 export interface RunSettings {
   name: string;
@@ -22,6 +34,7 @@ export interface RunSettings {
   parent: string | null;
   promptBytes: number;
   storeEnv: Record<string, string>;
+  queueTicket?: string | null;
 }
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
@@ -81,6 +94,7 @@ export function newRecord(s: RunSettings): RunRecord {
     children: [],
     lastActivityAt: null,
     storeEnv: s.storeEnv,
+    queueTicket: s.queueTicket ?? null,
     eventBytes: 0,
   };
 }
@@ -89,7 +103,8 @@ export function newRecord(s: RunSettings): RunRecord {
  * Starts the supervisor of a published run and records its identity, so that a run never depends on
  * the start command staying alive to be seen as scheduled.
  */
-export function launchSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv): RunRecord {
+export function launchSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv, ticket: string | null): RunRecord {
+  if (ticket) enqueue(registry, ticket, dir);
   const pid = spawnSupervisor(registry, dir, env);
   const identity = identityOf(pid);
   return updateRecord(dir, (r) => {

@@ -5,7 +5,7 @@ import { validateName } from '../registry/names.js';
 import { createRun, latestRun } from '../registry/store.js';
 import { observeLatest } from '../observe.js';
 import { resolveCwd, resolveRegistry, type Context } from './common.js';
-import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, storeEnvOf } from './launch.js';
+import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicketFor, storeEnvOf } from './launch.js';
 import { promptRequired } from './start.js';
 
 export interface ResumeOptions extends Context {
@@ -16,6 +16,7 @@ export interface ResumeOptions extends Context {
   variant?: string | undefined;
   /** null: repeat the arguments stored with the run. */
   extraArgs?: string[] | null;
+  maxConcurrent?: string | undefined;
 }
 
 /** resume-subagent: a new run of a finished name, in the same session and cwd. */
@@ -57,6 +58,7 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     });
   }
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env);
+  const queueTicket = queueTicketFor(registry, o.maxConcurrent, env);
   const record = newRecord({
     name,
     run: last.run + 1,
@@ -71,10 +73,11 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     parent: last.parent,
     promptBytes: o.prompt.length,
     storeEnv: storeEnvOf(adapter, env),
+    queueTicket,
   });
   const dir = createRun(registry, name, record, o.prompt);
   if (dir === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
-  const launched = launchSupervisor(registry, dir, env);
+  const launched = launchSupervisor(registry, dir, env, queueTicket);
   return launchOutput(registry, launched, 'resume');
 }
 

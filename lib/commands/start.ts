@@ -5,7 +5,7 @@ import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
 import { createName } from '../registry/store.js';
 import { envValue, resolveCwd, resolveRegistry, type Context } from './common.js';
-import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, storeEnvOf } from './launch.js';
+import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicketFor, storeEnvOf } from './launch.js';
 
 export interface StartOptions extends Context {
   name: string | undefined;
@@ -17,6 +17,7 @@ export interface StartOptions extends Context {
   agent?: string | undefined;
   files?: string[];
   extraArgs?: string[];
+  maxConcurrent?: string | undefined;
 }
 
 export const DEFAULT_CLI = 'opencode';
@@ -38,6 +39,7 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
   const model = o.model ?? (adapter.supports.model ? envValue(env, 'SUBAGENT_MODEL', 'OPENCODE_PSA_MODEL') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? envValue(env, 'SUBAGENT_VARIANT', 'OPENCODE_PSA_VARIANT') : undefined) ?? null;
   const registry = resolveRegistry(o);
+  const queueTicket = queueTicketFor(registry, o.maxConcurrent, env);
   const record = newRecord({
     name,
     run: 1,
@@ -52,9 +54,10 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
     parent: envValue(env, 'SUBAGENT_PARENT') ?? null,
     promptBytes: o.prompt.length,
     storeEnv: storeEnvOf(adapter, env),
+    queueTicket,
   });
   const dir = createName(registry, name, record, o.prompt);
-  const launched = launchSupervisor(registry, dir, env);
+  const launched = launchSupervisor(registry, dir, env, queueTicket);
   return launchOutput(registry, launched, 'new');
 }
 

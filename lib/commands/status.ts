@@ -5,6 +5,7 @@ import { listNames, nameDir, runDir } from '../registry/store.js';
 import type { Status } from '../registry/record.js';
 import { viewOf } from '../view.js';
 import { waitFor } from '../wait.js';
+import { queueView, readLimit } from '../queue.js';
 import { envValue, notFound, resolveRegistry, type Context } from './common.js';
 
 export interface StatusOptions extends Context {
@@ -117,7 +118,18 @@ function snapshot(registry: string, names: string[], strict: boolean): Snapshot 
 }
 
 function output(registry: string, s: Snapshot): Record<string, unknown> {
-  const body: Record<string, unknown> = { ok: true, registry, agents: [...s.observations.values()].map(viewOf) };
+  const observations = [...s.observations.values()];
+  const queue = observations.some((o) => o.record.queueTicket) || readLimit(registry) > 0 ? queueView(registry) : null;
+  const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
+  const agents = observations.map((o) => {
+    const v = viewOf(o);
+    const position = positions.get(o.dir);
+    v.queued = o.status === 'scheduled' && position !== undefined;
+    v.queuePosition = position ?? null;
+    return v;
+  });
+  const body: Record<string, unknown> = { ok: true, registry, agents };
+  if (queue) body.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
   if (s.problems.length) body.problems = s.problems;
   return body;
 }

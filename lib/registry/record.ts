@@ -73,6 +73,8 @@ export interface RunRecord {
   usage: Usage | null;
   children: ChildAgent[];
   lastActivityAt: string | null;
+  /** The run's place in the registry's queue when a concurrency limit was in force at its start. */
+  queueTicket: string | null;
   /** The variables that locate the agent CLI's own transcript store (see AgentAdapter.storeEnvKeys). */
   storeEnv: Record<string, string>;
   /** Bytes of the event log already digested by the supervisor's progress reader. */

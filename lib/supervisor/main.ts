@@ -9,6 +9,7 @@ import type { RunRecord } from '../registry/record.js';
 import { FILES, updateRecord } from '../registry/store.js';
 import { nowIso } from '../time.js';
 import { LineFollower } from '../lines.js';
+import { leaveQueue, waitForSlot } from '../queue.js';
 
 /**
  * The supervisor: one detached Node process per run, the sole owner of the run while it lives.
@@ -19,6 +20,8 @@ const PROGRESS_INTERVAL_MS = 250;
 
 /** The agent, once spawned; signal handlers run between ticks, so they see it set or not, never half. */
 let agent: { child: ChildProcess; adapter: AgentAdapter } | null = null;
+/** Our place in the registry's queue, when a concurrency limit applies. */
+let queued: { registry: string; ticket: string; runId: string } | null = null;
 
 function log(message: string): void {
   process.stderr.write(`${nowIso()} supervisor ${process.pid}: ${message}\n`);
@@ -47,8 +50,17 @@ async function main(): Promise<void> {
     finish(dir, adapter, null, { code: null, signal: null }, 'cancelled before the agent started');
     return;
   }
+  if (record.queueTicket) {
+    queued = { registry, ticket: record.queueTicket, runId: record.runId };
+    await waitForSlot(registry, record.queueTicket, record.runId, dir, me);
+    log('got a slot');
+  }
   checkpoint('before-agent-spawn');
-  await runAgent(registry, dir, record, adapter);
+  try {
+    await runAgent(registry, dir, record, adapter);
+  } finally {
+    if (queued) leaveQueue(queued.registry, queued.ticket, queued.runId);
+  }
 }
 
 async function runAgent(registry: string, dir: string, record: RunRecord, adapter: AgentAdapter): Promise<void> {
@@ -253,6 +265,7 @@ process.on('SIGTERM', () => {
         ? null
         : { ...cur, status: 'done', outcome: 'cancelled', finishedAt: nowIso(), endReason: 'cancelled-before-start', error: 'cancelled before the agent started', cancel: cur.cancel ?? { requestedAt: nowIso(), signal: 'SIGTERM', by: 0 } },
     );
+    if (queued) leaveQueue(queued.registry, queued.ticket, queued.runId);
     process.exit(0);
   } catch (err) {
     log(`SIGTERM handling failed: ${(err as Error).message}`);

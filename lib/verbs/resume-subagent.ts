@@ -2,6 +2,7 @@ import { runVerb } from '../cli/main.js';
 import { parseFlags, str } from '../cli/flags.js';
 import { readPrompt } from '../cli/prompt.js';
 import { validateName } from '../registry/names.js';
+import { parseLimit } from '../queue.js';
 import { resume } from '../commands/resume.js';
 
 const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
@@ -14,6 +15,8 @@ Send a new prompt to the session of a finished run: starts its next run in the b
   --cwd DIR            must be the run's own directory (a session belongs to its cwd)
   --model M            default: the run's model
   --variant V          default: the run's variant
+  --max-concurrent N   at most N runs of this registry run at once; the rest wait as scheduled,
+                       queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
   --registry DIR       the registry (see start-subagent --help)
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
   -h, --help           this text
@@ -25,11 +28,13 @@ Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD
 export function main(): Promise<void> {
   return runVerb(USAGE, async (argv) => {
     const { values, passthrough } = parseFlags(argv, {
-      string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry'],
+      string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent'],
       boolean: [],
       passthrough: true,
     });
     validateName(str(values, 'name'));
+    const limit = str(values, 'max-concurrent');
+    if (limit !== undefined) parseLimit(limit, '--max-concurrent');
     const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
     return {
       json: await resume({
@@ -40,6 +45,7 @@ export function main(): Promise<void> {
         variant: str(values, 'variant'),
         extraArgs: passthrough,
         registry: str(values, 'registry'),
+        maxConcurrent: str(values, 'max-concurrent'),
       }),
     };
   });

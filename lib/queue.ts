@@ -1,0 +1,203 @@
+import { mkdirSync, readdirSync, readFileSync, unlinkSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import { SubagentError, isErrno, unwritable } from './errors.js';
+import { isAlive, isIdentity, type ProcessIdentity } from './proc/identity.js';
+import { replaceFileDurably } from './registry/durable.js';
+import { withLock } from './registry/lock.js';
+import { observeRun } from './observe.js';
+
+/**
+ * A concurrency limit per registry without a daemon. Each waiting supervisor holds a ticket, named so
+ * that tickets sort in start order; a supervisor may run its agent only while holding a slot. Under
+ * the queue lock a supervisor takes a slot when fewer than `limit` live slots exist and its ticket is
+ * the first live one. Slots and tickets of dead processes are swept by whoever holds the lock next.
+ *
+ *   <registry>/queue/limit             the limit in force (absent or 0: none)
+ *   <registry>/queue/tickets/<ticket>  a waiting run: {"dir": run directory}
+ *   <registry>/queue/slots/<runId>     a running run: the supervisor's identity and its run directory
+ *   <registry>/queue/queue.lock
+ */
+export function queueDir(registry: string): string {
+  return join(registry, 'queue');
+}
+
+export function parseLimit(raw: string, source: string): number {
+  if (!/^[0-9]{1,6}$/.test(raw.trim())) {
+    throw new SubagentError('E_ARG_INVALID', `${source} "${raw}" is not a whole number`, { value: raw, hint: 'give the most runs that may run at once, e.g. 4 (0 removes the limit)' });
+  }
+  return Number(raw.trim());
+}
+
+export function readLimit(registry: string): number {
+  try {
+    const n = Number(readFileSync(join(queueDir(registry), 'limit'), 'utf8').trim());
+    return Number.isInteger(n) && n > 0 ? n : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export function writeLimit(registry: string, limit: number): void {
+  if (readLimit(registry) === limit) return;
+  try {
+    mkdirSync(queueDir(registry), { recursive: true });
+  } catch (err) {
+    throw unwritable(registry, err);
+  }
+  replaceFileDurably(join(queueDir(registry), 'limit'), `${limit}\n`);
+}
+
+/** A ticket name that sorts in start order across processes: the system-wide monotonic clock. */
+export function newTicket(runId: string): string {
+  return `${process.hrtime.bigint().toString().padStart(20, '0')}-${runId}`;
+}
+
+function ensureDirs(registry: string): void {
+  mkdirSync(join(queueDir(registry), 'tickets'), { recursive: true });
+  mkdirSync(join(queueDir(registry), 'slots'), { recursive: true });
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((e) => !e.startsWith('.')).sort();
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return [];
+    throw err;
+  }
+}
+
+function readJson(path: string): Record<string, unknown> | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    /* already gone */
+  }
+}
+
+/** A ticket is live while its run is still scheduled and watched by a live process. */
+function ticketLive(path: string): boolean {
+  const t = readJson(path);
+  if (!t || typeof t.dir !== 'string') return false;
+  try {
+    const o = observeRun(t.dir);
+    return o.status === 'scheduled';
+  } catch {
+    return false;
+  }
+}
+
+export interface QueueView {
+  limit: number;
+  running: string[];
+  queued: Array<{ dir: string; position: number }>;
+}
+
+/** The queue as it stands (read-only: dead entries are skipped, not removed). */
+export function queueView(registry: string): QueueView {
+  const limit = readLimit(registry);
+  const base = queueDir(registry);
+  const running: string[] = [];
+  for (const s of list(join(base, 'slots'))) {
+    const slot = readJson(join(base, 'slots', s));
+    if (slot && isIdentity(slot.owner) && isAlive(slot.owner) && typeof slot.dir === 'string') running.push(slot.dir);
+  }
+  const queued: QueueView['queued'] = [];
+  for (const t of list(join(base, 'tickets'))) {
+    const path = join(base, 'tickets', t);
+    if (!ticketLive(path)) continue;
+    queued.push({ dir: String(readJson(path)?.dir), position: queued.length + 1 });
+  }
+  return { limit, running, queued };
+}
+
+export function enqueue(registry: string, ticket: string, dir: string): void {
+  try {
+    ensureDirs(registry);
+    writeFileSync(join(queueDir(registry), 'tickets', ticket), JSON.stringify({ dir }), { flag: 'wx' });
+  } catch (err) {
+    if (!isErrno(err, 'EEXIST')) throw unwritable(registry, err);
+  }
+}
+
+export function leaveQueue(registry: string, ticket: string | null, runId: string): void {
+  if (ticket) removeQuietly(join(queueDir(registry), 'tickets', ticket));
+  removeQuietly(join(queueDir(registry), 'slots', runId));
+}
+
+/** One attempt under the queue lock: sweep the dead, then take a slot if it is our turn. */
+function tryTake(registry: string, ticket: string, runId: string, dir: string, me: ProcessIdentity): boolean {
+  const base = queueDir(registry);
+  return withLock(join(base, 'queue.lock'), () => {
+    enqueue(registry, ticket, dir); // again, in case a sweep took it while our run looked unwatched
+    const limit = readLimit(registry);
+    let live = 0;
+    for (const s of list(join(base, 'slots'))) {
+      const slot = readJson(join(base, 'slots', s));
+      if (slot && isIdentity(slot.owner) && isAlive(slot.owner)) live++;
+      else removeQuietly(join(base, 'slots', s));
+    }
+    let first: string | null = null;
+    for (const t of list(join(base, 'tickets'))) {
+      if (t === ticket || ticketLive(join(base, 'tickets', t))) {
+        first = t;
+        break;
+      }
+      removeQuietly(join(base, 'tickets', t));
+    }
+    if (limit > 0 && live >= limit) return false;
+    if (first !== ticket) return false;
+    writeFileSync(join(base, 'slots', runId), JSON.stringify({ owner: me, dir }));
+    removeQuietly(join(base, 'tickets', ticket));
+    return true;
+  });
+}
+
+/**
+ * Waits for a slot: woken by any change in the queue directories, with a backstop that notices a slot
+ * holder that died without a trace. Resolves when the slot is ours.
+ */
+export async function waitForSlot(registry: string, ticket: string, runId: string, dir: string, me: ProcessIdentity, backstopMs = 1000): Promise<void> {
+  ensureDirs(registry);
+  const base = queueDir(registry);
+  let poke: (() => void) | null = null;
+  let woken = false;
+  const wake = () => {
+    woken = true;
+    poke?.();
+  };
+  const watchers: FSWatcher[] = [];
+  for (const sub of ['slots', 'tickets', '']) {
+    try {
+      const w = watch(join(base, sub), wake);
+      w.on('error', () => undefined);
+      watchers.push(w);
+    } catch {
+      /* the backstop covers it */
+    }
+  }
+  try {
+    for (;;) {
+      woken = false;
+      if (tryTake(registry, ticket, runId, dir, me)) return;
+      if (woken) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, backstopMs);
+        poke = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      poke = null;
+    }
+  } finally {
+    for (const w of watchers) w.close();
+  }
+}
