@@ -81,3 +81,21 @@ function tail(path: string, max: number): Answer {
     closeSync(fd);
   }
 }
+
+/** The first line of a run's prompt, at most 120 characters: how a run is named in lists. */
+export function promptHead(dir: string): string {
+  let fd: number;
+  try {
+    fd = openSync(join(dir, FILES.prompt), 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const buf = Buffer.alloc(512);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const first = buf.subarray(0, n).toString('utf8').replace(/\uFFFD+$/, '').split('\n').find((l) => l.trim() !== '') ?? '';
+    return first.length > 120 ? first.slice(0, 119) + '…' : first;
+  } finally {
+    closeSync(fd);
+  }
+}

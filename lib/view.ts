@@ -30,6 +30,8 @@ export function viewOf(o: Observation): Record<string, unknown> {
     run: r.run,
     resumeCount: r.run - 1,
     parent: r.parent,
+    depth: r.depth ?? 1,
+    worktree: r.worktree ?? null,
     cancelRequested: r.cancel !== null,
     toolUses: r.toolUses,
     usage: r.usage,

@@ -493,11 +493,11 @@ function listDir(dir: string): string[] {
 
 /** The sub-agent transcript file of `childId` (an agentId, or the Agent tool_use id via its .meta.json). */
 export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 'storeEnv'>): string | null {
-  if (!SAFE_ID.test(q.childId)) return null;
+  if (!SAFE_ID.test(q.childId) || (q.sessionId && !SAFE_ID.test(q.sessionId))) return null;
   const projects = join(claudeConfigDir(q.storeEnv), 'projects');
   const file = `agent-${q.childId}.jsonl`;
   const sessionDirs: string[] = [];
-  if (q.sessionId && SAFE_ID.test(q.sessionId)) {
+  if (q.sessionId) {
     sessionDirs.push(join(projects, projectSlug(q.cwd), q.sessionId));
     for (const p of listDir(projects)) sessionDirs.push(join(projects, p, q.sessionId));
   } else {

@@ -277,7 +277,7 @@ function toolMessage(item: Item, statusOverride?: string): Message {
       input = commandText(r.command);
       const out = str(r.aggregated_output) ?? str(r.output) ?? '';
       const code = typeof r.exit_code === 'number' ? r.exit_code : null;
-      output = (code !== null && code !== 0 ? `[exit ${code}] ` : '') + out.trimEnd();
+      output = `${code !== null && code !== 0 ? `[exit ${code}] ` : ''}${out}`.trimEnd();
       break;
     }
     case 'file_change': {

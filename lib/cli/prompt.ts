@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { SubagentError } from '../errors.js';
 
 /** The prompt, byte-exact, from --prompt TEXT, --prompt - (stdin) or --prompt-file PATH. */
-export function readPrompt(flag: string | undefined, file: string | undefined, cwd = process.cwd()): Buffer {
+export function readPrompt(flag: string | undefined, file: string | undefined, cwd = process.cwd(), opts: { stdinAllowed?: boolean } = {}): Buffer {
   if (flag !== undefined && file !== undefined) {
     throw new SubagentError('E_ARG_INVALID', 'give the prompt once: --prompt or --prompt-file, not both', { hint: 'drop one of them' });
   }
@@ -18,7 +18,7 @@ export function readPrompt(flag: string | undefined, file: string | undefined, c
         hint: 'give the path of a readable file (relative paths resolve against your directory)',
       });
     }
-  } else if (flag === '-') {
+  } else if (flag === '-' && opts.stdinAllowed !== false) {
     try {
       data = readFileSync(0);
     } catch (err) {

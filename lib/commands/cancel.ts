@@ -5,13 +5,15 @@ import { isAlive, type ProcessIdentity } from '../proc/identity.js';
 import { signalAll, signalIdentity } from '../proc/signal.js';
 import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
 import { validateName } from '../registry/names.js';
-import { updateRecord } from '../registry/store.js';
+import { listNames, updateRecord } from '../registry/store.js';
 import { monotonicMs, nowIso, sleep } from '../time.js';
 import { envValue, requireLatest, resolveRegistry, type Context } from './common.js';
 
 export interface CancelOptions extends Context {
   name: string | undefined;
   signal?: string | undefined;
+  /** Also cancel every run started from this one (by parent), at any depth. */
+  recursive?: boolean;
 }
 
 const SIGNALS: Record<string, NodeJS.Signals> = { TERM: 'SIGTERM', KILL: 'SIGKILL', INT: 'SIGINT' };
@@ -48,11 +50,63 @@ async function waitGone(seen: Seen[], ms: number): Promise<Seen[]> {
  * of the run remains, and make sure the end is recorded as `cancelled`.
  */
 export async function cancel(o: CancelOptions): Promise<Record<string, unknown>> {
-  const env = o.env ?? process.env;
   validateName(o.name);
-  const asked = parseSignal(o.signal);
+  parseSignal(o.signal);
   const registry = resolveRegistry(o);
+  if (!o.recursive) return cancelOne(registry, o.name!, o);
+  requireLatest(registry, o.name!);
+  // The parent first (so it starts nothing new), then its descendants, level by level.
+  let top: Record<string, unknown> | null = null;
+  try {
+    top = await cancelOne(registry, o.name!, o);
+  } catch (err) {
+    if (!(err instanceof SubagentError && err.code === 'E_NOT_RUNNING')) throw err;
+  }
+  const descendants: Array<Record<string, unknown>> = [];
+  for (const name of descendantsOf(registry, o.name!)) {
+    try {
+      const r = await cancelOne(registry, name, o);
+      descendants.push({ name, previousStatus: r.previousStatus, status: r.status, outcome: r.outcome, survivors: r.survivors });
+    } catch (err) {
+      if (err instanceof SubagentError && err.code === 'E_NOT_RUNNING') descendants.push({ name, previousStatus: err.details.status, status: err.details.status, outcome: err.details.outcome, survivors: [] });
+      else if (err instanceof SubagentError) descendants.push({ name, code: err.code, error: err.message });
+      else throw err;
+    }
+  }
+  if (!top && !descendants.some((d) => d.previousStatus === 'running' || d.previousStatus === 'scheduled' || d.previousStatus === 'unknown')) {
+    throw notRunning(o.name!, requireLatest(registry, o.name!));
+  }
   const ob = requireLatest(registry, o.name!);
+  return {
+    ...(top ?? { ok: true, registry, name: o.name, run: ob.record.run, pid: ob.record.supervisor?.pid ?? null, agentPid: ob.record.agentProcess?.pid ?? null, signalSent: null, previousStatus: ob.status, status: ob.status, outcome: ob.record.outcome, processesSignalled: 0, survivors: [] }),
+    descendants,
+  };
+}
+
+/** Names whose parent chain leads to `root`, breadth first. */
+function descendantsOf(registry: string, root: string): string[] {
+  const parentOf = new Map<string, string | null>();
+  for (const n of listNames(registry)) {
+    try {
+      parentOf.set(n, requireLatest(registry, n).record.parent);
+    } catch {
+      /* unreadable: reported by status, skipped here */
+    }
+  }
+  const out: string[] = [];
+  let level = [root];
+  while (level.length) {
+    const next = [...parentOf].filter(([n, p]) => p !== null && level.includes(p) && n !== root && !out.includes(n)).map(([n]) => n);
+    out.push(...next);
+    level = next;
+  }
+  return out;
+}
+
+async function cancelOne(registry: string, nameArg: string, o: CancelOptions): Promise<Record<string, unknown>> {
+  const env = o.env ?? process.env;
+  const asked = parseSignal(o.signal);
+  const ob = requireLatest(registry, nameArg);
   const name = ob.record.name;
   const previousStatus = ob.status;
   if (ob.status === 'done' || (ob.status === 'unknown' && !ob.agentAlive)) throw notRunning(name, ob);

@@ -35,6 +35,8 @@ export interface RunSettings {
   promptBytes: number;
   storeEnv: Record<string, string>;
   queueTicket?: string | null;
+  worktree?: RunRecord['worktree'];
+  depth?: number;
 }
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
@@ -95,6 +97,8 @@ export function newRecord(s: RunSettings): RunRecord {
     lastActivityAt: null,
     storeEnv: s.storeEnv,
     queueTicket: s.queueTicket ?? null,
+    worktree: s.worktree ?? null,
+    depth: s.depth ?? 1,
     eventBytes: 0,
   };
 }

@@ -10,6 +10,8 @@ export interface ResultOptions extends Context {
   name: string | undefined;
   run?: string | undefined;
   child?: string | undefined;
+  /** Every run after this one. */
+  since?: string | undefined;
 }
 
 export function parseRunNumber(value: string, flag: string): number {
@@ -25,7 +27,6 @@ export async function result(o: ResultOptions): Promise<Record<string, unknown>>
   const latest = requireLatest(registry, o.name!);
   const name = latest.record.name;
   if (o.child !== undefined) {
-    if (o.run !== undefined) throw new SubagentError('E_ARG_INVALID', '--run and --child cannot be combined', { hint: 'a child id already names its run' });
     const c = await childTranscript(registry, name, o.child);
     const answer = [...c.messages].reverse().find((m) => m.role === 'assistant');
     return {
@@ -41,6 +42,17 @@ export async function result(o: ResultOptions): Promise<Record<string, unknown>>
       truncated: false,
       bytes: Buffer.byteLength(answer?.text ?? ''),
     };
+  }
+  if (o.since !== undefined) {
+    const k = o.since === '0' ? 0 : parseRunNumber(o.since, '--since');
+    const runs = (listRuns(registry, name) ?? []).filter((n) => n > k);
+    const out = [];
+    for (const n of runs) {
+      const r = n === latest.record.run ? latest : observeRun(runDir(registry, name, n));
+      const a = lastAnswer(r.dir, r.record, await loadAdapter(r.record.cli));
+      out.push({ run: n, status: r.status, outcome: r.status === 'done' ? r.record.outcome : null, exitCode: r.record.exitCode, sessionId: r.record.sessionId, lastAssistantText: a.text, truncated: a.truncated, bytes: a.bytes });
+    }
+    return { ok: true, registry, name, since: k, latestRun: latest.record.run, runs: out };
   }
   let ob = latest;
   if (o.run !== undefined) {

@@ -71,6 +71,8 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     extraArgs: o.extraArgs ?? last.extraArgs,
     sessionId: last.sessionId,
     parent: last.parent,
+    depth: last.depth ?? 1,
+    worktree: last.worktree ?? null,
     promptBytes: o.prompt.length,
     storeEnv: storeEnvOf(adapter, env),
     queueTicket,

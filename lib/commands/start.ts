@@ -3,7 +3,10 @@ import { resolve } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
-import { createName } from '../registry/store.js';
+import { createName, latestRun } from '../registry/store.js';
+import { locateRegistry } from '../registry/locate.js';
+import { observeLatest } from '../observe.js';
+import { addWorktree, discardFreshWorktree, type Worktree } from '../worktree.js';
 import { envValue, resolveCwd, resolveRegistry, type Context } from './common.js';
 import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicketFor, storeEnvOf } from './launch.js';
 
@@ -18,9 +21,41 @@ export interface StartOptions extends Context {
   files?: string[];
   extraArgs?: string[];
   maxConcurrent?: string | undefined;
+  worktree?: boolean;
+  base?: string | undefined;
 }
 
 export const DEFAULT_CLI = 'opencode';
+export const DEFAULT_MAX_DEPTH = 3;
+
+/**
+ * Nested orchestration: a start from inside a run (SUBAGENT_PARENT set by its supervisor) records the
+ * parent and sits one level deeper; past SUBAGENT_MAX_DEPTH it is refused.
+ */
+function nesting(env: NodeJS.ProcessEnv): { parent: string | null; depth: number } {
+  const parent = envValue(env, 'SUBAGENT_PARENT') ?? null;
+  if (parent === null) return { parent: null, depth: 1 };
+  let parentDepth = 1;
+  try {
+    const home = envValue(env, 'SUBAGENT_DIR');
+    const o = home ? observeLatest(locateRegistry(home, env).path, validateName(parent)) : null;
+    parentDepth = o?.record.depth ?? 1;
+  } catch {
+    parentDepth = 1;
+  }
+  const depth = parentDepth + 1;
+  const raw = envValue(env, 'SUBAGENT_MAX_DEPTH');
+  const max = raw !== undefined && /^[0-9]+$/.test(raw) ? Number(raw) : DEFAULT_MAX_DEPTH;
+  if (depth > max) {
+    throw new SubagentError('E_DEPTH_LIMIT', `starting a sub-agent from "${parent}" would nest ${depth} levels deep; the limit is ${max}`, {
+      parent,
+      depth,
+      max,
+      hint: 'do the work in this run instead, or raise SUBAGENT_MAX_DEPTH',
+    });
+  }
+  return { parent, depth };
+}
 
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
 export async function start(o: StartOptions): Promise<Record<string, unknown>> {
@@ -29,16 +64,23 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
   const name = validateName(o.name);
   if (o.prompt.length === 0) throw promptRequired();
   const adapter = await loadAdapter(o.cli ?? envValue(env, 'SUBAGENT_CLI') ?? DEFAULT_CLI);
-  const cwd = resolveCwd(o.cwdDir, callerCwd);
+  let cwd = resolveCwd(o.cwdDir, callerCwd);
   const files = (o.files ?? []).map((f) => resolve(callerCwd, f));
   for (const f of files) {
     if (!existsSync(f)) throw new SubagentError('E_ARG_INVALID', `--file ${f} does not exist`, { file: f, hint: 'give paths of existing files (relative paths resolve against your directory)' });
   }
+  if (o.base !== undefined && !o.worktree) throw new SubagentError('E_ARG_INVALID', '--base needs --worktree', { hint: 'add --worktree, or drop --base' });
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined, agent: o.agent !== undefined, files: files.length > 0 }, env);
+  const { parent, depth } = nesting(env);
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? envValue(env, 'SUBAGENT_MODEL', 'OPENCODE_PSA_MODEL') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? envValue(env, 'SUBAGENT_VARIANT', 'OPENCODE_PSA_VARIANT') : undefined) ?? null;
   const registry = resolveRegistry(o);
+  let worktree: Worktree | null = null;
+  if (o.worktree) {
+    if (latestRun(registry, name) !== null) throw nameExists(registry, name);
+    ({ worktree, cwd } = addWorktree(registry, name, cwd, o.base));
+  }
   const queueTicket = queueTicketFor(registry, o.maxConcurrent, env);
   const record = newRecord({
     name,
@@ -51,14 +93,26 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
     files,
     extraArgs: o.extraArgs ?? [],
     sessionId: adapter.chooseSessionId(),
-    parent: envValue(env, 'SUBAGENT_PARENT') ?? null,
+    parent,
+    depth,
+    worktree,
     promptBytes: o.prompt.length,
     storeEnv: storeEnvOf(adapter, env),
     queueTicket,
   });
-  const dir = createName(registry, name, record, o.prompt);
+  let dir: string;
+  try {
+    dir = createName(registry, name, record, o.prompt);
+  } catch (err) {
+    if (worktree) discardFreshWorktree(worktree);
+    throw err;
+  }
   const launched = launchSupervisor(registry, dir, env, queueTicket);
   return launchOutput(registry, launched, 'new');
+}
+
+function nameExists(registry: string, name: string): SubagentError {
+  return new SubagentError('E_NAME_EXISTS', `a run named "${name}" already exists`, { name, registry, hint: 'choose another name, or resume it with resume-subagent' });
 }
 
 export function promptRequired(): SubagentError {

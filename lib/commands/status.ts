@@ -1,19 +1,28 @@
 import { SubagentError } from '../errors.js';
-import { isTerminal, observeLatest, type Observation } from '../observe.js';
+import { isTerminal, observeLatest, observeRun, type Observation } from '../observe.js';
 import { validateName } from '../registry/names.js';
-import { listNames, nameDir, runDir } from '../registry/store.js';
+import { agentsDir, listNames, listRuns, nameDir, readRecord, runDir } from '../registry/store.js';
 import type { Status } from '../registry/record.js';
 import { viewOf } from '../view.js';
 import { waitFor } from '../wait.js';
 import { queueView, readLimit } from '../queue.js';
+import { writeJunit } from '../junit.js';
+import { promptHead } from '../transcript.js';
 import { envValue, notFound, resolveRegistry, type Context } from './common.js';
 
 export interface StatusOptions extends Context {
   names?: string[];
+  /** All names under `prefix/`. */
+  prefix?: string | undefined;
+  all?: boolean;
   wait?: boolean;
   waitTerminal?: boolean;
   /** Seconds; undefined: SUBAGENT_WAIT_TIMEOUT_SEC (default 100); 0: forever. */
   timeoutSec?: string | undefined;
+  requireSuccess?: boolean;
+  junit?: string | undefined;
+  /** With one --name: every run of it. */
+  runs?: boolean;
 }
 
 interface Snapshot {
@@ -35,71 +44,106 @@ export function waitTimeoutMs(flag: string | undefined, env: NodeJS.ProcessEnv):
   return sec === 0 ? null : sec * 1000;
 }
 
-/** subagent-status: list runs, or wait for the first change / for every named run to be terminal. */
+/** Checks the options that do not need the registry; the verb calls it before anything is read. */
+export function checkStatusOptions(o: StatusOptions): void {
+  for (const n of o.names ?? []) validateName(n);
+  if (o.prefix !== undefined) validateName(o.prefix);
+  const selectors = [(o.names ?? []).length > 0, o.prefix !== undefined, o.all === true].filter(Boolean).length;
+  if (selectors > 1) throw new SubagentError('E_ARG_INVALID', '--name, --prefix and --all cannot be combined', { hint: 'choose one way to select runs' });
+  if (o.wait && o.waitTerminal) throw new SubagentError('E_ARG_INVALID', '--wait and --wait-terminal cannot be combined', { hint: 'choose one' });
+  if ((o.wait || o.waitTerminal) && selectors === 0) {
+    throw new SubagentError('E_WAIT_NAME_REQUIRED', 'waiting needs the runs to wait for', { hint: 'add --name N (repeatable), --prefix P or --all' });
+  }
+  if (o.runs && ((o.names ?? []).length !== 1 || o.wait || o.waitTerminal)) {
+    throw new SubagentError('E_ARG_INVALID', '--runs lists the history of one name', { hint: 'give exactly one --name, without --wait' });
+  }
+}
+
+/** subagent-status: list runs, or wait for the first change / for every selected run to be terminal. */
 export async function status(o: StatusOptions): Promise<Record<string, unknown>> {
+  checkStatusOptions(o);
   const env = o.env ?? process.env;
   const registry = resolveRegistry(o);
+  if (o.runs) return history(registry, o.names![0]!);
   const asked = [...new Set(o.names ?? [])];
-  for (const n of asked) validateName(n);
   const waiting = o.wait || o.waitTerminal;
   const timeoutMs = waiting ? waitTimeoutMs(o.timeoutSec, env) : null;
-  if (waiting && asked.length === 0) {
-    throw new SubagentError('E_WAIT_NAME_REQUIRED', 'waiting needs the names of the runs to wait for', {
-      hint: 'add --name N (repeatable)',
-    });
-  }
-  const strict = asked.length > 0;
-  const take = (): Snapshot => snapshot(registry, asked.length ? asked : listNames(registry), strict);
-  if (!waiting) return output(registry, take());
-
-  const first = take();
-  for (const n of asked) if (!first.observations.has(n)) throw notFound(n, registry);
-  const baseline = new Map([...first.observations].map(([n, o]) => [n, key(o)]));
-  const spec = {
-    dirs: () => asked.flatMap((n) => [nameDir(registry, n), ...latestDirs(registry, n, first)]),
-    relevant: (file: string | null) => file === null || file === 'record.json' || /^[0-9]+$/.test(file),
-    timeoutMs,
-    check: () => {
-      const now = take();
-      first.observations = now.observations;
-      const done = o.waitTerminal
-        ? [...now.observations.values()].every((ob) => isTerminal(ob.status))
-        : [...now.observations].some(([n, ob]) => baseline.get(n) !== key(ob));
-      return { done, value: now };
-    },
+  const select = (): string[] => {
+    if (asked.length) return asked;
+    const all = listNames(registry);
+    return o.prefix !== undefined ? all.filter((n) => n.startsWith(o.prefix + '/')) : all;
   };
-  const { value, timedOut } = await waitFor(spec);
+  const take = (): Snapshot => snapshot(registry, select(), asked.length > 0);
+
+  let value: Snapshot;
+  let changed: Array<Record<string, unknown>> | null = null;
+  let timedOut = false;
+  if (!waiting) value = take();
+  else {
+    const first = take();
+    for (const n of asked) if (!first.observations.has(n)) throw notFound(n, registry);
+    if (first.observations.size === 0) {
+      throw new SubagentError('E_NAME_NOT_FOUND', o.prefix !== undefined ? `no runs named ${o.prefix}/… in ${registry}` : `no runs in ${registry}`, {
+        registry,
+        hint: 'start some runs first, or check --registry / SUBAGENT_DIR',
+      });
+    }
+    const baseline = new Map([...first.observations].map(([n, ob]) => [n, key(ob)]));
+    let latest = first;
+    const r = await waitFor({
+      dirs: () => [agentsDir(registry), ...[...latest.observations.keys()].flatMap((n) => [nameDir(registry, n), runDir(registry, n, latest.observations.get(n)!.record.run)])],
+      relevant: (file) => file === null || !/^(events\.log|stderr\.log|supervisor\.log|prompt)$|\.lock|\.tmp-|^\.new-/.test(file),
+      timeoutMs,
+      check: () => {
+        latest = take();
+        const done = o.waitTerminal
+          ? [...latest.observations.values()].every((ob) => isTerminal(ob.status))
+          : [...latest.observations].some(([n, ob]) => baseline.get(n) !== key(ob));
+        return { done, value: latest };
+      },
+    });
+    value = r.value;
+    timedOut = r.timedOut;
+    if (o.wait) {
+      changed = [...value.observations]
+        .filter(([n, ob]) => baseline.get(n) !== key(ob))
+        .map(([n, ob]) => ({
+          name: n,
+          previousStatus: baseline.has(n) ? baseline.get(n)!.split(' ')[0] : null,
+          status: ob.status,
+          run: ob.record.run,
+          exitCode: ob.record.exitCode,
+          finishedAt: ob.record.finishedAt,
+        }));
+    }
+  }
   const body = output(registry, value);
+  if (changed) body.changed = changed;
+  if (o.junit !== undefined) body.junit = await writeJunit(o.junit, registry, [...value.observations.values()], o.cwd ?? process.cwd());
   if (timedOut) {
     throw new SubagentError(
       'E_WAIT_TIMEOUT',
       `timed out after ${(timeoutMs ?? 0) / 1000} s waiting for ${o.waitTerminal ? 'every run to end' : 'a change'}`,
       { registry, timeoutSec: (timeoutMs ?? 0) / 1000, hint: 'wait again, or raise --timeout / SUBAGENT_WAIT_TIMEOUT_SEC (0 waits forever)' },
-      { agents: body.agents },
+      { agents: body.agents, ...(body.junit ? { junit: body.junit } : {}) },
     );
   }
-  if (o.wait) {
-    body.changed = [...value.observations]
-      .filter(([n, ob]) => baseline.get(n) !== key(ob))
-      .map(([n, ob]) => ({
-        name: n,
-        previousStatus: first.observations.has(n) ? baseline.get(n)!.split(' ')[0] : null,
-        status: ob.status,
-        run: ob.record.run,
-        exitCode: ob.record.exitCode,
-        finishedAt: ob.record.finishedAt,
-      }));
+  if (o.requireSuccess) {
+    const failed = [...value.observations.values()].filter((ob) => !(ob.status === 'done' && ob.record.outcome === 'succeeded'));
+    if (failed.length) {
+      throw new SubagentError(
+        'E_RUN_FAILED',
+        `${failed.length} of ${value.observations.size} run${value.observations.size === 1 ? '' : 's'} did not succeed: ${failed.map((f) => `${f.record.name} (${f.status}${f.record.outcome ? ' ' + f.record.outcome : ''})`).join(', ')}`,
+        { registry, failed: failed.map((f) => f.record.name), hint: 'read their answers with subagent-result --name N; errors are in each record' },
+        { agents: body.agents, ...(body.junit ? { junit: body.junit } : {}) },
+      );
+    }
   }
   return body;
 }
 
 function key(o: Observation): string {
   return `${o.status satisfies Status} ${o.record.run} ${o.record.outcome}`;
-}
-
-function latestDirs(registry: string, name: string, s: Snapshot): string[] {
-  const ob = s.observations.get(name);
-  return ob ? [runDir(registry, name, ob.record.run)] : [];
 }
 
 function snapshot(registry: string, names: string[], strict: boolean): Snapshot {
@@ -132,4 +176,37 @@ function output(registry: string, s: Snapshot): Record<string, unknown> {
   if (queue) body.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
   if (s.problems.length) body.problems = s.problems;
   return body;
+}
+
+/** --runs: every run of one name, oldest first. */
+function history(registry: string, name: string): Record<string, unknown> {
+  const runs = listRuns(registry, name);
+  if (!runs) throw notFound(name, registry);
+  const latest = runs[runs.length - 1];
+  return {
+    ok: true,
+    registry,
+    name,
+    runs: runs.map((k) => {
+      const dir = runDir(registry, name, k);
+      const ob = k === latest ? observeRun(dir) : { record: readRecord(dir), status: 'done' as Status };
+      const r = ob.record;
+      return {
+        run: k,
+        status: ob.status,
+        outcome: r.outcome,
+        cli: r.cli,
+        model: r.model,
+        promptHead: promptHead(dir),
+        promptBytes: r.promptBytes,
+        sessionId: r.sessionId,
+        startedAt: r.startedAt,
+        finishedAt: r.finishedAt,
+        exitCode: r.exitCode,
+        signal: r.signal,
+        error: r.error,
+        usage: r.usage,
+      };
+    }),
+  };
 }

@@ -73,6 +73,10 @@ export interface RunRecord {
   usage: Usage | null;
   children: ChildAgent[];
   lastActivityAt: string | null;
+  /** The run's own git worktree (--worktree), kept across resumes. */
+  worktree: { path: string; branch: string; base: string; repo: string } | null;
+  /** Nesting depth: 1 for a run started from outside any run, its parent's depth + 1 otherwise. */
+  depth: number;
   /** The run's place in the registry's queue when a concurrency limit was in force at its start. */
   queueTicket: string | null;
   /** The variables that locate the agent CLI's own transcript store (see AgentAdapter.storeEnvKeys). */

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from '../errors.js';
 import { createFileDurably, fsyncDir, replaceFileDurably } from './durable.js';
@@ -112,6 +112,7 @@ export function createName(registry: string, name: string, record: RunRecord, pr
   try {
     mkdirSync(join(registry, 'tmp'), { recursive: true });
     mkdirSync(agentsDir(registry), { recursive: true });
+    ignoreInGit(registry);
     tmp = mkdtempSync(join(registry, 'tmp', 'new-'));
     const run = join(tmp, '1');
     mkdirSync(run);
@@ -180,4 +181,10 @@ export function updateRecord(dir: string, mutate: (current: RunRecord) => RunRec
     replaceFileDurably(recordPath(dir), serialiseRecord(next), label);
     return next;
   });
+}
+
+/** A registry inside a git checkout should not show up in `git status`: it ignores itself. */
+function ignoreInGit(registry: string): void {
+  const path = join(registry, '.gitignore');
+  if (!existsSync(path)) writeFileSync(path, '# created by subagents: the registry is not source\n*\n');
 }

@@ -1,9 +1,9 @@
 import { runVerb } from '../cli/main.js';
-import { parseFlags, str } from '../cli/flags.js';
+import { bool, parseFlags, str } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
 import { cancel, parseSignal } from '../commands/cancel.js';
 
-const USAGE = `usage: subagent-cancel --name NAME [--signal TERM|INT|KILL] [--registry DIR]
+const USAGE = `usage: subagent-cancel --name NAME [--signal TERM|INT|KILL] [--recursive] [--registry DIR]
 
 Stop a run and its whole process tree, and record it as cancelled. Works on scheduled runs too.
 
@@ -11,6 +11,8 @@ Stop a run and its whole process tree, and record it as cancelled. Works on sche
   --signal SIG       the first signal: TERM, INT or KILL (default: the CLI's graceful one —
                      INT for claude and codex, TERM otherwise). After a grace period
                      (SUBAGENT_CANCEL_GRACE_MS, default 3000) what remains gets TERM, then KILL.
+  --recursive        also cancel every run started from inside this one (its "parent"), at any depth;
+                     adds "descendants":[{name,previousStatus,status,outcome,survivors}]
   --registry DIR     the registry (see start-subagent --help)
   -h, --help         this text
 
@@ -21,9 +23,9 @@ Errors: E_NOT_RUNNING for a run that already ended.
 
 export function main(): Promise<void> {
   return runVerb(USAGE, async (argv) => {
-    const { values } = parseFlags(argv, { string: ['name', 'signal', 'registry'], boolean: [] });
+    const { values } = parseFlags(argv, { string: ['name', 'signal', 'registry'], boolean: ['recursive'] });
     validateName(str(values, 'name'));
     parseSignal(str(values, 'signal'));
-    return { json: await cancel({ name: str(values, 'name'), signal: str(values, 'signal'), registry: str(values, 'registry') }) };
+    return { json: await cancel({ name: str(values, 'name'), signal: str(values, 'signal'), recursive: bool(values, 'recursive'), registry: str(values, 'registry') }) };
   });
 }

@@ -1,9 +1,10 @@
 import { runVerb } from '../cli/main.js';
 import { bool, parseFlags, str } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
+import { SubagentError } from '../errors.js';
 import { result } from '../commands/result.js';
 
-const USAGE = `usage: subagent-result --name NAME [--json] [--run K | --child ID] [--registry DIR]
+const USAGE = `usage: subagent-result --name NAME [--json] [--run K | --since K | --child ID] [--registry DIR]
 
 Print the last assistant answer of a run — at once, also while it is still running (what exists so far).
 
@@ -11,6 +12,9 @@ Print the last assistant answer of a run — at once, also while it is still run
   --json           one JSON line: {"ok":true,"registry","name","run","sessionId","status","outcome",
                    "exitCode","lastAssistantText","truncated","bytes"}
   --run K          run K of the name instead of the latest
+  --since K        the answers of every run after run K (0: all), oldest first: {"runs":[{run,status,
+                   outcome,exitCode,lastAssistantText,…}]}; plain text puts a "[subagents: run N, …]" line
+                   before each
   --child ID       the answer of one child sub-agent of the run (ids are in status "children");
                    read from the agent CLI's own transcript store where the stream lacks it
   --registry DIR   the registry (see start-subagent --help)
@@ -22,10 +26,19 @@ For the shell CLI the answer is the script's stdout; past 1 MiB only its tail is
 
 export function main(): Promise<void> {
   return runVerb(USAGE, async (argv) => {
-    const { values } = parseFlags(argv, { string: ['name', 'registry', 'run', 'child'], boolean: ['json'] });
+    const { values } = parseFlags(argv, { string: ['name', 'registry', 'run', 'child', 'since'], boolean: ['json'] });
+    const picks = ['run', 'child', 'since'].filter((k) => values[k] !== undefined);
+    if (picks.length > 1) throw new SubagentError('E_ARG_INVALID', `${picks.map((p) => '--' + p).join(' and ')} cannot be combined`, { hint: 'choose one run, one child, or the runs since K' });
     validateName(str(values, 'name'));
-    const r = await result({ name: str(values, 'name'), run: str(values, 'run'), child: str(values, 'child'), registry: str(values, 'registry') });
+    const r = await result({ name: str(values, 'name'), run: str(values, 'run'), child: str(values, 'child'), since: str(values, 'since'), registry: str(values, 'registry') });
     if (bool(values, 'json')) return { json: r };
+    if (Array.isArray(r.runs)) {
+      const parts = (r.runs as Array<Record<string, unknown>>).map((x) => {
+        const t = String(x.lastAssistantText);
+        return `[subagents: run ${x.run}, ${x.status}${x.outcome ? ' ' + x.outcome : ''}]\n${t}${t === '' || t.endsWith('\n') ? '' : '\n'}`;
+      });
+      return { text: parts.join('') };
+    }
     const text = String(r.lastAssistantText);
     const note = r.truncated ? `[subagents: output truncated to its last ${Buffer.byteLength(text)} of ${r.bytes} bytes]\n` : '';
     return { text: note + text + (text === '' || text.endsWith('\n') ? '' : '\n') };

@@ -1,11 +1,14 @@
 import { runVerb } from '../cli/main.js';
-import { list, parseFlags, str } from '../cli/flags.js';
+import { bool, list, parseFlags, str } from '../cli/flags.js';
 import { readPrompt } from '../cli/prompt.js';
+import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
 import { parseLimit } from '../queue.js';
 import { start } from '../commands/start.js';
+import { batch } from '../commands/batch.js';
 
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
+       start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N]
 
 Start a new named agent run in the background and return at once with one JSON line.
 
@@ -18,8 +21,13 @@ Start a new named agent run in the background and return at once with one JSON l
   --variant V          model variant / reasoning effort               [SUBAGENT_VARIANT]
   --agent A            the agent CLI's own agent / profile
   --file PATH          attach a file (repeatable; where the CLI supports it)
+  --worktree           run in a new git worktree on branch subagents/NAME (under the registry)
+  --base REF           the worktree's starting point (default HEAD)
   --max-concurrent N   at most N runs of this registry run at once; the rest wait as scheduled,
                        queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
+  --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
+                       cli, cwd, model, variant, agent, files, args, worktree, base; the flags above
+                       are defaults for every line. Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume
   -h, --help           this text
@@ -31,28 +39,43 @@ Errors: {"ok":false,"code":"E_…","error","details":{"hint"}}; exit 1. See docs
 export function main(): Promise<void> {
   return runVerb(USAGE, async (argv) => {
     const { values, passthrough } = parseFlags(argv, {
-      string: ['name', 'prompt', 'prompt-file', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'registry', 'max-concurrent'],
-      boolean: [],
+      string: ['name', 'prompt', 'prompt-file', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'registry', 'max-concurrent', 'batch', 'base'],
+      boolean: ['worktree'],
       repeatable: ['file'],
       passthrough: true,
     });
-    validateName(str(values, 'name'));
     const limit = str(values, 'max-concurrent');
     if (limit !== undefined) parseLimit(limit, '--max-concurrent');
+    const common = {
+      cli: str(values, 'cli'),
+      cwdDir: str(values, 'cwd'),
+      model: str(values, 'model'),
+      variant: str(values, 'variant'),
+      agent: str(values, 'agent'),
+      maxConcurrent: limit,
+      worktree: bool(values, 'worktree'),
+      base: str(values, 'base'),
+    };
+    const source = str(values, 'batch');
+    if (source !== undefined) {
+      const clash = ['name', 'prompt', 'prompt-file', 'file'].filter((k) => values[k] !== undefined);
+      if (clash.length || passthrough) {
+        throw new SubagentError('E_ARG_INVALID', `--batch takes every run from its lines; ${clash.length ? clash.map((c) => '--' + c).join(', ') : '"-- ARGS"'} cannot be given with it`, {
+          hint: 'put name, prompt, files and args in each JSON line',
+        });
+      }
+      return { json: await batch({ batch: source, defaults: common, registry: str(values, 'registry') }) };
+    }
+    validateName(str(values, 'name'));
     const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
     return {
       json: await start({
+        ...common,
         name: str(values, 'name'),
         prompt,
-        cli: str(values, 'cli'),
-        cwdDir: str(values, 'cwd'),
-        model: str(values, 'model'),
-        variant: str(values, 'variant'),
-        agent: str(values, 'agent'),
         files: list(values, 'file'),
         extraArgs: passthrough ?? [],
         registry: str(values, 'registry'),
-        maxConcurrent: str(values, 'max-concurrent'),
       }),
     };
   });

@@ -1,39 +1,54 @@
 import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
-import { status } from '../commands/status.js';
+import { checkStatusOptions, status, type StatusOptions } from '../commands/status.js';
+import { treeText } from '../tree-view.js';
 
-const USAGE = `usage: subagent-status [--name NAME]… [--wait | --wait-terminal] [--timeout SEC] [--registry DIR]
+const USAGE = `usage: subagent-status [--name NAME… | --prefix P | --all] [--wait | --wait-terminal] [--timeout SEC]
+                       [--require-success] [--junit FILE] [--runs] [--tree] [--registry DIR]
 
-List runs (the latest run of each name, sorted by name), or wait.
+List runs (the latest run of each name, sorted by name), or wait for them.
 
   --name NAME        only these names (repeatable); a name that does not exist is simply not listed
-  --wait             return at the first change of any named run (adds "changed")
-  --wait-terminal    return when every named run is done or unknown (a missing name: E_NAME_NOT_FOUND)
+  --prefix P         every name under P/ (e.g. --prefix review for review/api, review/ui)
+  --all              every name (the default when listing; needed to wait for everything)
+  --wait             return at the first change of any selected run (adds "changed")
+  --wait-terminal    return when every selected run is done or unknown (a missing name: E_NAME_NOT_FOUND)
   --timeout SEC      how long to wait (default SUBAGENT_WAIT_TIMEOUT_SEC, else 100; 0 = forever);
                      on time-out: E_WAIT_TIMEOUT with the last known "agents", exit 124
+  --require-success  exit 1 with E_RUN_FAILED when any selected run did not succeed (all still listed)
+  --junit FILE       also write a JUnit XML report: one test case per run, the answer as system-out
+  --runs             with one --name: every run of it (run, prompt head, cli, times, outcome)
+  --tree             an indented text view of the runs by parent (for people), not JSON
   --registry DIR     the registry (see start-subagent --help)
   -h, --help         this text
 
 Output: {"ok":true,"registry","agents":[{name,status,outcome,cli,model,sessionId,cwd,pid,exitCode,signal,
-        startedAt,updatedAt,finishedAt,run,resumeCount,error,usage,children,…}]}
+        startedAt,updatedAt,finishedAt,run,resumeCount,error,usage,children,parent,queued,…}],"queue"?}
 Statuses: scheduled, running, done (outcome succeeded|failed|cancelled), unknown (supervisor died).
 `;
 
 export function main(): Promise<void> {
   return runVerb(USAGE, async (argv) => {
     const { values } = parseFlags(argv, {
-      string: ['name', 'registry', 'timeout'],
-      boolean: ['wait', 'wait-terminal'],
+      string: ['name', 'registry', 'timeout', 'prefix', 'junit'],
+      boolean: ['wait', 'wait-terminal', 'all', 'require-success', 'runs', 'tree'],
       repeatable: ['name'],
     });
-    return {
-      json: await status({
-        names: list(values, 'name'),
-        wait: bool(values, 'wait'),
-        waitTerminal: bool(values, 'wait-terminal'),
-        timeoutSec: str(values, 'timeout'),
-        registry: str(values, 'registry'),
-      }),
+    const options: StatusOptions = {
+      names: list(values, 'name'),
+      prefix: str(values, 'prefix'),
+      all: bool(values, 'all'),
+      wait: bool(values, 'wait'),
+      waitTerminal: bool(values, 'wait-terminal'),
+      timeoutSec: str(values, 'timeout'),
+      requireSuccess: bool(values, 'require-success'),
+      junit: str(values, 'junit'),
+      runs: bool(values, 'runs'),
+      registry: str(values, 'registry'),
     };
+    checkStatusOptions(options);
+    const body = await status(options);
+    if (bool(values, 'tree')) return { text: treeText(body.agents as Array<Record<string, unknown>>) };
+    return { json: body };
   });
 }

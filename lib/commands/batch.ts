@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { SubagentError } from '../errors.js';
+import { readPrompt } from '../cli/prompt.js';
+import { resolveRegistry, type Context } from './common.js';
+import { start } from './start.js';
+
+/** Fields a batch line may hold: the flags of start-subagent, in camelCase. */
+const FIELDS = ['name', 'prompt', 'promptFile', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'files', 'args', 'worktree', 'base'] as const;
+
+export interface BatchOptions extends Context {
+  /** A path, or "-" for stdin. */
+  batch: string;
+  /** Defaults for every line (flags given next to --batch). */
+  defaults: { cli?: string | undefined; cwdDir?: string | undefined; model?: string | undefined; variant?: string | undefined; agent?: string | undefined; maxConcurrent?: string | undefined; worktree?: boolean; base?: string | undefined };
+}
+
+function readBatch(source: string, cwd: string): string {
+  try {
+    return source === '-' ? readFileSync(0, 'utf8') : readFileSync(resolve(cwd, source), 'utf8');
+  } catch (err) {
+    throw new SubagentError('E_ARG_INVALID', `cannot read the batch ${source === '-' ? 'from stdin' : resolve(cwd, source)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
+      hint: 'give a file of JSON lines, or "-" and the lines on stdin',
+    });
+  }
+}
+
+const optionalString = (line: Record<string, unknown>, key: string): string | undefined => {
+  const v = line[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new SubagentError('E_ARG_INVALID', `"${key}" must be a string`, { field: key, hint: `write "${key}": "…"` });
+  return v;
+};
+
+/**
+ * start-subagent --batch: one JSON object per line, each started as if given as flags. One bad line
+ * does not stop the others; the single output line says which started and which failed.
+ */
+export async function batch(o: BatchOptions): Promise<Record<string, unknown>> {
+  const cwd = o.cwd ?? process.cwd();
+  const text = readBatch(o.batch, cwd);
+  const registry = resolveRegistry(o);
+  const started: Array<Record<string, unknown>> = [];
+  const failed: Array<Record<string, unknown>> = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!.trim();
+    if (raw === '' || raw.startsWith('//')) continue;
+    let name: string | undefined;
+    try {
+      let line: Record<string, unknown>;
+      try {
+        line = JSON.parse(raw) as Record<string, unknown>;
+      } catch (err) {
+        throw new SubagentError('E_ARG_INVALID', `not a JSON object: ${(err as Error).message}`, { hint: 'one JSON object per line' });
+      }
+      if (typeof line !== 'object' || line === null || Array.isArray(line)) throw new SubagentError('E_ARG_INVALID', 'not a JSON object', { hint: 'one JSON object per line' });
+      const unknown = Object.keys(line).filter((k) => !(FIELDS as readonly string[]).includes(k));
+      if (unknown.length) throw new SubagentError('E_ARG_UNKNOWN', `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}`, { fields: unknown, hint: `fields: ${FIELDS.join(', ')}` });
+      name = optionalString(line, 'name');
+      const files = [...(line.file === undefined ? [] : [line.file]), ...(Array.isArray(line.files) ? line.files : line.files === undefined ? [] : [line.files])];
+      const args = line.args === undefined ? [] : line.args;
+      if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) throw new SubagentError('E_ARG_INVALID', '"args" must be an array of strings', { field: 'args', hint: '"args": ["--permission-mode", "acceptEdits"]' });
+      if (files.some((f) => typeof f !== 'string')) throw new SubagentError('E_ARG_INVALID', '"file"/"files" must be strings', { field: 'files', hint: '"files": ["a.ts", "b.ts"]' });
+      const promptText = optionalString(line, 'prompt');
+      const prompt = readPrompt(promptText === '-' ? `-` : promptText, optionalString(line, 'promptFile'), cwd, { stdinAllowed: false });
+      if (line.worktree !== undefined && typeof line.worktree !== 'boolean') throw new SubagentError('E_ARG_INVALID', '"worktree" must be true or false', { field: 'worktree', hint: '"worktree": true' });
+      const out = await start({
+        name,
+        prompt,
+        cli: optionalString(line, 'cli') ?? o.defaults.cli,
+        cwdDir: optionalString(line, 'cwd') ?? o.defaults.cwdDir,
+        model: optionalString(line, 'model') ?? o.defaults.model,
+        variant: optionalString(line, 'variant') ?? o.defaults.variant,
+        agent: optionalString(line, 'agent') ?? o.defaults.agent,
+        files: files as string[],
+        extraArgs: args as string[],
+        maxConcurrent: o.defaults.maxConcurrent,
+        worktree: (line.worktree as boolean | undefined) ?? o.defaults.worktree ?? false,
+        base: optionalString(line, 'base') ?? o.defaults.base,
+        registry,
+        cwd,
+        ...(o.env ? { env: o.env } : {}),
+      });
+      started.push({ line: i + 1, name: out.name, pid: out.pid, status: out.status, sessionId: out.sessionId, cli: out.cli, run: out.run, startedAt: out.startedAt });
+    } catch (err) {
+      const e = err instanceof SubagentError ? err : new SubagentError('E_INTERNAL', `internal error: ${(err as Error).message}`);
+      failed.push({ line: i + 1, name: name ?? null, code: e.code, error: e.message, hint: e.details.hint ?? null });
+    }
+  }
+  if (failed.length === 0) return { ok: true, registry, started, failed };
+  return {
+    ok: false,
+    code: 'E_BATCH_INCOMPLETE',
+    error: `${failed.length} of ${started.length + failed.length} batch line${started.length + failed.length === 1 ? '' : 's'} did not start`,
+    registry,
+    started,
+    failed,
+    details: { registry, hint: 'each entry of "failed" names its line, code and error; the others were started' },
+  };
+}

@@ -1,0 +1,72 @@
+import { loadAdapter } from './agents/index.js';
+import { replaceFileDurably } from './registry/durable.js';
+import { lastAnswer } from './transcript.js';
+import type { Observation } from './observe.js';
+import { durationMs } from './time.js';
+import { resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/**
+ * A JUnit XML report, one test case per run, as CI dashboards read it: a failed or cancelled run is a
+ * <failure>, an unknown (crashed) or unfinished one an <error>, and the run's final answer is its
+ * <system-out>. Written atomically: a dashboard never reads half a report.
+ */
+const MAX_OUT = 64 * 1024;
+
+function esc(text: string): string {
+  return text
+    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
+}
+
+export async function writeJunit(file: string, registry: string, observations: Observation[], cwd: string): Promise<string> {
+  const path = resolve(cwd, file);
+  let failures = 0;
+  let errors = 0;
+  let totalMs = 0;
+  const cases: string[] = [];
+  for (const ob of observations) {
+    const r = ob.record;
+    const ms = durationMs(r.startedAt, r.finishedAt) ?? 0;
+    totalMs += ms;
+    const slash = r.name.lastIndexOf('/');
+    const classname = slash === -1 ? 'subagents' : `subagents.${r.name.slice(0, slash).replaceAll('/', '.')}`;
+    let verdict = '';
+    if (ob.status === 'done' && r.outcome !== 'succeeded') {
+      failures++;
+      const what = r.outcome === 'cancelled' ? 'cancelled' : `exit code ${r.exitCode ?? 'none'}${r.signal ? `, signal ${r.signal}` : ''}`;
+      verdict = `<failure message="${esc(`${r.outcome}: ${r.error ?? what}`)}" type="${esc(r.outcome ?? 'failed')}">${esc(`${what}\n${r.error ?? ''}`)}</failure>`;
+    } else if (ob.status !== 'done') {
+      errors++;
+      const msg = ob.status === 'unknown' ? (ob.statusReason ?? 'the supervisor died without recording an end') : `still ${ob.status} when the report was written`;
+      verdict = `<error message="${esc(msg)}" type="${ob.status}">${esc(msg)}</error>`;
+    }
+    let out = '';
+    try {
+      const answer = lastAnswer(ob.dir, r, await loadAdapter(r.cli));
+      out = answer.text.length > MAX_OUT ? answer.text.slice(-MAX_OUT) : answer.text;
+    } catch {
+      out = '';
+    }
+    cases.push(
+      `  <testcase name="${esc(r.name)}" classname="${esc(classname)}" time="${(ms / 1000).toFixed(3)}">` +
+        verdict +
+        (out ? `<system-out>${esc(out)}</system-out>` : '') +
+        `</testcase>`,
+    );
+  }
+  const xml =
+    `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<testsuites name="subagents" tests="${observations.length}" failures="${failures}" errors="${errors}" time="${(totalMs / 1000).toFixed(3)}">\n` +
+    ` <testsuite name="${esc(registry)}" tests="${observations.length}" failures="${failures}" errors="${errors}" skipped="0" time="${(totalMs / 1000).toFixed(3)}" timestamp="${new Date().toISOString()}">\n` +
+    cases.join('\n') +
+    `\n </testsuite>\n</testsuites>\n`;
+  mkdirSync(dirname(path), { recursive: true });
+  replaceFileDurably(path, xml);
+  return path;
+}
