@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { LineFollower } from '../lines.js';
 import type { ChildAgent, Usage } from '../registry/record.js';
-import { FILES } from '../registry/store.js';
 import type { AgentAdapter, ChildQuery, LaunchInput, Message, StreamParser, StreamState, ToolCall, Verdict } from './types.js';
 import { emptyState } from './types.js';
 
@@ -526,39 +525,6 @@ export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'c
   return null;
 }
 
-function stderrTail(runDir: string | null, max = 400): string | null {
-  if (!runDir) return null;
-  let fd: number;
-  try {
-    fd = openSync(join(runDir, FILES.stderr), 'r');
-  } catch {
-    return null;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const start = Math.max(0, size - 4096);
-    const buf = Buffer.alloc(size - start);
-    const n = readSync(fd, buf, 0, buf.length, start);
-    const lines = buf
-      .subarray(0, n)
-      .toString('utf8')
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean);
-    if (!lines.length) return null;
-    const text = lines.slice(-3).join(' | ');
-    return text.length > max ? `…${text.slice(text.length - max)}` : text;
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-// The supervisor runs one agent per process: launch() and verdict() of the same run meet here, so the
-// verdict can quote Claude's stderr (e.g. "--agent 'x' not found") when it exits without a result line.
-let launchedRunDir: string | null = null;
-
 // ---------------------------------------------------------------------------------------------------
 
 export interface ClaudeStreamParser extends StreamParser {
@@ -577,7 +543,6 @@ export const claude: AgentAdapter = {
   chooseSessionId: () => randomUUID(),
 
   launch(input: LaunchInput) {
-    launchedRunDir = input.runDir;
     const args = ['-p', '--output-format', 'stream-json', '--verbose'];
     if (input.mode === 'resume') {
       if (!input.sessionId) throw new Error('claude: resume needs the session id of the earlier run');
@@ -612,13 +577,12 @@ export const claude: AgentAdapter = {
     if (state.children.some((c) => c.status === 'running')) {
       state.children = state.children.map((c) => (c.status === 'running' ? { ...c, status: failed ? 'failed' : 'done', statusSource: 'inferred', finishedAt: now } : c));
     }
+    // (The core appends the last line of stderr to a failure that has no fatalError: "--agent 'x' not found"…)
     if (state.fatalError) return { outcome: 'failed', error: state.fatalError };
     const why = sawResult ? '' : ' before reporting a result';
-    const tail = sawResult ? null : stderrTail(launchedRunDir);
-    const said = tail ? ` (stderr: ${tail})` : '';
-    if (exit.signal) return { outcome: 'failed', error: `claude was killed by ${exit.signal}${why}${said}` };
-    if (exit.code !== 0) return { outcome: 'failed', error: `claude exited with status ${exit.code}${why}${said}` };
-    if (!sawResult) return { outcome: 'failed', error: `claude exited with status 0 without reporting a result (interrupted, or not a stream-json run)${said}` };
+    if (exit.signal) return { outcome: 'failed', error: `claude was killed by ${exit.signal}${why}` };
+    if (exit.code !== 0) return { outcome: 'failed', error: `claude exited with status ${exit.code}${why}` };
+    if (!sawResult) return { outcome: 'failed', error: 'claude exited with status 0 without reporting a result (interrupted, or not a stream-json run)' };
     return { outcome: 'succeeded', error: null };
   },
 

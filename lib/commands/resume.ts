@@ -10,7 +10,8 @@ import { promptRequired } from './start.js';
 
 export interface ResumeOptions extends Context {
   name: string | undefined;
-  prompt: Buffer;
+  /** Bytes are kept exactly; a string is taken as UTF-8. */
+  prompt: Buffer | string;
   cwdDir?: string | undefined;
   model?: string | undefined;
   variant?: string | undefined;
@@ -24,7 +25,8 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
   const env = o.env ?? process.env;
   const callerCwd = o.cwd ?? process.cwd();
   const name = validateName(o.name);
-  if (o.prompt.length === 0) throw promptRequired();
+  const prompt = typeof o.prompt === 'string' ? Buffer.from(o.prompt, 'utf8') : o.prompt;
+  if (prompt.length === 0) throw promptRequired();
   const registry = resolveRegistry(o);
   const previous = observeLatest(registry, name);
   if (!previous) {
@@ -73,11 +75,11 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     parent: last.parent,
     depth: last.depth ?? 1,
     worktree: last.worktree ?? null,
-    promptBytes: o.prompt.length,
+    promptBytes: prompt.length,
     storeEnv: storeEnvOf(adapter, env),
     queueTicket,
   });
-  const dir = createRun(registry, name, record, o.prompt);
+  const dir = createRun(registry, name, record, prompt);
   if (dir === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
   const launched = launchSupervisor(registry, dir, env, queueTicket);
   return launchOutput(registry, launched, 'resume');

@@ -12,7 +12,8 @@ import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicket
 
 export interface StartOptions extends Context {
   name: string | undefined;
-  prompt: Buffer;
+  /** Bytes are kept exactly; a string is taken as UTF-8. */
+  prompt: Buffer | string;
   cli?: string | undefined;
   cwdDir?: string | undefined;
   model?: string | undefined;
@@ -62,7 +63,8 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
   const env = o.env ?? process.env;
   const callerCwd = o.cwd ?? process.cwd();
   const name = validateName(o.name);
-  if (o.prompt.length === 0) throw promptRequired();
+  const prompt = typeof o.prompt === 'string' ? Buffer.from(o.prompt, 'utf8') : o.prompt;
+  if (prompt.length === 0) throw promptRequired();
   const adapter = await loadAdapter(o.cli ?? envValue(env, 'SUBAGENT_CLI') ?? DEFAULT_CLI);
   let cwd = resolveCwd(o.cwdDir, callerCwd);
   const files = (o.files ?? []).map((f) => resolve(callerCwd, f));
@@ -96,13 +98,13 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
     parent,
     depth,
     worktree,
-    promptBytes: o.prompt.length,
+    promptBytes: prompt.length,
     storeEnv: storeEnvOf(adapter, env),
     queueTicket,
   });
   let dir: string;
   try {
-    dir = createName(registry, name, record, o.prompt);
+    dir = createName(registry, name, record, prompt);
   } catch (err) {
     if (worktree) discardFreshWorktree(worktree);
     throw err;
