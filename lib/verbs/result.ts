@@ -2,9 +2,12 @@ import { runVerb } from '../cli/main.js';
 import { bool, parseFlags, str } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
 import { SubagentError } from '../errors.js';
+import { follow } from '../commands/follow.js';
+import { waitTimeoutMs } from '../commands/status.js';
+import { writeStdout } from '../cli/output.js';
 import { result } from '../commands/result.js';
 
-const USAGE = `usage: subagent-result --name NAME [--json] [--run K | --since K | --child ID] [--registry DIR]
+const USAGE = `usage: subagent-result --name NAME [--json] [--run K | --since K | --child ID | --follow [--timeout SEC]] [--registry DIR]
 
 Print the last assistant answer of a run — at once, also while it is still running (what exists so far).
 
@@ -15,6 +18,10 @@ Print the last assistant answer of a run — at once, also while it is still run
   --since K        the answers of every run after run K (0: all), oldest first: {"runs":[{run,status,
                    outcome,exitCode,lastAssistantText,…}]}; plain text puts a "[subagents: run N, …]" line
                    before each
+  --follow         stream the latest run's transcript as it grows (assistant text; one "[tool] …" line
+                   per tool call), from any status, until the run ends; the last line is the --json
+                   result. With --json every line is JSON: {"type":"message",run,index,role,text,tool?}
+                   then the result. --timeout SEC stops following (E_WAIT_TIMEOUT, exit 124).
   --child ID       the answer of one child sub-agent of the run (ids are in status "children");
                    read from the agent CLI's own transcript store where the stream lacks it
   --registry DIR   the registry (see start-subagent --help)
@@ -26,10 +33,16 @@ For the shell CLI the answer is the script's stdout; past 1 MiB only its tail is
 
 export function main(): Promise<void> {
   return runVerb(USAGE, async (argv) => {
-    const { values } = parseFlags(argv, { string: ['name', 'registry', 'run', 'child', 'since'], boolean: ['json'] });
-    const picks = ['run', 'child', 'since'].filter((k) => values[k] !== undefined);
+    const { values } = parseFlags(argv, { string: ['name', 'registry', 'run', 'child', 'since', 'timeout'], boolean: ['json', 'follow'] });
+    const picks = ['run', 'child', 'since', 'follow'].filter((k) => values[k] !== undefined);
     if (picks.length > 1) throw new SubagentError('E_ARG_INVALID', `${picks.map((p) => '--' + p).join(' and ')} cannot be combined`, { hint: 'choose one run, one child, or the runs since K' });
     validateName(str(values, 'name'));
+    if (bool(values, 'follow')) {
+      const raw = str(values, 'timeout');
+      const timeoutMs = raw === undefined ? null : waitTimeoutMs(raw, process.env);
+      return { json: await follow({ name: str(values, 'name'), json: bool(values, 'json'), timeoutMs, write: writeStdout, registry: str(values, 'registry') }) };
+    }
+    if (values.timeout !== undefined) throw new SubagentError('E_ARG_INVALID', '--timeout goes with --follow', { hint: 'add --follow, or drop --timeout' });
     const r = await result({ name: str(values, 'name'), run: str(values, 'run'), child: str(values, 'child'), since: str(values, 'since'), registry: str(values, 'registry') });
     if (bool(values, 'json')) return { json: r };
     if (Array.isArray(r.runs)) {

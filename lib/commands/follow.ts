@@ -1,0 +1,92 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import { loadAdapter } from '../agents/index.js';
+import type { Message } from '../agents/types.js';
+import { SubagentError } from '../errors.js';
+import { LineFollower } from '../lines.js';
+import { isTerminal, observeRun } from '../observe.js';
+import { FILES } from '../registry/store.js';
+import { monotonicMs } from '../time.js';
+import { requireLatest, resolveRegistry, type Context } from './common.js';
+import { result } from './result.js';
+
+export interface FollowOptions extends Context {
+  name: string | undefined;
+  /** NDJSON throughout: one {"type":"message",…} line per transcript message. */
+  json?: boolean;
+  timeoutMs?: number | null;
+  /** Where the lines go (the verb passes stdout). */
+  write: (text: string) => void;
+}
+
+export interface FollowLine {
+  type: 'message';
+  run: number;
+  index: number;
+  role: Message['role'];
+  text: string;
+  tool?: Message['tool'];
+  childId?: string;
+}
+
+/** One line of the human view: the text itself, or one line per tool call. */
+export function humanLine(m: Message): string {
+  if (m.role === 'tool') return `[tool] ${m.text.replace(/\s*\n\s*/g, ' ⏎ ').slice(0, 300)}\n`;
+  return m.text.endsWith('\n') ? m.text : m.text + '\n';
+}
+
+/**
+ * result --follow: stream the latest run's transcript as it grows (also from `scheduled`, before the
+ * agent exists) and end with the run, the last line being the usual result JSON. Woken by inotify on
+ * the run directory, with a short backstop for the run's end and for filesystems without events.
+ */
+export async function follow(o: FollowOptions): Promise<Record<string, unknown>> {
+  const registry = resolveRegistry(o);
+  const start = requireLatest(registry, o.name!);
+  const { dir, record } = start;
+  const adapter = await loadAdapter(record.cli);
+  let index = 0;
+  const emit = (m: Message) => {
+    index++;
+    if (o.json) {
+      const line: FollowLine = { type: 'message', run: record.run, index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) };
+      o.write(JSON.stringify(line).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029') + '\n');
+    } else o.write(humanLine(m));
+  };
+  const parser = adapter.parser(emit);
+  const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
+  const deadline = o.timeoutMs == null ? null : monotonicMs() + o.timeoutMs;
+  let watcher: FSWatcher | null = null;
+  let poke: (() => void) | null = null;
+  try {
+    watcher = watch(dir, () => poke?.());
+    watcher.on('error', () => undefined);
+  } catch {
+    watcher = null;
+  }
+  try {
+    for (;;) {
+      const ended = isTerminal(observeRun(dir).status);
+      follower.poll();
+      if (ended) break;
+      if (deadline !== null && monotonicMs() > deadline) {
+        throw new SubagentError('E_WAIT_TIMEOUT', `stopped following "${record.name}" after ${(o.timeoutMs ?? 0) / 1000} s; it is still going`, {
+          name: record.name,
+          hint: 'follow again, or raise --timeout (0 follows until the run ends)',
+        });
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, watcher ? 500 : 100);
+        poke = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      poke = null;
+    }
+    follower.flush();
+  } finally {
+    watcher?.close();
+  }
+  return result({ name: record.name, run: String(record.run), registry, ...(o.env ? { env: o.env } : {}), ...(o.cwd ? { cwd: o.cwd } : {}) });
+}
