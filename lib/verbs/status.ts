@@ -2,9 +2,12 @@ import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
 import { checkStatusOptions, status, type StatusOptions } from '../commands/status.js';
 import { treeText } from '../tree-view.js';
+import { SubagentError } from '../errors.js';
+import { writeStdout } from '../cli/output.js';
+import { tableText, watchStatus } from '../views/watch.js';
 
 const USAGE = `usage: subagent-status [--name NAME… | --prefix P | --all] [--wait | --wait-terminal] [--timeout SEC]
-                       [--require-success] [--junit FILE] [--runs] [--tree] [--registry DIR]
+                       [--require-success] [--junit FILE] [--runs] [--tree] [--format json|table] [--watch [SEC]] [--registry DIR]
 
 List runs (the latest run of each name, sorted by name), or wait for them.
 
@@ -18,6 +21,9 @@ List runs (the latest run of each name, sorted by name), or wait for them.
   --require-success  exit 1 with E_RUN_FAILED when any selected run did not succeed (all still listed)
   --junit FILE       also write a JUnit XML report: one test case per run, the answer as system-out
   --runs             with one --name: every run of it (run, prompt head, cli, times, outcome)
+  --format table     an aligned table for people (colour on a terminal unless NO_COLOR); default json
+  --watch [SEC]      redraw the table in place at every change (and every SEC s, default 2) until every
+                     listed run is terminal, with a summary line (running / queued / succeeded / failed)
   --tree             an indented text view of the runs by parent (for people), not JSON
   --registry DIR     the registry (see start-subagent --help)
   -h, --help         this text
@@ -30,7 +36,8 @@ Statuses: scheduled, running, done (outcome succeeded|failed|cancelled), unknown
 export function main(): Promise<void> {
   return runVerb(USAGE, async (argv) => {
     const { values } = parseFlags(argv, {
-      string: ['name', 'registry', 'timeout', 'prefix', 'junit'],
+      string: ['name', 'registry', 'timeout', 'prefix', 'junit', 'format', 'watch'],
+      optionalValue: { watch: /^[0-9]+(\.[0-9]+)?$/ },
       boolean: ['wait', 'wait-terminal', 'all', 'require-success', 'runs', 'tree'],
       repeatable: ['name'],
     });
@@ -47,8 +54,20 @@ export function main(): Promise<void> {
       registry: str(values, 'registry'),
     };
     checkStatusOptions(options);
+    const format = str(values, 'format') ?? 'json';
+    if (format !== 'json' && format !== 'table') throw new SubagentError('E_ARG_INVALID', `--format ${format} is not json or table`, { hint: 'use --format table for people, json (the default) for programs' });
+    const screen = { write: writeStdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, rows: process.stdout.rows, env: process.env };
+    const watch = str(values, 'watch');
+    if (watch !== undefined) {
+      const every = watch === '' ? 2 : Number(watch);
+      if (!(every > 0)) throw new SubagentError('E_ARG_INVALID', `--watch ${watch} is not a positive number of seconds`, { hint: 'e.g. --watch 2' });
+      if (options.wait || options.waitTerminal || options.runs || bool(values, 'tree')) throw new SubagentError('E_ARG_INVALID', '--watch cannot be combined with --wait, --wait-terminal, --runs or --tree', { hint: '--watch already waits until every run is terminal' });
+      await watchStatus(options, every, screen);
+      return { text: '' };
+    }
     const body = await status(options);
     if (bool(values, 'tree')) return { text: treeText(body.agents as Array<Record<string, unknown>>) };
+    if (format === 'table') return { text: tableText(body.agents as Array<Record<string, unknown>>, screen) };
     return { json: body };
   });
 }

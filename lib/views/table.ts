@@ -1,0 +1,139 @@
+import { displayWidth, fit, pad, printable } from './width.js';
+
+/**
+ * `status --format table`: an aligned table for people. Columns that do not fit a narrow terminal are
+ * dropped from the least important end; NAME and STATUS always stay. Colour only on a terminal, and
+ * never when NO_COLOR is set.
+ */
+export interface TableOptions {
+  /** Terminal width; Infinity when not a terminal (nothing is cut). */
+  width: number;
+  color: boolean;
+  now?: number;
+}
+
+type Row = Record<string, unknown>;
+
+const COLORS: Record<string, string> = {
+  running: '36',
+  scheduled: '2',
+  succeeded: '32',
+  failed: '31',
+  cancelled: '33',
+  unknown: '35',
+};
+
+export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === '') && env.TERM !== 'dumb';
+}
+
+export function ago(iso: unknown, now: number): string {
+  if (typeof iso !== 'string') return '-';
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (!Number.isFinite(s)) return '-';
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86400)}d ago`;
+}
+
+export function elapsed(a: Row, now: number): string {
+  const from = Date.parse(String(a.startedAt));
+  const to = typeof a.finishedAt === 'string' ? Date.parse(a.finishedAt) : now;
+  if (!Number.isFinite(from) || !Number.isFinite(to)) return '-';
+  const s = Math.max(0, Math.round((to - from) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+function tokens(a: Row): string {
+  const u = a.usage as { totalTokens?: number; costUsd?: number | null } | null;
+  if (!u) return '-';
+  const t = u.totalTokens ?? 0;
+  const k = t >= 1000 ? `${(t / 1000).toFixed(t >= 100000 ? 0 : 1)}k` : String(t);
+  return u.costUsd != null ? `${k} $${u.costUsd.toFixed(u.costUsd < 1 ? 3 : 2)}` : k;
+}
+
+export function stateOf(a: Row): string {
+  if (a.status === 'done') return String(a.outcome ?? 'done');
+  if (a.status === 'scheduled' && a.queued) return `queued #${a.queuePosition}`;
+  return String(a.status);
+}
+
+function colorKey(a: Row): string {
+  return a.status === 'done' ? String(a.outcome) : String(a.status);
+}
+
+interface Column {
+  head: string;
+  get: (a: Row, now: number) => string;
+  /** Lower drops first when the terminal is narrow. */
+  keep: number;
+  right?: boolean;
+}
+
+const COLUMNS: Column[] = [
+  { head: 'NAME', get: (a) => String(a.name), keep: 100 },
+  { head: 'CLI', get: (a) => String(a.cli), keep: 40 },
+  { head: 'STATUS', get: (a) => stateOf(a), keep: 90 },
+  { head: 'RUN', get: (a) => String(a.run), keep: 30, right: true },
+  { head: 'ELAPSED', get: (a, now) => elapsed(a, now), keep: 60, right: true },
+  { head: 'TOOLS', get: (a) => String(a.toolUses ?? 0), keep: 20, right: true },
+  { head: 'TOKENS/COST', get: (a) => tokens(a), keep: 10, right: true },
+  { head: 'LAST ACTIVITY', get: (a, now) => ago(a.lastActivityAt ?? a.updatedAt, now), keep: 50 },
+];
+
+export function renderTable(agents: Row[], o: TableOptions): string {
+  const now = o.now ?? Date.now();
+  type Line = { cells: string[]; key: string | null; child?: string };
+  const lines: Line[] = [];
+  for (const a of agents) {
+    lines.push({ cells: COLUMNS.map((c) => printable(c.get(a, now))), key: colorKey(a) });
+    for (const c of (a.children as Row[] | undefined) ?? []) {
+      const desc = c.description ? ` ${String(c.description)}` : '';
+      lines.push({ cells: [], key: c.status === 'failed' ? 'failed' : c.status === 'done' ? 'succeeded' : String(c.status), child: printable(`  └ ${c.id}${desc} (${c.status}, ${c.cli})`) });
+    }
+  }
+  let cols = COLUMNS.map((c, i) => ({ ...c, i, w: Math.max(displayWidth(c.head), ...lines.filter((l) => !l.child).map((l) => displayWidth(l.cells[i]!))) }));
+  const total = () => cols.reduce((s, c) => s + c.w, 0) + 2 * (cols.length - 1);
+  while (total() > o.width && cols.length > 2) {
+    const drop = cols.filter((c) => c.head !== 'NAME' && c.head !== 'STATUS').sort((x, y) => x.keep - y.keep)[0];
+    if (!drop) break;
+    cols = cols.filter((c) => c !== drop);
+  }
+  if (total() > o.width) {
+    const name = cols.find((c) => c.head === 'NAME')!;
+    name.w = Math.max(4, name.w - (total() - o.width));
+  }
+  const paint = (text: string, key: string | null) => (o.color && key && COLORS[key] ? `\x1b[${COLORS[key]}m${text}\x1b[0m` : text);
+  const out: string[] = [];
+  const row = (cells: string[], key: string | null, head: boolean) =>
+    cols
+      .map((c, k) => {
+        const cell = fit(cells[c.i] ?? '', c.w);
+        const text = k === cols.length - 1 && !c.right ? cell : c.right ? ' '.repeat(Math.max(0, c.w - displayWidth(cell))) + cell : pad(cell, c.w);
+        return c.head === 'STATUS' && !head ? paint(text, key) : head && o.color ? `\x1b[1m${text}\x1b[0m` : text;
+      })
+      .join('  ')
+      .trimEnd();
+  out.push(row(COLUMNS.map((c) => c.head), null, true));
+  for (const l of lines) out.push(l.child !== undefined ? paint(fit(l.child, o.width), l.key) : row(l.cells, l.key, false));
+  return out.join('\n') + '\n';
+}
+
+/** The one-line summary under a watched table. */
+export function summaryLine(agents: Row[]): string {
+  const count = (f: (a: Row) => boolean) => agents.filter(f).length;
+  const parts = [
+    `${count((a) => a.status === 'running')} running`,
+    `${count((a) => a.status === 'scheduled')} queued`,
+    `${count((a) => a.status === 'done' && a.outcome === 'succeeded')} succeeded`,
+    `${count((a) => a.status === 'done' && a.outcome === 'failed')} failed`,
+  ];
+  const cancelled = count((a) => a.status === 'done' && a.outcome === 'cancelled');
+  const unknown = count((a) => a.status === 'unknown');
+  if (cancelled) parts.push(`${cancelled} cancelled`);
+  if (unknown) parts.push(`${unknown} unknown`);
+  return `${agents.length} run${agents.length === 1 ? '' : 's'}: ${parts.join(' · ')}`;
+}

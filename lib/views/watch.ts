@@ -1,0 +1,45 @@
+import { SubagentError } from '../errors.js';
+import { status, type StatusOptions } from '../commands/status.js';
+import { isTerminal } from '../observe.js';
+import type { Status } from '../registry/record.js';
+import { renderTable, summaryLine, useColor } from './table.js';
+
+export interface Screen {
+  write: (text: string) => void;
+  isTTY: boolean;
+  columns: number | undefined;
+  rows: number | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+export function tableText(agents: Array<Record<string, unknown>>, screen: Screen): string {
+  const width = screen.isTTY ? (screen.columns ?? 80) : Number(screen.env.COLUMNS) || Infinity;
+  return renderTable(agents, { width, color: useColor({ isTTY: screen.isTTY }, screen.env) });
+}
+
+/**
+ * `status --watch [SEC]`: the table redrawn in place — at every change of a listed run (the registry is
+ * watched) and at least every SEC seconds — until every listed run is terminal, with a summary line.
+ */
+export async function watchStatus(o: StatusOptions, intervalSec: number, screen: Screen): Promise<Array<Record<string, unknown>>> {
+  const selection: StatusOptions = { ...o, wait: false, waitTerminal: false, requireSuccess: false, junit: undefined };
+  if (!(o.names ?? []).length && o.prefix === undefined) selection.all = true;
+  let drawn = 0;
+  for (;;) {
+    const body = await status(selection);
+    const agents = body.agents as Array<Record<string, unknown>>;
+    const text = tableText(agents, screen) + summaryLine(agents) + '\n';
+    const lines = text.split('\n').length - 1;
+    if (screen.isTTY && drawn > 0) screen.write(drawn < (screen.rows ?? 24) ? `\x1b[${drawn}F\x1b[0J` : '\x1b[H\x1b[2J');
+    else if (drawn > 0) screen.write('\n');
+    screen.write(text);
+    drawn = lines;
+    if (agents.length > 0 && agents.every((a) => isTerminal(a.status as Status))) return agents;
+    try {
+      await status({ ...selection, wait: true, timeoutSec: String(intervalSec) });
+    } catch (err) {
+      if (!(err instanceof SubagentError && (err.code === 'E_WAIT_TIMEOUT' || err.code === 'E_NAME_NOT_FOUND'))) throw err;
+      if (err.code === 'E_NAME_NOT_FOUND') await new Promise((r) => setTimeout(r, intervalSec * 1000));
+    }
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Display width of text in a terminal: East Asian wide and fullwidth characters and emoji take two
+ * columns, combining marks and zero-width characters none, control characters are shown as "?".
+ */
+const ZERO = /[\u0300-\u036F\u0483-\u0489\u0591-\u05BD\u0610-\u061A\u064B-\u065F\u0E31\u0E34-\u0E3A\u200B-\u200F\u20D0-\u20FF\uFE00-\uFE0F\uFE20-\uFE2F]/u;
+const WIDE = /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1F64F}\u{1F900}-\u{1F9FF}\u{20000}-\u{3FFFD}]/u;
+
+export function charWidth(ch: string): number {
+  if (ZERO.test(ch)) return 0;
+  return WIDE.test(ch) ? 2 : 1;
+}
+
+/** Control characters (and escapes a record might carry) never reach the terminal. */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001F\u007F-\u009F]/g, '?');
+}
+
+export function displayWidth(text: string): number {
+  let w = 0;
+  for (const ch of text) w += charWidth(ch);
+  return w;
+}
+
+/** Cuts to at most `width` columns, marking the cut with "…". */
+export function fit(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text;
+  if (width <= 0) return '';
+  let out = '';
+  let w = 0;
+  for (const ch of text) {
+    const cw = charWidth(ch);
+    if (w + cw > width - 1) break;
+    out += ch;
+    w += cw;
+  }
+  return out + '…';
+}
+
+export function pad(text: string, width: number): string {
+  return text + ' '.repeat(Math.max(0, width - displayWidth(text)));
+}
