@@ -13,6 +13,7 @@ install: node_modules/.package-lock.json
 
 build: install
 	npx tsc -p tsconfig.json
+	node scripts/bundle.mjs
 
 # The real agent CLIs, pinned, installed for the tests only (a user brings their own).
 test-clis:

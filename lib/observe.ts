@@ -1,5 +1,5 @@
-import { isAlive } from './proc/identity.js';
-import { latestRun, readRecord, runDir } from './registry/store.js';
+import { isAlive, type ProcessIdentity } from './proc/identity.js';
+import { latestRun, readLauncher, readRecord, runDir } from './registry/store.js';
 import type { RunRecord, Status } from './registry/record.js';
 
 /** A run as it really is: its record plus what /proc says about the processes it names. */
@@ -11,12 +11,15 @@ export interface Observation {
   /** For a run that is not done: is its agent process still alive (cancellable)? */
   agentAlive: boolean;
   dir: string;
+  /** The run's supervisor: from the record, else as its launcher recorded it, else null. */
+  supervisor: ProcessIdentity | null;
 }
 
-function watcherAlive(r: RunRecord): boolean {
-  if (r.supervisor) return isAlive(r.supervisor);
-  // No supervisor recorded yet: the start command that is launching it vouches for the run.
-  return isAlive(r.starter);
+/** Who vouches for a run that is not done: its supervisor, or before that is known the start command. */
+function watcher(dir: string, r: RunRecord): { supervisor: ProcessIdentity | null; alive: boolean } {
+  const supervisor = r.supervisor ?? readLauncher(dir);
+  if (supervisor) return { supervisor, alive: isAlive(supervisor) };
+  return { supervisor: null, alive: isAlive(r.starter) };
 }
 
 /**
@@ -26,18 +29,18 @@ function watcherAlive(r: RunRecord): boolean {
  */
 export function observeRun(dir: string): Observation {
   const first = readRecord(dir);
-  if (first.status === 'done') return { record: first, status: 'done', statusReason: null, agentAlive: false, dir };
-  if (watcherAlive(first)) return { record: first, status: first.status, statusReason: null, agentAlive: isAlive(first.agentProcess), dir };
+  if (first.status === 'done') return { record: first, status: 'done', statusReason: null, agentAlive: false, dir, supervisor: first.supervisor };
+  const w1 = watcher(dir, first);
+  if (w1.alive) return { record: first, status: first.status, statusReason: null, agentAlive: isAlive(first.agentProcess), dir, supervisor: w1.supervisor };
   const again = readRecord(dir);
-  if (again.status === 'done') return { record: again, status: 'done', statusReason: null, agentAlive: false, dir };
-  if (again.supervisor && again.supervisor.pid !== first.supervisor?.pid && isAlive(again.supervisor)) {
-    return { record: again, status: again.status, statusReason: null, agentAlive: isAlive(again.agentProcess), dir };
-  }
+  if (again.status === 'done') return { record: again, status: 'done', statusReason: null, agentAlive: false, dir, supervisor: again.supervisor };
+  const w2 = watcher(dir, again);
+  if (w2.alive) return { record: again, status: again.status, statusReason: null, agentAlive: isAlive(again.agentProcess), dir, supervisor: w2.supervisor };
   const agentAlive = isAlive(again.agentProcess);
-  const reason = again.supervisor
-    ? `the supervisor (pid ${again.supervisor.pid}) died without recording how the run ended`
+  const reason = w2.supervisor
+    ? `the supervisor (pid ${w2.supervisor.pid}) died without recording how the run ended`
     : 'the run was never picked up by a supervisor (the start command died before launching it)';
-  return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; its agent (pid ${again.agentProcess!.pid}) is still alive` : reason, agentAlive, dir };
+  return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; its agent (pid ${again.agentProcess!.pid}) is still alive` : reason, agentAlive, dir, supervisor: w2.supervisor };
 }
 
 export function observeLatest(registry: string, name: string): Observation | null {

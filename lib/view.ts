@@ -15,7 +15,7 @@ export function viewOf(o: Observation): Record<string, unknown> {
     agent: r.agent,
     sessionId: r.sessionId,
     cwd: r.cwd,
-    pid: r.supervisor?.pid ?? null,
+    pid: o.supervisor?.pid ?? null,
     agentPid: r.agentProcess?.pid ?? null,
     agentAlive: o.agentAlive,
     exitCode: r.exitCode,

@@ -293,7 +293,10 @@ export function opencodeLaunch(input: LaunchInput): Launch {
   const at = filesAt(input.extraArgs);
   const files = input.files.flatMap((f) => ['--file', f]);
   args.push(...input.extraArgs.slice(0, at), ...files, ...input.extraArgs.slice(at));
-  return { command: 'opencode', args, env: {} };
+  // OpenCode takes its project directory from $PWD when set, not from its real cwd: with the caller's
+  // PWD inherited it would work on the caller's directory (measured: a run in --cwd /tmp/x snapshotted
+  // and worked on /work/main instead). The supervisor starts us in the run's cwd; make PWD say so.
+  return { command: 'opencode', args, env: { PWD: input.cwd } };
 }
 
 export function opencodeVerdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {

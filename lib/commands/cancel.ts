@@ -78,7 +78,7 @@ export async function cancel(o: CancelOptions): Promise<Record<string, unknown>>
   }
   const ob = requireLatest(registry, o.name!);
   return {
-    ...(top ?? { ok: true, registry, name: o.name, run: ob.record.run, pid: ob.record.supervisor?.pid ?? null, agentPid: ob.record.agentProcess?.pid ?? null, signalSent: null, previousStatus: ob.status, status: ob.status, outcome: ob.record.outcome, processesSignalled: 0, survivors: [] }),
+    ...(top ?? { ok: true, registry, name: o.name, run: ob.record.run, pid: ob.supervisor?.pid ?? null, agentPid: ob.record.agentProcess?.pid ?? null, signalSent: null, previousStatus: ob.status, status: ob.status, outcome: ob.record.outcome, processesSignalled: 0, survivors: [] }),
     descendants,
   };
 }
@@ -117,14 +117,15 @@ async function cancelOne(registry: string, nameArg: string, o: CancelOptions): P
   if (marked.status === 'done') throw notRunning(name, observeRun(ob.dir));
 
   const roots: ProcessIdentity[] = marked.agentProcess ? [marked.agentProcess] : [];
-  const exclude = new Set<number>(marked.supervisor ? [marked.supervisor.pid] : []);
+  const supervisor = marked.supervisor ?? ob.supervisor;
+  const exclude = new Set<number>(supervisor ? [supervisor.pid] : []);
   const snapshot = () => snapshotRun(roots, `SUBAGENT_RUN_ID=${marked.runId}`, exclude);
   let seen = snapshot();
   let signalled = 0;
 
-  if (!marked.agentProcess && marked.supervisor && isAlive(marked.supervisor)) {
+  if (!marked.agentProcess && supervisor && isAlive(supervisor)) {
     // Scheduled: no agent yet. The supervisor records the cancel and leaves without starting one.
-    signalIdentity(marked.supervisor, 'SIGTERM');
+    signalIdentity(supervisor, 'SIGTERM');
   }
   if (seen.length) {
     if (signal === 'SIGKILL' || adapter.gracefulSignal === 'SIGTERM') signalled += signalAll(seen, signal, true);
@@ -142,14 +143,14 @@ async function cancelOne(registry: string, nameArg: string, o: CancelOptions): P
     }
   }
   const survivors = stillAlive(snapshot());
-  const final = await settle(ob.dir, marked.supervisor, signal);
+  const final = await settle(ob.dir, supervisor, signal);
   const view = observeRun(ob.dir);
   return {
     ok: true,
     registry,
     name,
     run: marked.run,
-    pid: marked.supervisor?.pid ?? null,
+    pid: supervisor?.pid ?? null,
     agentPid: marked.agentProcess?.pid ?? null,
     signalSent: signal.replace(/^SIG/, ''),
     previousStatus,

@@ -3,7 +3,7 @@ import { SubagentError } from '../errors.js';
 import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
 import { RECORD_FORMAT, type RunRecord } from '../registry/record.js';
-import { updateRecord } from '../registry/store.js';
+import { writeLauncher } from '../registry/store.js';
 import { spawnSupervisor } from '../supervisor/spawn.js';
 import { nowIso } from '../time.js';
 import { enqueue, newTicket, parseLimit, readLimit, writeLimit } from '../queue.js';
@@ -107,23 +107,19 @@ export function newRecord(s: RunSettings): RunRecord {
  * Starts the supervisor of a published run and records its identity, so that a run never depends on
  * the start command staying alive to be seen as scheduled.
  */
-export function launchSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv, ticket: string | null): RunRecord {
+export function launchSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv, ticket: string | null): number {
   if (ticket) enqueue(registry, ticket, dir);
   const pid = spawnSupervisor(registry, dir, env);
-  const identity = identityOf(pid);
-  return updateRecord(dir, (r) => {
-    if (r.supervisor || r.status !== 'scheduled') return null;
-    if (!identity) return { ...r, supervisor: { pid, startTime: 'exited', bootId: selfIdentity().bootId } };
-    return { ...r, supervisor: identity };
-  });
+  writeLauncher(dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
+  return pid;
 }
 
-export function launchOutput(registry: string, r: RunRecord, mode: 'new' | 'resume'): Record<string, unknown> {
+export function launchOutput(registry: string, r: RunRecord, pid: number, mode: 'new' | 'resume'): Record<string, unknown> {
   return {
     ok: true,
     registry,
     name: r.name,
-    pid: r.supervisor?.pid ?? null,
+    pid,
     status: r.status,
     sessionId: r.sessionId,
     cli: r.cli,

@@ -79,10 +79,10 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     storeEnv: storeEnvOf(adapter, env),
     queueTicket,
   });
-  const dir = createRun(registry, name, record, prompt);
+  const dir = await createRun(registry, name, record, prompt);
   if (dir === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
-  const launched = launchSupervisor(registry, dir, env, queueTicket);
-  return launchOutput(registry, launched, 'resume');
+  const pid = launchSupervisor(registry, dir, env, queueTicket);
+  return launchOutput(registry, record, pid, 'resume');
 }
 
 function busy(name: string, run: number, orphanAgent: boolean, lostRace = false): SubagentError {

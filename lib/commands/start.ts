@@ -104,13 +104,13 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
   });
   let dir: string;
   try {
-    dir = createName(registry, name, record, prompt);
+    dir = await createName(registry, name, record, prompt);
   } catch (err) {
     if (worktree) discardFreshWorktree(worktree);
     throw err;
   }
-  const launched = launchSupervisor(registry, dir, env, queueTicket);
-  return launchOutput(registry, launched, 'new');
+  const pid = launchSupervisor(registry, dir, env, queueTicket);
+  return launchOutput(registry, record, pid, 'new');
 }
 
 function nameExists(registry: string, name: string): SubagentError {

@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { unwritable } from '../errors.js';
 import { checkpoint } from '../checkpoint.js';
@@ -52,13 +53,29 @@ export function replaceFileDurably(path: string, data: string | Buffer, label?: 
   }
 }
 
-/** Create a new file (it must not exist), write it whole and fsync it. Used inside unpublished temp dirs. */
-export function createFileDurably(path: string, data: string | Buffer): void {
+/** Create a new file (it must not exist) and write it whole; `syncAll` makes it durable. */
+export function createFile(path: string, data: string | Buffer): void {
   const fd = openSync(path, 'wx', 0o644);
   try {
     writeFileSync(fd, data);
-    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * fsyncs files and directories in parallel (libuv's thread pool): the journal commits them together,
+ * so the price is about one fsync instead of one per path. Resolves when all are durable.
+ */
+export async function syncAll(paths: string[]): Promise<void> {
+  await Promise.all(
+    paths.map(async (p) => {
+      const handle = await open(p, constants.O_RDONLY);
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }),
+  );
 }

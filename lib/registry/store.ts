@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from '../errors.js';
-import { createFileDurably, fsyncDir, replaceFileDurably } from './durable.js';
+import { createFile, fsyncDir, replaceFileDurably, syncAll } from './durable.js';
 import { withLock } from './lock.js';
 import { decodeName, encodeName } from './names.js';
 import { parseRecord, serialiseRecord, type RunRecord } from './record.js';
+import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
 
 /**
  * The registry on disk:
@@ -13,6 +14,7 @@ import { parseRecord, serialiseRecord, type RunRecord } from './record.js';
  *                                                 /events.log     the agent's stdout, as produced
  *                                                 /stderr.log     the agent's stderr
  *                                                 /supervisor.log the supervisor's own diagnostics
+ *                                                 /supervisor.json who supervises it, until the record says
  *   <registry>/tmp/                               unpublished new names (renamed into agents/ whole)
  * A name or a run appears by one rename of a complete directory, so nobody ever sees half of one.
  */
@@ -23,6 +25,7 @@ export const FILES = {
   stderr: 'stderr.log',
   supervisorLog: 'supervisor.log',
   lock: 'record.lock',
+  launcher: 'supervisor.json',
 } as const;
 
 export function agentsDir(registry: string): string {
@@ -106,7 +109,7 @@ function notExists(registry: string, name: string): SubagentError {
  * Publishes a new name with its run 1, all or nothing: everything is written into a temp directory,
  * fsynced, then renamed into agents/. Of concurrent creators of one name exactly one rename succeeds.
  */
-export function createName(registry: string, name: string, record: RunRecord, prompt: Buffer): string {
+export async function createName(registry: string, name: string, record: RunRecord, prompt: Buffer): Promise<string> {
   const target = nameDir(registry, name);
   let tmp: string | null = null;
   try {
@@ -116,10 +119,9 @@ export function createName(registry: string, name: string, record: RunRecord, pr
     tmp = mkdtempSync(join(registry, 'tmp', 'new-'));
     const run = join(tmp, '1');
     mkdirSync(run);
-    createFileDurably(join(run, FILES.prompt), prompt);
-    createFileDurably(recordPath(run), serialiseRecord(record));
-    fsyncDir(run);
-    fsyncDir(tmp);
+    createFile(join(run, FILES.prompt), prompt);
+    createFile(recordPath(run), serialiseRecord(record));
+    await syncAll([join(run, FILES.prompt), recordPath(run), run, tmp]);
   } catch (err) {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
     throw unwritable(registry, err);
@@ -140,14 +142,14 @@ export function createName(registry: string, name: string, record: RunRecord, pr
 }
 
 /** Publishes run N of an existing name; of concurrent creators of run N exactly one wins. */
-export function createRun(registry: string, name: string, record: RunRecord, prompt: Buffer): string | null {
+export async function createRun(registry: string, name: string, record: RunRecord, prompt: Buffer): Promise<string | null> {
   const parent = nameDir(registry, name);
   let tmp: string | null = null;
   try {
     tmp = mkdtempSync(join(parent, '.new-'));
-    createFileDurably(join(tmp, FILES.prompt), prompt);
-    createFileDurably(recordPath(tmp), serialiseRecord(record));
-    fsyncDir(tmp);
+    createFile(join(tmp, FILES.prompt), prompt);
+    createFile(recordPath(tmp), serialiseRecord(record));
+    await syncAll([join(tmp, FILES.prompt), recordPath(tmp), tmp]);
   } catch (err) {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
     throw unwritable(registry, err);
@@ -187,4 +189,30 @@ export function updateRecord(dir: string, mutate: (current: RunRecord) => RunRec
 function ignoreInGit(registry: string): void {
   const path = join(registry, '.gitignore');
   if (!existsSync(path)) writeFileSync(path, '# created by subagents: the registry is not source\n*\n');
+}
+
+/**
+ * The supervisor's identity as its launcher saw it, in a side file so the start command need not take
+ * the record's lock and fsync twice more. Replaced atomically; not fsynced on purpose: after a crash of
+ * the machine the boot id differs and every unfinished run is `unknown` whatever this file says.
+ */
+export function writeLauncher(dir: string, identity: ProcessIdentity): void {
+  const path = join(dir, FILES.launcher);
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, JSON.stringify(identity));
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw unwritable(dir, err);
+  }
+}
+
+export function readLauncher(dir: string): ProcessIdentity | null {
+  try {
+    const v: unknown = JSON.parse(readFileSync(join(dir, FILES.launcher), 'utf8'));
+    return isIdentity(v) ? v : null;
+  } catch {
+    return null;
+  }
 }

@@ -6,7 +6,7 @@ import { emptyState, type AgentAdapter, type StreamParser } from '../agents/type
 import { checkpoint } from '../checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
 import type { RunRecord } from '../registry/record.js';
-import { FILES, updateRecord } from '../registry/store.js';
+import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { nowIso } from '../time.js';
 import { LineFollower } from '../lines.js';
 import { leaveQueue, waitForSlot } from '../queue.js';
@@ -36,12 +36,8 @@ async function main(): Promise<void> {
   checkpoint('supervisor-started');
 
   const me = selfIdentity();
-  let record = updateRecord(dir, (r) => {
-    if (r.status !== 'scheduled') return null;
-    if (r.supervisor && r.supervisor.pid !== me.pid) return null;
-    return { ...r, supervisor: me };
-  });
-  if (record.status !== 'scheduled' || record.supervisor?.pid !== me.pid) {
+  const record = readRecord(dir);
+  if (record.status !== 'scheduled' || (record.supervisor && record.supervisor.pid !== me.pid)) {
     log(`run already taken (status ${record.status}, supervisor ${record.supervisor?.pid}); exiting`);
     return;
   }
@@ -111,9 +107,10 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   });
   const identity = identityOf(child.pid);
   checkpoint('after-agent-spawn');
-  const running = updateRecord(dir, (r) => ({
+  const running = updateRecord(dir, (r) => r.status === 'done' ? null : ({
     ...r,
     status: 'running',
+    supervisor: selfIdentity(),
     agentStartedAt: nowIso(),
     agentProcess: identity ? { ...identity, pgid: child.pid! } : { pid: child.pid!, startTime: 'gone', bootId: '', pgid: child.pid! },
   }));

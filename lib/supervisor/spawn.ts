@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { FILES } from '../registry/store.js';
 
-const SUPERVISOR = fileURLToPath(new URL('./main.js', import.meta.url));
+/** Bundled builds (scripts/bundle.mjs) define where the bundled supervisor sits next to the verb. */
+declare const __SUPERVISOR_ENTRY__: string | undefined;
+const SUPERVISOR = fileURLToPath(new URL(typeof __SUPERVISOR_ENTRY__ === 'string' ? __SUPERVISOR_ENTRY__ : './main.js', import.meta.url));
 
 /** Variables that describe the caller's own run; a new run must not inherit them as its own. */
 const RUN_SCOPED = ['SUBAGENT_RUN_ID', 'SUBAGENT_TEST_CRASH_AT_AGENT'];
