@@ -53,5 +53,6 @@ export async function childTranscript(registry: string, name: string, childId: s
     if (m.childId === childId) fromStream.push(m);
   });
   new LineFollower(join(dir, FILES.events), (line) => parser.line(line)).flush();
+  parser.end?.();
   return { run: record.run, child, messages: fromStream, source: 'stream' };
 }

@@ -17,6 +17,8 @@ export interface TranscriptItem {
   text: string;
   tool?: Message['tool'];
   line?: number;
+  /** Set when the message belongs to a child sub-agent whose lines the parent's stream carries. */
+  childId?: string;
 }
 
 export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapter, visit: (item: TranscriptItem) => void): StreamState {
@@ -31,8 +33,9 @@ export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapte
   }
   visit({ run, index: 0, role: 'user', text: prompt });
   let index = 0;
-  const parser = adapter.parser((m) => visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}) }));
+  const parser = adapter.parser((m) => visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) }));
   new LineFollower(join(dir, FILES.events), (line) => parser.line(line)).flush();
+  parser.end?.();
   return parser.state;
 }
 
@@ -49,6 +52,7 @@ export function lastAnswer(dir: string, record: RunRecord, adapter: AgentAdapter
   if (adapter.stream === 'text') return tail(join(dir, FILES.events), RESULT_MAX_BYTES);
   const parser = adapter.parser();
   new LineFollower(join(dir, FILES.events), (line) => parser.line(line)).flush();
+  parser.end?.();
   const text = parser.state.lastAssistantText ?? '';
   return { text, truncated: false, bytes: Buffer.byteLength(text) };
 }

@@ -65,6 +65,8 @@ export interface StreamState {
 export interface StreamParser {
   /** One line of the agent's stdout, without its newline. */
   line(text: string): void;
+  /** The stream is over: emit what is still pending (e.g. a tool call whose result never came). */
+  end?(): void;
   readonly state: StreamState;
 }
 

@@ -85,6 +85,7 @@ export async function follow(o: FollowOptions): Promise<Record<string, unknown>>
       poke = null;
     }
     follower.flush();
+    parser.end?.();
   } finally {
     watcher?.close();
   }

@@ -59,6 +59,7 @@ export async function search(o: SearchOptions): Promise<Record<string, unknown>>
             index: item.index,
             role: item.role,
             ...(item.line !== undefined ? { line: item.line } : {}),
+            ...(item.childId !== undefined ? { childId: item.childId } : {}),
             snippet: (from > 0 ? '…' : '') + haystack.slice(from, to) + (to < haystack.length ? '…' : ''),
           });
         }

@@ -132,6 +132,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   progress.stop();
   checkpoint('agent-exited');
   follower.flush();
+  parser.end?.();
   finish(dir, adapter, parser, exit, null);
 }
 
@@ -192,6 +193,7 @@ function finish(
   spawnError: string | null = null,
 ): void {
   const s = parser?.state;
+  // The verdict first: it may settle children the stream never ended (statusSource "inferred").
   const verdict = spawnError ? { outcome: 'failed' as const, error: spawnError } : adapter.verdict(exit, s ?? emptyState());
   if (verdict.outcome === 'failed' && !spawnError && !s?.fatalError) {
     const said = lastLine(join(dir, FILES.stderr));

@@ -1,0 +1,288 @@
+// Every verb through the real, pinned Claude Code (test/.clis, 2.1.197) against the fake Anthropic
+// server (test/fakes/anthropic.ts) on 127.0.0.1. Each test has its own sandbox: registry, HOME and
+// CLAUDE_CONFIG_DIR (so its own transcripts), and a marker in the environment of every process it starts,
+// by which `after` ends leftovers (by pid).
+//
+// The fake runs in this process, so nothing that waits on a run may block the event loop: the waiting
+// verbs go through runAsync (spawnSync would hold the fake's answers until the wait times out).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startAnthropic } from '../fakes/anthropic.js';
+import type { FakeRequest, FakeServer } from '../fakes/script.js';
+import { claudeSetup, cliBin } from '../fakes/env.js';
+import { killPids, pidsWithEnv, sandbox, until, type RunOut, type Sandbox } from '../helpers.js';
+
+const HAVE_CLI = existsSync(cliBin('claude'));
+const SKIP_WHY = `the pinned claude is not installed (${cliBin('claude')}); run bash test/clis/install.sh`;
+const MARK_KEY = 'SUBAGENTS_E2E_CLAUDE';
+
+let srv: FakeServer | null = null;
+async function server(): Promise<FakeServer> {
+  srv ??= await startAnthropic();
+  return srv;
+}
+after(async () => {
+  await srv?.close();
+});
+
+interface Box extends Sandbox {
+  marker: string;
+}
+
+/** A sandbox whose every process runs Claude against the fake, in its own HOME and CLAUDE_CONFIG_DIR. */
+async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<Box> {
+  const s = await server();
+  const b = sandbox(`subagents-e2e-claude-${label}-`) as Box;
+  const setup = claudeSetup({ home: b.dir, baseUrl: s.url });
+  // Nothing of the caller's own Claude/Anthropic setup may leak in: the env is the fake's, plus ours.
+  for (const k of Object.keys(b.env)) delete b.env[k];
+  // CLAUDE_CODE_TMPDIR: Claude's tool output files go under the sandbox, not /tmp/claude-<uid>/.
+  const tmp = join(b.dir, 'tmp');
+  mkdirSync(tmp);
+  Object.assign(b.env, setup.env, { CLAUDE_CODE_TMPDIR: tmp, SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '60', SUBAGENT_CANCEL_GRACE_MS: '3000' });
+  b.marker = `${MARK_KEY}=${b.dir}`;
+  b.env[MARK_KEY] = b.dir;
+  t.after(() => {
+    killPids(pidsWithEnv(b.marker));
+    b.cleanup();
+  });
+  return b;
+}
+
+function uniq(label: string): string {
+  return `${label}${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+}
+
+function ok(r: RunOut, what: string): any {
+  assert.equal(r.code, 0, `${what}: ${r.stdout}${r.stderr}`);
+  assert.equal(r.json?.ok, true, `${what}: ${r.stdout}`);
+  return r.json;
+}
+
+function stderrOf(b: Box, name: string, run = 1): string {
+  try {
+    return readFileSync(join(b.registry, 'agents', name, String(run), 'stderr.log'), 'utf8').slice(-2000);
+  } catch {
+    return '';
+  }
+}
+
+/** Waits (without blocking the fake) for the run to end; returns its status record. */
+async function waitDone(b: Box, name: string): Promise<any> {
+  const j = ok(await b.runAsync('status', ['--wait-terminal', '--name', name]), `status --wait-terminal ${name}`);
+  const a = j.agents.find((x: any) => x.name === name);
+  assert.equal(a?.status, 'done', JSON.stringify(j));
+  return a;
+}
+
+/** The text blocks the user sent in a request (system reminders included). */
+function userTexts(r: FakeRequest): string[] {
+  const out: string[] = [];
+  for (const m of ((r.body as any)?.messages ?? []) as any[]) {
+    if (m.role !== 'user') continue;
+    if (typeof m.content === 'string') out.push(m.content);
+    else for (const blk of m.content ?? []) if (blk.type === 'text') out.push(blk.text);
+  }
+  return out;
+}
+
+/** Main-thread model requests (not a sub-agent's) whose last user text holds `needle`. */
+function requestsWith(s: FakeServer, needle: string): FakeRequest[] {
+  return s.modelRequests().filter((r) => (r.conversation?.lastUserText ?? '').includes(needle));
+}
+
+function cmdlinesWith(needle: string): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'latin1').includes(needle)) out.push(Number(e));
+    } catch {
+      /* gone */
+    }
+  }
+  return out.filter((p) => p !== process.pid);
+}
+
+/** The distinct transcript items (run:index) a search matched (one item can match several times). */
+function items(search: any): string[] {
+  return [...new Set<string>(search.matches.map((m: any) => `${m.run}:${m.index}`))];
+}
+
+function record(b: Box, name: string, run = 1): any {
+  return JSON.parse(readFileSync(join(b.registry, 'agents', name, String(run), 'record.json'), 'utf8'));
+}
+
+test('start → wait → result; resume continues the same session; search sees both runs; the tool call is a transcript tool', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'resume');
+  const s = await server();
+  const one = uniq('alpha');
+  const two = uniq('beta');
+
+  const started = ok(b.run('start-subagent', ['--name', 'cc', '--cli', 'claude', '--variant', 'low', '--prompt', `TOOL:Bash:echo ${one}`]), 'start');
+  assert.equal(started.cli, 'claude');
+  assert.equal(started.mode, 'new');
+  assert.match(started.sessionId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'we choose the session id before launch');
+  const a1 = await waitDone(b, 'cc');
+  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrOf(b, 'cc')}`);
+  assert.equal(a1.exitCode, 0);
+  assert.equal(a1.error, null);
+  assert.equal(a1.sessionId, started.sessionId);
+  assert.equal(a1.toolUses, 1);
+  assert.ok(a1.usage && a1.usage.inputTokens > 0 && a1.usage.outputTokens > 0 && a1.usage.totalTokens >= a1.usage.inputTokens + a1.usage.outputTokens, JSON.stringify(a1.usage));
+  assert.equal(typeof a1.usage.costUsd, 'number');
+  assert.deepEqual(a1.children, []);
+
+  const r1 = ok(b.run('result', ['--name', 'cc', '--json']), 'result 1');
+  assert.equal(r1.lastAssistantText, `done: ${one}`, 'the fake answers "done: <first line of the tool output>"');
+  assert.equal(r1.sessionId, started.sessionId);
+  const plain = b.run('result', ['--name', 'cc']);
+  assert.equal(plain.code, 0);
+  assert.equal(plain.stdout.trim(), `done: ${one}`);
+
+  // What the fake saw: the session id we chose, the prompt from stdin, the effort asked for (--variant).
+  const first = requestsWith(s, one)[0];
+  assert.ok(first, 'the fake received the first prompt');
+  assert.equal(first.headers['x-claude-code-session-id'], started.sessionId);
+  assert.ok(userTexts(first).includes(`TOOL:Bash:echo ${one}`), 'the prompt arrives as a text block, as given');
+  assert.equal((first.body as any).output_config?.effort, 'low', '--variant becomes --effort');
+
+  const tools = ok(b.run('search', ['--name', 'cc', '--pattern', one, '--role', 'tool']), 'search tool');
+  assert.deepEqual(items(tools), ['1:1'], JSON.stringify(tools));
+  assert.match(tools.matches[0].snippet, new RegExp(`Bash: echo ${one}`));
+
+  // Resume: same session id, the fake gets the earlier turns, a --model change reaches the API.
+  const resumed = ok(b.run('resume-subagent', ['--name', 'cc', '--model', 'claude-opus-4-5', '--prompt', `REPLY:${two}`]), 'resume');
+  assert.equal(resumed.mode, 'resume');
+  assert.equal(resumed.run, 2);
+  assert.equal(resumed.sessionId, started.sessionId);
+  const a2 = await waitDone(b, 'cc');
+  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrOf(b, 'cc', 2)}`);
+  assert.equal(a2.run, 2);
+  assert.equal(a2.sessionId, started.sessionId);
+  assert.equal(a2.toolUses, 0);
+  const second = requestsWith(s, two)[0];
+  assert.ok(second, 'the fake received the second prompt');
+  assert.equal(second.headers['x-claude-code-session-id'], started.sessionId, 'the resumed run is the same session');
+  assert.equal(second.conversation?.model, 'claude-opus-4-5');
+  const history = JSON.stringify((second.body as any).messages);
+  assert.ok(history.includes(`TOOL:Bash:echo ${one}`), 'the earlier prompt is in the resumed conversation');
+  assert.ok(history.includes(`done: ${one}`), 'the earlier answer is in the resumed conversation');
+  assert.ok(history.includes(`"command":"echo ${one}"`), 'the earlier tool call is in the resumed conversation');
+
+  assert.equal(ok(b.run('result', ['--name', 'cc', '--json']), 'result 2').lastAssistantText, two);
+  assert.equal(ok(b.run('result', ['--name', 'cc', '--run', '1', '--json']), 'result run 1').lastAssistantText, `done: ${one}`);
+
+  const both = ok(b.run('search', ['--name', 'cc', '--pattern', `${one}|${two}`]), 'search both');
+  const runs = new Set(both.matches.map((m: any) => m.run));
+  assert.deepEqual([...runs].sort(), [1, 2], JSON.stringify(both));
+  const roles = new Set(both.matches.map((m: any) => `${m.run}:${m.role}`));
+  for (const want of ['1:user', '1:tool', '1:assistant', '2:user', '2:assistant']) assert.ok(roles.has(want), `${want} in ${[...roles]}`);
+  const assistantOnly = ok(b.run('search', ['--name', 'cc', '--pattern', two, '--role', 'assistant']), 'search assistant');
+  assert.deepEqual(assistantOnly.matches.map((m: any) => m.run), [2]);
+});
+
+test('an HTTP 500 from the API (no retries) → outcome failed with Claude\'s error; a bad --agent → failed with its stderr', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'error');
+  const why = uniq('boom');
+  ok(b.run('start-subagent', ['--name', 'e500', '--cli', 'claude', '--prompt', `ERROR:500:${why}`]), 'start e500');
+  ok(b.run('start-subagent', ['--name', 'e400', '--cli', 'claude', '--prompt', `ERROR:400:${why}`]), 'start e400');
+  ok(b.run('start-subagent', ['--name', 'badagent', '--cli', 'claude', '--agent', 'no-such-agent', '--prompt', 'REPLY:never']), 'start badagent');
+  for (const [name, status] of [['e500', 500], ['e400', 400]] as const) {
+    const a = await waitDone(b, name);
+    assert.equal(a.outcome, 'failed', JSON.stringify(a));
+    assert.equal(a.exitCode, 1);
+    assert.match(a.error, new RegExp(String(status)), a.error);
+    assert.match(a.error, new RegExp(why), a.error);
+  }
+  const bad = await waitDone(b, 'badagent');
+  assert.equal(bad.outcome, 'failed');
+  assert.equal(bad.exitCode, 1);
+  assert.match(bad.error, /before reporting a result/);
+  assert.match(bad.error, /no-such-agent' not found/);
+  // --file has no Claude equivalent: refused before anything is recorded
+  writeFileSync(join(b.dir, 'f.txt'), 'x');
+  const refused = b.run('start-subagent', ['--name', 'withfile', '--cli', 'claude', '--file', 'f.txt', '--prompt', 'REPLY:x']);
+  assert.equal(refused.code, 1);
+  assert.equal(refused.json?.code, 'E_ARG_UNSUPPORTED');
+  assert.equal(existsSync(join(b.registry, 'agents', 'withfile')), false);
+});
+
+test('cancel during a long Bash tool leaves no process of the run', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'cancel');
+  const marker = uniq('sleepmark');
+  ok(b.run('start-subagent', ['--name', 'slow', '--cli', 'claude', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]), 'start');
+  const runId = record(b, 'slow').runId as string;
+  // The tool runs: its shell carries the marker on its command line.
+  await until('the Bash tool to be running', () => cmdlinesWith(marker).length > 0, 30_000);
+  assert.ok(pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length >= 2, 'the agent and its tool carry the run marker');
+  const c = ok(await b.runAsync('cancel', ['--name', 'slow']), 'cancel');
+  assert.equal(c.signalSent, 'INT', 'SIGINT is Claude\'s graceful stop');
+  assert.equal(c.previousStatus, 'running');
+  assert.deepEqual(c.survivors, []);
+  const a = await waitDone(b, 'slow');
+  assert.equal(a.outcome, 'cancelled');
+  await until('no process of the run', () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0 && cmdlinesWith(marker).length === 0, 5_000);
+  // The transcript keeps the interrupted call.
+  const found = ok(b.run('search', ['--name', 'slow', '--pattern', marker, '--role', 'tool']), 'search');
+  assert.equal(items(found).length, 1, JSON.stringify(found));
+});
+
+test('a sub-agent shows up in children; result --child returns its answer; search --child finds its words', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'child');
+  const word = uniq('childword');
+  const toolWord = uniq('childtool');
+  ok(b.run('start-subagent', ['--name', 'par', '--cli', 'claude', '--prompt', `TASK:sub job:TOOL:Bash:echo ${toolWord} && echo ${word}`]), 'start');
+  const a = await waitDone(b, 'par');
+  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrOf(b, 'par')}`);
+  assert.equal(a.children.length, 1, JSON.stringify(a.children));
+  const child = a.children[0];
+  assert.match(child.id, /^a[0-9a-f]{16}$/, 'the id is Claude\'s agentId');
+  assert.equal(child.cli, 'claude');
+  assert.equal(child.description, 'sub job');
+  assert.equal(child.status, 'done');
+  assert.equal(child.statusSource, 'stream');
+  assert.ok(child.startedAt && child.finishedAt);
+  assert.equal(a.toolUses, 2, 'the Agent call and the child\'s Bash call');
+  // The fake saw the child's requests with its agent id.
+  const s = await server();
+  assert.ok(s.modelRequests().some((r) => r.headers['x-claude-code-agent-id'] === child.id));
+
+  const r = ok(b.run('result', ['--name', 'par', '--child', child.id, '--json']), 'result --child');
+  assert.equal(r.child, child.id);
+  assert.equal(r.lastAssistantText, `done: ${toolWord}`);
+  assert.equal(r.source, 'transcript', 'read from projects/<slug>/<session>/subagents/agent-<id>.jsonl');
+  const parent = ok(b.run('result', ['--name', 'par', '--json']), 'result');
+  assert.equal(parent.lastAssistantText, `done: done: ${toolWord}`, 'the run\'s answer is the parent\'s, not the child\'s');
+
+  const sc = ok(b.run('search', ['--name', 'par', '--child', child.id, '--pattern', word]), 'search --child');
+  assert.ok(sc.matches.length >= 1, JSON.stringify(sc));
+  const unknown = b.run('result', ['--name', 'par', '--child', 'anotherchild', '--json']);
+  assert.equal(unknown.json?.code, 'E_CHILD_NOT_FOUND');
+});
+
+test('a 300 KB prompt arrives whole and byte-exact at the model', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'big');
+  const s = await server();
+  const tag = uniq('bigok');
+  const pieces = [`REPLY:${tag}\n`];
+  for (let i = 0; Buffer.byteLength(pieces.join('')) < 300 * 1024; i++) pieces.push(`line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`);
+  const prompt = pieces.join('');
+  assert.ok(Buffer.byteLength(prompt) > 300 * 1024);
+  const file = join(b.dir, 'prompt.txt');
+  writeFileSync(file, prompt);
+  ok(b.run('start-subagent', ['--name', 'big', '--cli', 'claude', '--prompt-file', file]), 'start');
+  const a = await waitDone(b, 'big');
+  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrOf(b, 'big')}`);
+  const req = requestsWith(s, tag)[0];
+  assert.ok(req, 'the fake received the prompt');
+  assert.ok(userTexts(req).some((x) => x === prompt), 'one text block is the prompt, byte for byte');
+  assert.equal(ok(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
+});
