@@ -32,10 +32,10 @@ interface CodexUsage {
 
 export interface CodexParserOptions {
   /**
-   * The thread's cumulative usage at the end of the previous run of the same name (that run's
-   * `state.threadUsage`; the latest earlier run that has one). Codex reports thread totals, so this
-   * run's own usage is `threadUsage - threadUsageBefore`. Absent/null on a new thread (run 1), where
-   * the thread total is the run's usage.
+   * The thread's usage before this run: the sum of the `usage` of the earlier runs of the same session
+   * (equivalently, the previous run's `state.threadUsage`). Codex reports thread totals, so this run's
+   * own usage is `threadUsage - threadUsageBefore`. Absent/null on a new thread (run 1), where the
+   * thread total is the run's usage.
    */
   threadUsageBefore?: Usage | null;
 }
@@ -515,9 +515,10 @@ function verdict(exit: { code: number | null; signal: string | null }, state: St
   let v: Verdict;
   if (s.fatalError) v = { outcome: 'failed', error: s.fatalError };
   else if (exit.signal) v = { outcome: 'failed', error: `codex was stopped by ${exit.signal}${s.turn === 'completed' ? '' : ' before its turn ended'}` };
-  else if (exit.code === 0) v = { outcome: 'succeeded', error: null };
+  else if (exit.code === 0 && s.turn === 'completed') v = { outcome: 'succeeded', error: null };
+  else if (exit.code === 0) v = { outcome: 'failed', error: 'codex exited with status 0 without finishing its turn (no turn.completed)' };
   else {
-    const why = s.lastError ? `: ${s.lastError}` : s.sessionId === null ? ' before it opened a thread (see the run\'s stderr.log)' : '';
+    const why = s.lastError ? `: ${s.lastError}` : s.sessionId === null ? ' before it opened a thread' : '';
     v = { outcome: 'failed', error: `codex exited with status ${exit.code ?? 'unknown'}${why}` };
   }
   // The run is over: so is every sub-agent (they live in the codex process).
@@ -588,18 +589,55 @@ function isContextMessage(text: string): boolean {
   return /^<(environment_context|user_instructions|permissions instructions|turn_aborted|subagent_notification|collaboration_mode|skills_instructions)[\s>]/.test(t) || t.startsWith('# AGENTS.md');
 }
 
+/** The tool message of a rollout `function_call` and its output (calls no item_completed describes). */
+function callMessage(call: Json, output: unknown): Message {
+  const fn = str(call.name) ?? str(call.type) ?? 'tool';
+  const args = str(call.arguments) ?? str(call.input) ?? (call.action === undefined ? '' : JSON.stringify(call.action));
+  const shell = ['exec_command', 'shell', 'shell_command', 'local_shell_call'].includes(fn);
+  let input = args;
+  try {
+    const a = rec(JSON.parse(args));
+    if (shell) input = commandText(a.cmd ?? a.command) || args;
+  } catch {
+    /* keep the raw arguments */
+  }
+  let out = typeof output === 'string' ? output : contentText(rec(output).content ?? output);
+  let status: string | null = null;
+  if (shell) {
+    // exec_command output: "Chunk ID: …\nWall time: …\nProcess exited with code N\n…\nOutput:\n<stdout>"
+    const code = /Process exited with code (-?\d+)/.exec(out);
+    const at = out.indexOf('Output:\n');
+    if (at !== -1) out = out.slice(at + 'Output:\n'.length);
+    if (code) {
+      status = code[1] === '0' ? 'completed' : 'failed';
+      if (code[1] !== '0') out = `[exit ${code[1]}] ${out}`;
+    }
+    out = out.trimEnd();
+  }
+  const name = shell ? 'Bash' : fn;
+  return {
+    role: 'tool',
+    text: cap(`${name}: ${input.replace(/\s*\n\s*/g, ' ')}`, INPUT_MAX + 40),
+    tool: { name, input: cap(input, INPUT_MAX), output: out ? cap(out, OUTPUT_MAX) : null, status },
+  };
+}
+
 /**
- * A child thread's messages from its rollout. Prefers the rollout's `event_msg/item_completed` items
- * (user message, agent messages, commands, sub-agent calls); a rollout without them (other versions)
- * is read from its `response_item` lines instead.
+ * A child thread's messages from its rollout, in two streaming passes. The rollout's
+ * `event_msg/item_completed` items (user message, agent messages, commands, sub-agent calls) are the
+ * main source; a tool call that has none (a command the sandbox refused is recorded only as a
+ * `response_item` function_call + output) is taken from the response items, and a rollout without any
+ * item_completed (other Codex versions) is read from its response items alone.
  */
 async function childMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
   if (!/^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$/.test(q.childId)) return false;
   const file = findRollout(codexHome(q.storeEnv), q.childId);
   if (!file) return false;
 
+  // Pass 1: does it belong to this run, and which calls have an item of their own?
   let belongs = true;
   let items = 0;
+  const itemIds = new Set<string>();
   await eachLine(file, (line) => {
     const p = rec(line.payload);
     if (line.type === 'session_meta') {
@@ -608,52 +646,46 @@ async function childMessages(q: ChildQuery, onMessage: (m: Message) => void): Pr
         belongs = false;
         return false;
       }
-      return;
-    }
-    if (line.type !== 'event_msg' || p.type !== 'item_completed') return;
-    const item = itemOf(p.item);
-    if (!item) return;
-    items++;
-    if (item.type === 'user_message') {
-      const text = contentText(item.raw.content);
-      if (text && !isContextMessage(text)) onMessage({ role: 'user', text });
-    } else if (item.type === 'agent_message') {
-      onMessage({ role: 'assistant', text: str(item.raw.text) ?? contentText(item.raw.content) });
-    } else if (!NOT_TOOLS.has(item.type)) {
-      onMessage(toolMessage(item));
+    } else if (line.type === 'event_msg' && p.type === 'item_completed') {
+      items++;
+      const id = str(rec(p.item).id);
+      if (id) itemIds.add(id);
     }
   });
   if (!belongs) return false;
-  if (items > 0) return true;
 
-  // Older rollouts: response items only.
+  // Pass 2: the messages, in order.
   const calls = new Map<string, Json>();
   await eachLine(file, (line) => {
-    if (line.type !== 'response_item') return;
     const p = rec(line.payload);
+    if (line.type === 'event_msg' && p.type === 'item_completed') {
+      const item = itemOf(p.item);
+      if (!item) return;
+      if (item.type === 'user_message') {
+        const text = contentText(item.raw.content);
+        if (text && !isContextMessage(text)) onMessage({ role: 'user', text });
+      } else if (item.type === 'agent_message') {
+        onMessage({ role: 'assistant', text: str(item.raw.text) ?? contentText(item.raw.content) });
+      } else if (!NOT_TOOLS.has(item.type)) {
+        onMessage(toolMessage(item));
+      }
+      return;
+    }
+    if (line.type !== 'response_item') return;
     if (p.type === 'message') {
+      if (items > 0) return;
       const text = contentText(p.content);
       if (p.role === 'assistant' && text) onMessage({ role: 'assistant', text });
       else if (p.role === 'user' && text && !isContextMessage(text)) onMessage({ role: 'user', text });
     } else if (p.type === 'function_call' || p.type === 'custom_tool_call' || p.type === 'local_shell_call') {
-      calls.set(str(p.call_id) ?? '', p);
+      const id = str(p.call_id) ?? '';
+      if (!itemIds.has(id)) calls.set(id, p);
     } else if (p.type === 'function_call_output' || p.type === 'custom_tool_call_output') {
-      const call = calls.get(str(p.call_id) ?? '') ?? {};
-      const name = str(call.name) ?? 'tool';
-      const args = str(call.arguments) ?? str(call.input) ?? '';
-      let input = args;
-      try {
-        const a = rec(JSON.parse(args));
-        input = commandText(a.cmd ?? a.command) || args;
-      } catch {
-        /* keep the raw arguments */
-      }
-      const out = typeof p.output === 'string' ? p.output : contentText(rec(p.output).content ?? p.output);
-      onMessage({
-        role: 'tool',
-        text: cap(`${name}: ${input.replace(/\s*\n\s*/g, ' ')}`, INPUT_MAX + 40),
-        tool: { name, input: cap(input, INPUT_MAX), output: out ? cap(out, OUTPUT_MAX) : null, status: null },
-      });
+      const id = str(p.call_id) ?? '';
+      const call = calls.get(id);
+      if (!call) return;
+      calls.delete(id);
+      onMessage(callMessage(call, p.output));
     }
   });
   return true;

@@ -235,7 +235,7 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
         case 'tool_use': {
           state.toolUses++;
           const tp = toolPart(part);
-          if (tp.call.status === 'error' && REJECTED.test(tp.call.output ?? '')) extra.rejectedTools.push(tp.text);
+          if (tp.call.status === 'error' && REJECTED.test(tp.call.output ?? '') && extra.rejectedTools.length < 10) extra.rejectedTools.push(tp.text);
           onMessage?.({ role: 'tool', text: tp.text, tool: tp.call });
           if (tp.tool === 'task') {
             addChild(tp);
@@ -381,10 +381,14 @@ function runExport(id: string, q: ChildQuery): Promise<string | null> {
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const k of STORE_ENV_KEYS) delete env[k];
     Object.assign(env, q.storeEnv);
+    const cwd = existsSync(q.cwd) ? q.cwd : undefined;
+    // OpenCode believes $PWD over its real cwd (see opencodeLaunch).
+    if (cwd) env.PWD = cwd;
+    else delete env.PWD;
     let child;
     try {
       // stdin ignored: without an id `export` would open an interactive picker (we always pass one).
-      child = spawn('opencode', ['export', id], { cwd: existsSync(q.cwd) ? q.cwd : undefined, env, stdio: ['ignore', 'pipe', 'ignore'] });
+      child = spawn('opencode', ['export', id], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
     } catch {
       resolve(null);
       return;

@@ -70,6 +70,12 @@ export interface StreamParser {
   readonly state: StreamState;
 }
 
+/** What the core knows that a parser may need. */
+export interface ParserContext {
+  /** The usage the earlier runs of this session reported (for CLIs whose counters are cumulative). */
+  threadUsageBefore?: Usage | null;
+}
+
 export interface Verdict {
   outcome: 'succeeded' | 'failed';
   error: string | null;
@@ -100,7 +106,7 @@ export interface AgentAdapter {
   chooseSessionId(): string | null;
   launch(input: LaunchInput): Launch;
   /** `onMessage` receives the normalised transcript messages in order (prompts are added by the core). */
-  parser(onMessage?: (m: Message) => void): StreamParser;
+  parser(onMessage?: (m: Message) => void, context?: ParserContext): StreamParser;
   /** How a run ended, from the exit status and what the stream said. Cancels are decided by the core. */
   verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict;
   /** Environment variables that locate the CLI's own transcript store; recorded with each run. */

@@ -76,7 +76,8 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     depth: last.depth ?? 1,
     worktree: last.worktree ?? null,
     promptBytes: prompt.length,
-    storeEnv: storeEnvOf(adapter, env),
+    // The session lives in the store the earlier runs used: keep it.
+    storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
     queueTicket,
   });
   const dir = await createRun(registry, name, record, prompt);

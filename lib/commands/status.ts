@@ -7,6 +7,7 @@ import { viewOf } from '../view.js';
 import { waitFor } from '../wait.js';
 import { queueView, readLimit } from '../queue.js';
 import { writeJunit } from '../junit.js';
+import { usageOfName } from '../usage.js';
 import { promptHead } from '../transcript.js';
 import { envValue, notFound, resolveRegistry, type Context } from './common.js';
 
@@ -168,6 +169,7 @@ function output(registry: string, s: Snapshot): Record<string, unknown> {
   const agents = observations.map((o) => {
     const v = viewOf(o);
     const position = positions.get(o.dir);
+    v.usageTotal = usageOfName(registry, o.record);
     v.queued = o.status === 'scheduled' && position !== undefined;
     v.queuePosition = position ?? null;
     return v;

@@ -10,6 +10,7 @@ import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { nowIso } from '../time.js';
 import { LineFollower } from '../lines.js';
 import { leaveQueue, waitForSlot } from '../queue.js';
+import { usageBefore } from '../usage.js';
 
 /**
  * The supervisor: one detached Node process per run, the sole owner of the run while it lives.
@@ -60,7 +61,9 @@ async function main(): Promise<void> {
 }
 
 async function runAgent(registry: string, dir: string, record: RunRecord, adapter: AgentAdapter): Promise<void> {
-  const launch = adapter.launch({
+  let launch: ReturnType<AgentAdapter['launch']>;
+  try {
+    launch = adapter.launch({
     mode: record.run === 1 ? 'new' : 'resume',
     cwd: record.cwd,
     runDir: dir,
@@ -71,8 +74,14 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     extraArgs: record.extraArgs,
     sessionId: record.sessionId,
   });
+  } catch (err) {
+    finish(dir, adapter, null, { code: null, signal: null }, null, `cannot launch ${record.cli}: ${(err as Error).message}`);
+    return;
+  }
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    // A resume reads the CLI's own store where the session lives (HOME, CODEX_HOME, …).
+    ...record.storeEnv,
     ...launch.env,
     SUBAGENT_DIR: registry,
     SUBAGENT_PARENT: record.name,
@@ -124,7 +133,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   }
   checkpoint('running');
 
-  const parser = adapter.parser();
+  const parser = adapter.parser(undefined, { threadUsageBefore: record.run > 1 ? usageBefore(registry, record) : null });
   const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
   const progress = new Progress(dir, parser, follower);
   progress.start();

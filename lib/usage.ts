@@ -1,0 +1,40 @@
+import type { RunRecord, Usage } from './registry/record.js';
+import { listRuns, readRecord, runDir } from './registry/store.js';
+
+/** Adds usages field by field; the cost is known only when every part knows it. */
+export function addUsage(a: Usage | null, b: Usage | null): Usage | null {
+  if (!a) return b ? { ...b } : null;
+  if (!b) return { ...a };
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+    costUsd: a.costUsd === null || b.costUsd === null ? null : a.costUsd + b.costUsd,
+  };
+}
+
+/**
+ * The usage of a name's runs before `record` (optionally only those of its session): what a CLI whose
+ * counters are cumulative over a thread (Codex) had already reported before this run began.
+ */
+export function usageBefore(registry: string, record: RunRecord, sameSession = true): Usage | null {
+  let total: Usage | null = null;
+  for (let k = 1; k < record.run; k++) {
+    try {
+      const r = readRecord(runDir(registry, record.name, k));
+      if (!sameSession || r.sessionId === record.sessionId) total = addUsage(total, r.usage);
+    } catch {
+      /* an unreadable old run is reported by status; it adds nothing here */
+    }
+  }
+  return total;
+}
+
+/** Usage of every run of a name (the per-name figure in status). */
+export function usageOfName(registry: string, latest: RunRecord): Usage | null {
+  if (latest.run === 1 || !(listRuns(registry, latest.name) ?? []).length) return latest.usage;
+  return addUsage(usageBefore(registry, latest, false), latest.usage);
+}
