@@ -50,9 +50,16 @@ fi
 
 command -v npm >/dev/null || die "npm not found on PATH"
 
-echo "test/clis/install.sh: installing $want into $prefix" >&2
-rm -rf "$prefix"
+# One installer at a time (two `make test` in parallel); the lock lives in test/.clis/ itself.
 mkdir -p "$prefix"
+if command -v flock >/dev/null; then
+  exec 9>"$prefix/.lock"
+  flock 9
+  if [[ "${CLIS_FORCE:-}" != "1" ]] && installed_ok; then exit 0; fi
+fi
+
+echo "test/clis/install.sh: installing $want into $prefix" >&2
+rm -rf "$stamp" "$prefix/node_modules" "$prefix/package.json" "$prefix/package-lock.json"
 # --prefix: install into test/.clis, never into the project's own node_modules or package.json.
 # The postinstall scripts of claude-code and opencode-ai must run (they put the native binary in place
 # of the bin/*.exe stub); npm 11 warns about them ("not yet covered by allowScripts") but runs them.
