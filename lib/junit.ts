@@ -1,4 +1,5 @@
 import { loadAdapter } from './agents/index.js';
+import { SubagentError } from './errors.js';
 import { replaceFileDurably } from './registry/durable.js';
 import { lastAnswer } from './transcript.js';
 import type { Observation } from './observe.js';
@@ -66,7 +67,12 @@ export async function writeJunit(file: string, registry: string, observations: O
     ` <testsuite name="${esc(registry)}" tests="${observations.length}" failures="${failures}" errors="${errors}" skipped="0" time="${(totalMs / 1000).toFixed(3)}" timestamp="${new Date().toISOString()}">\n` +
     cases.join('\n') +
     `\n </testsuite>\n</testsuites>\n`;
-  mkdirSync(dirname(path), { recursive: true });
-  replaceFileDurably(path, xml);
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    replaceFileDurably(path, xml);
+  } catch (err) {
+    const e = err instanceof SubagentError ? (err.details.errno as string | null) : (err as NodeJS.ErrnoException).code;
+    throw new SubagentError('E_ARG_INVALID', `cannot write the JUnit report to ${path}: ${e ?? (err as Error).message}`, { path, hint: 'give --junit a path in a writable directory' });
+  }
   return path;
 }

@@ -17,7 +17,7 @@ export function errorObject(err: unknown, registry?: string | null): { body: Rec
       ok: false,
       code: 'E_INTERNAL',
       error: `internal error: ${e?.message ?? String(err)}`,
-      details: { hint: 'this is a bug in subagents; please report it with the command line that caused it', stack: e?.stack?.split('\n').slice(0, 6) ?? [] },
+      details: { ...(registry ? { registry } : {}), hint: 'this is a bug in subagents; please report it with the command line that caused it', stack: e?.stack?.split('\n').slice(0, 6) ?? [] },
     },
     exitCode: 1,
   };

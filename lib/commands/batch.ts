@@ -85,7 +85,8 @@ export async function batch(o: BatchOptions): Promise<Record<string, unknown>> {
       started.push({ line: i + 1, name: out.name, pid: out.pid, status: out.status, sessionId: out.sessionId, cli: out.cli, run: out.run, startedAt: out.startedAt });
     } catch (err) {
       const e = err instanceof SubagentError ? err : new SubagentError('E_INTERNAL', `internal error: ${(err as Error).message}`);
-      failed.push({ line: i + 1, name: name ?? null, code: e.code, error: e.message, hint: e.details.hint ?? null });
+      const hint = e.code === 'E_PROMPT_REQUIRED' ? 'give the line a non-empty "prompt" or "promptFile" field' : (e.details.hint ?? null);
+      failed.push({ line: i + 1, name: name ?? null, code: e.code, error: e.message, hint });
     }
   }
   if (failed.length === 0) return { ok: true, registry, started, failed };

@@ -66,14 +66,14 @@ export async function cancel(o: CancelOptions): Promise<Record<string, unknown>>
   for (const name of descendantsOf(registry, o.name!)) {
     try {
       const r = await cancelOne(registry, name, o);
-      descendants.push({ name, previousStatus: r.previousStatus, status: r.status, outcome: r.outcome, survivors: r.survivors });
+      descendants.push({ name, previousStatus: r.previousStatus, status: r.status, outcome: r.outcome, survivors: r.survivors, cancelled: true });
     } catch (err) {
-      if (err instanceof SubagentError && err.code === 'E_NOT_RUNNING') descendants.push({ name, previousStatus: err.details.status, status: err.details.status, outcome: err.details.outcome, survivors: [] });
+      if (err instanceof SubagentError && err.code === 'E_NOT_RUNNING') descendants.push({ name, previousStatus: err.details.status, status: err.details.status, outcome: err.details.outcome, survivors: [], cancelled: false });
       else if (err instanceof SubagentError) descendants.push({ name, code: err.code, error: err.message });
       else throw err;
     }
   }
-  if (!top && !descendants.some((d) => d.previousStatus === 'running' || d.previousStatus === 'scheduled' || d.previousStatus === 'unknown')) {
+  if (!top && !descendants.some((d) => d.cancelled === true)) {
     throw notRunning(o.name!, requireLatest(registry, o.name!));
   }
   const ob = requireLatest(registry, o.name!);

@@ -23,6 +23,7 @@ export interface FollowLine {
   type: 'message';
   run: number;
   index: number;
+  line?: number;
   role: Message['role'];
   text: string;
   tool?: Message['tool'];
@@ -45,16 +46,22 @@ export async function follow(o: FollowOptions): Promise<Record<string, unknown>>
   const start = requireLatest(registry, o.name!);
   const { dir, record } = start;
   const adapter = await loadAdapter(record.cli);
+  // Numbered as search numbers them: for a text stream (shell) the output is one message, by line.
   let index = 0;
+  let line = 0;
+  const text = adapter.stream === 'text';
   const emit = (m: Message) => {
-    index++;
+    if (text) {
+      index = 1;
+      line++;
+    } else index++;
     if (o.json) {
-      const line: FollowLine = { type: 'message', run: record.run, index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) };
-      o.write(JSON.stringify(line).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029') + '\n');
+      const event: FollowLine = { type: 'message', run: record.run, index, ...(text ? { line } : {}), role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) };
+      o.write(JSON.stringify(event).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029') + '\n');
     } else o.write(humanLine(m));
   };
   const parser = adapter.parser(emit);
-  const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
+  const follower = new LineFollower(join(dir, FILES.events), (l) => parser.line(l));
   const deadline = o.timeoutMs == null ? null : monotonicMs() + o.timeoutMs;
   let watcher: FSWatcher | null = null;
   let poke: (() => void) | null = null;

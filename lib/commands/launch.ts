@@ -47,7 +47,7 @@ export function checkAdapterCan(adapter: AgentAdapter, given: { model?: boolean;
       throw new SubagentError('E_ARG_UNSUPPORTED', `the ${adapter.cli} CLI cannot honour ${flag}`, {
         cli: adapter.cli,
         flag,
-        hint: `drop ${flag}, or choose a CLI that supports it (docs/agents.md lists what each CLI takes)`,
+        hint: `drop ${flag}, or choose a CLI that supports it (docs/agents/ says what each CLI takes)`,
       });
     }
   }

@@ -1,7 +1,7 @@
 import { SubagentError } from '../errors.js';
 import { isTerminal, observeLatest, observeRun, type Observation } from '../observe.js';
 import { validateName } from '../registry/names.js';
-import { agentsDir, listNames, listRuns, nameDir, readRecord, runDir } from '../registry/store.js';
+import { agentsDir, listNames, listRuns, nameDir, runDir } from '../registry/store.js';
 import type { Status } from '../registry/record.js';
 import { viewOf } from '../view.js';
 import { waitFor } from '../wait.js';
@@ -184,14 +184,13 @@ function output(registry: string, s: Snapshot): Record<string, unknown> {
 function history(registry: string, name: string): Record<string, unknown> {
   const runs = listRuns(registry, name);
   if (!runs) throw notFound(name, registry);
-  const latest = runs[runs.length - 1];
   return {
     ok: true,
     registry,
     name,
     runs: runs.map((k) => {
       const dir = runDir(registry, name, k);
-      const ob = k === latest ? observeRun(dir) : { record: readRecord(dir), status: 'done' as Status };
+      const ob = observeRun(dir);
       const r = ob.record;
       return {
         run: k,

@@ -150,7 +150,8 @@ class Progress {
   private timer: NodeJS.Timeout | null = null;
   private watcher: FSWatcher | null = null;
   private lastWritten = '';
-  private dirty = false;
+  /** True at first: output written before the watcher started must be read too. */
+  private dirty = true;
 
   constructor(
     private readonly dir: string,

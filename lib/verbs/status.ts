@@ -57,11 +57,15 @@ export function main(): Promise<void> {
     const format = str(values, 'format') ?? 'json';
     if (format !== 'json' && format !== 'table') throw new SubagentError('E_ARG_INVALID', `--format ${format} is not json or table`, { hint: 'use --format table for people, json (the default) for programs' });
     const screen = { write: writeStdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, rows: process.stdout.rows, env: process.env };
+    if (bool(values, 'tree') && format === 'table') throw new SubagentError('E_ARG_INVALID', '--tree and --format table are two different views', { hint: 'choose one' });
+    if (options.runs && (bool(values, 'tree') || format === 'table')) throw new SubagentError('E_ARG_INVALID', '--runs has only the JSON view', { hint: 'drop --tree / --format table' });
     const watch = str(values, 'watch');
     if (watch !== undefined) {
       const every = watch === '' ? 2 : Number(watch);
       if (!(every > 0)) throw new SubagentError('E_ARG_INVALID', `--watch ${watch} is not a positive number of seconds`, { hint: 'e.g. --watch 2' });
-      if (options.wait || options.waitTerminal || options.runs || bool(values, 'tree')) throw new SubagentError('E_ARG_INVALID', '--watch cannot be combined with --wait, --wait-terminal, --runs or --tree', { hint: '--watch already waits until every run is terminal' });
+      if (options.wait || options.waitTerminal || options.runs || bool(values, 'tree') || options.requireSuccess || options.junit !== undefined || options.timeoutSec !== undefined) {
+        throw new SubagentError('E_ARG_INVALID', '--watch cannot be combined with --wait, --wait-terminal, --timeout, --require-success, --junit, --runs or --tree', { hint: '--watch shows the table until every listed run is terminal; wait with --wait-terminal for the rest' });
+      }
       await watchStatus(options, every, screen);
       return { text: '' };
     }

@@ -34,7 +34,8 @@ export async function watchStatus(o: StatusOptions, intervalSec: number, screen:
     else if (drawn > 0) screen.write('\n');
     screen.write(text);
     drawn = lines;
-    if (agents.length > 0 && agents.every((a) => isTerminal(a.status as Status))) return agents;
+    // Nothing listed is nothing to wait for.
+    if (agents.every((a) => isTerminal(a.status as Status))) return agents;
     try {
       await status({ ...selection, wait: true, timeoutSec: String(intervalSec) });
     } catch (err) {
