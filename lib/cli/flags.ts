@@ -21,10 +21,20 @@ export interface ParsedFlags {
 
 const HELP = ['--help', '-h'];
 
-export function wantsHelp(argv: readonly string[]): boolean {
-  const end = argv.indexOf('--');
-  const own = end === -1 ? argv : argv.slice(0, end);
-  return own.some((a) => HELP.includes(a));
+/** `--help`/`-h` as a flag of its own — not as the value of a flag (`--prompt --help` is a prompt). */
+export function wantsHelp(argv: readonly string[], spec: FlagSpec): boolean {
+  const strings = new Set(spec.string);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') return false;
+    if (HELP.includes(arg)) return true;
+    if (arg.startsWith('--') && !arg.includes('=') && strings.has(arg.slice(2))) {
+      const optional = spec.optionalValue?.[arg.slice(2)];
+      const next = argv[i + 1];
+      if (!optional || (next !== undefined && optional.test(next))) i++;
+    }
+  }
+  return false;
 }
 
 /**

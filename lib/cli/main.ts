@@ -1,5 +1,5 @@
 import { errorObject, guardStdout, jsonLine, writeStdout } from './output.js';
-import { wantsHelp } from './flags.js';
+import { wantsHelp, type FlagSpec } from './flags.js';
 import { resolvedRegistry } from '../commands/common.js';
 
 export type VerbResult = { json: Record<string, unknown> } | { text: string; exitCode?: number };
@@ -8,11 +8,11 @@ export type VerbResult = { json: Record<string, unknown> } | { text: string; exi
  * The shared main of every verb: --help, then the verb, then exactly one line on stdout and an exit
  * code (0 ok, 1 error, 124 wait timeout). Everything is caught, so even a crash prints one JSON line.
  */
-export async function runVerb(usage: string, verb: (argv: string[]) => Promise<VerbResult>): Promise<void> {
+export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string[]) => Promise<VerbResult>): Promise<void> {
   guardStdout();
   const argv = process.argv.slice(2);
   try {
-    if (wantsHelp(argv)) {
+    if (wantsHelp(argv, spec)) {
       writeStdout(usage.endsWith('\n') ? usage : usage + '\n');
       process.exitCode = 0;
       return;

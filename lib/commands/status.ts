@@ -1,7 +1,7 @@
 import { SubagentError } from '../errors.js';
 import { isTerminal, observeLatest, observeRun, type Observation } from '../observe.js';
 import { validateName } from '../registry/names.js';
-import { agentsDir, listNames, listRuns, nameDir, runDir } from '../registry/store.js';
+import { agentsDir, compareNames, listNames, listRuns, nameDir, runDir } from '../registry/store.js';
 import type { Status } from '../registry/record.js';
 import { viewOf } from '../view.js';
 import { waitFor } from '../wait.js';
@@ -163,7 +163,7 @@ function snapshot(registry: string, names: string[], strict: boolean): Snapshot 
 }
 
 function output(registry: string, s: Snapshot): Record<string, unknown> {
-  const observations = [...s.observations.values()];
+  const observations = [...s.observations.values()].sort((x, y) => compareNames(x.record.name, y.record.name));
   const queue = observations.some((o) => o.record.queueTicket) || readLimit(registry) > 0 ? queueView(registry) : null;
   const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
   const agents = observations.map((o) => {

@@ -1,5 +1,6 @@
 import { runVerb } from '../cli/main.js';
 import { bool, parseFlags, str } from '../cli/flags.js';
+import type { FlagSpec } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
 import { cancel, parseSignal } from '../commands/cancel.js';
 
@@ -21,9 +22,11 @@ Output: {"ok":true,"registry","name","run","pid","agentPid","signalSent","previo
 Errors: E_NOT_RUNNING for a run that already ended.
 `;
 
+const SPEC: FlagSpec = { string: ['name', 'signal', 'registry'], boolean: ['recursive'] };
+
 export function main(): Promise<void> {
-  return runVerb(USAGE, async (argv) => {
-    const { values } = parseFlags(argv, { string: ['name', 'signal', 'registry'], boolean: ['recursive'] });
+  return runVerb(USAGE, SPEC, async (argv) => {
+    const { values } = parseFlags(argv, SPEC);
     validateName(str(values, 'name'));
     parseSignal(str(values, 'signal'));
     return { json: await cancel({ name: str(values, 'name'), signal: str(values, 'signal'), recursive: bool(values, 'recursive'), registry: str(values, 'registry') }) };

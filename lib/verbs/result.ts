@@ -1,5 +1,6 @@
 import { runVerb } from '../cli/main.js';
 import { bool, parseFlags, str } from '../cli/flags.js';
+import type { FlagSpec } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
 import { SubagentError } from '../errors.js';
 import { follow } from '../commands/follow.js';
@@ -32,9 +33,11 @@ Without --json the answer is printed as plain text (errors are still one JSON li
 For the shell CLI the answer is the script's stdout; past 1 MiB only its tail is kept, with a note.
 `;
 
+const SPEC: FlagSpec = { string: ['name', 'registry', 'run', 'child', 'since', 'timeout'], boolean: ['json', 'follow'] };
+
 export function main(): Promise<void> {
-  return runVerb(USAGE, async (argv) => {
-    const { values } = parseFlags(argv, { string: ['name', 'registry', 'run', 'child', 'since', 'timeout'], boolean: ['json', 'follow'] });
+  return runVerb(USAGE, SPEC, async (argv) => {
+    const { values } = parseFlags(argv, SPEC);
     const picks = ['run', 'child', 'since', 'follow'].filter((k) => values[k] !== undefined);
     if (picks.length > 1) throw new SubagentError('E_ARG_INVALID', `${picks.map((p) => '--' + p).join(' and ')} cannot be combined`, { hint: 'choose one run, one child, or the runs since K' });
     validateName(str(values, 'name'));

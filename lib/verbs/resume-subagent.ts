@@ -1,5 +1,6 @@
 import { runVerb } from '../cli/main.js';
 import { parseFlags, str } from '../cli/flags.js';
+import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../cli/prompt.js';
 import { validateName } from '../registry/names.js';
 import { parseLimit } from '../queue.js';
@@ -25,13 +26,15 @@ Output: {"ok":true,"registry","name","pid","status","sessionId","cli","model","m
 Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD_MISMATCH, … (docs/contract.md)
 `;
 
-export function main(): Promise<void> {
-  return runVerb(USAGE, async (argv) => {
-    const { values, passthrough } = parseFlags(argv, {
+const SPEC: FlagSpec = {
       string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent'],
       boolean: [],
       passthrough: true,
-    });
+    };
+
+export function main(): Promise<void> {
+  return runVerb(USAGE, SPEC, async (argv) => {
+    const { values, passthrough } = parseFlags(argv, SPEC);
     validateName(str(values, 'name'));
     const limit = str(values, 'max-concurrent');
     if (limit !== undefined) parseLimit(limit, '--max-concurrent');

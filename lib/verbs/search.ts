@@ -1,5 +1,6 @@
 import { runVerb } from '../cli/main.js';
 import { parseFlags, str } from '../cli/flags.js';
+import type { FlagSpec } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
 import { checkRole, compilePattern, search } from '../commands/search.js';
 
@@ -18,9 +19,11 @@ Output: {"ok":true,"registry","name","matches":[{run,index,role,snippet,line?}],
 At most 1000 matches are listed; "total" counts them all. Matches do not span lines of shell output.
 `;
 
+const SPEC: FlagSpec = { string: ['name', 'pattern', 'role', 'registry', 'child'], boolean: [] };
+
 export function main(): Promise<void> {
-  return runVerb(USAGE, async (argv) => {
-    const { values } = parseFlags(argv, { string: ['name', 'pattern', 'role', 'registry', 'child'], boolean: [] });
+  return runVerb(USAGE, SPEC, async (argv) => {
+    const { values } = parseFlags(argv, SPEC);
     validateName(str(values, 'name'));
     compilePattern(str(values, 'pattern'));
     checkRole(str(values, 'role'));

@@ -1,5 +1,6 @@
 import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
+import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../cli/prompt.js';
 import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
@@ -36,14 +37,16 @@ Output: {"ok":true,"registry","name","pid","status","sessionId","cli","model","m
 Errors: {"ok":false,"code":"E_…","error","details":{"hint"}}; exit 1. See docs/contract.md.
 `;
 
-export function main(): Promise<void> {
-  return runVerb(USAGE, async (argv) => {
-    const { values, passthrough } = parseFlags(argv, {
+const SPEC: FlagSpec = {
       string: ['name', 'prompt', 'prompt-file', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'registry', 'max-concurrent', 'batch', 'base'],
       boolean: ['worktree'],
       repeatable: ['file'],
       passthrough: true,
-    });
+    };
+
+export function main(): Promise<void> {
+  return runVerb(USAGE, SPEC, async (argv) => {
+    const { values, passthrough } = parseFlags(argv, SPEC);
     const limit = str(values, 'max-concurrent');
     if (limit !== undefined) parseLimit(limit, '--max-concurrent');
     const common = {

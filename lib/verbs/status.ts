@@ -1,5 +1,6 @@
 import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
+import type { FlagSpec } from '../cli/flags.js';
 import { checkStatusOptions, status, type StatusOptions } from '../commands/status.js';
 import { treeText } from '../tree-view.js';
 import { SubagentError } from '../errors.js';
@@ -33,14 +34,16 @@ Output: {"ok":true,"registry","agents":[{name,status,outcome,cli,model,sessionId
 Statuses: scheduled, running, done (outcome succeeded|failed|cancelled), unknown (supervisor died).
 `;
 
-export function main(): Promise<void> {
-  return runVerb(USAGE, async (argv) => {
-    const { values } = parseFlags(argv, {
+const SPEC: FlagSpec = {
       string: ['name', 'registry', 'timeout', 'prefix', 'junit', 'format', 'watch'],
       optionalValue: { watch: /^[0-9]+(\.[0-9]+)?$/ },
       boolean: ['wait', 'wait-terminal', 'all', 'require-success', 'runs', 'tree'],
       repeatable: ['name'],
-    });
+    };
+
+export function main(): Promise<void> {
+  return runVerb(USAGE, SPEC, async (argv) => {
+    const { values } = parseFlags(argv, SPEC);
     const options: StatusOptions = {
       names: list(values, 'name'),
       prefix: str(values, 'prefix'),

@@ -55,8 +55,16 @@ export function shellArgs(name: string, script: string, extra: string[] = []): s
 }
 
 /** start-subagent --cli shell, asserted ok. */
-export function startShell(b: Sandbox, name: string, script: string, extra: string[] = [], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): any {
-  const r = b.run('start-subagent', shellArgs(name, script, extra), opts);
+export function startShell(
+  b: Sandbox,
+  name: string,
+  script: string,
+  extra: string[] = [],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string | Buffer } = {},
+  promptArgs: string[] | null = null,
+): any {
+  const args = promptArgs ? ['--name', name, '--cli', 'shell', ...promptArgs, ...extra] : shellArgs(name, script, extra);
+  const r = b.run('start-subagent', args, opts);
   assert.equal(r.code, 0, `start ${name} failed: ${r.stdout}${r.stderr}`);
   assert.equal(r.json?.ok, true, r.stdout);
   return r.json;
@@ -251,3 +259,18 @@ export function exists(p: string): boolean {
 }
 
 export const FAKE_AGENT = join(ROOT, 'test', 'fixtures', 'fake-agent.mjs');
+
+/** `result --name N` in plain mode, asserted ok (exit 0, nothing on stderr); returns the text. */
+export function resultText(b: Sandbox, name: string, opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): string {
+  const r = b.run('result', ['--name', name], opts);
+  assert.equal(r.code, 0, `result ${name}: code ${r.code} stdout=${r.stdout.slice(0, 500)} stderr=${r.stderr.slice(0, 1000)}`);
+  return r.stdout;
+}
+
+/** `result --name N --json`, asserted to be one ok JSON line. */
+export function resultJson(b: Sandbox, name: string): any {
+  const r = b.run('result', ['--name', name, '--json']);
+  assert.equal(r.code, 0, `result --json ${name}: code ${r.code} stdout=${r.stdout.slice(0, 500)} stderr=${r.stderr.slice(0, 1000)}`);
+  assert.equal(r.json?.ok, true, r.stdout.slice(0, 500));
+  return r.json;
+}

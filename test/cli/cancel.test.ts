@@ -1,0 +1,170 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FAKE_AGENT, LONG, expectError, gate, makeBox, pidAlive, pidsWithEnv, readJson, runDirOf, spawnVerb, startShell, statusOf, until, untilStatus, waitTerminal, resultText } from './util.js';
+
+const b = makeBox('cancel');
+
+/** Starts a shell run, waits until it runs and `ready` says its processes are up. */
+async function running(name: string, script: string, ready: () => boolean = () => true): Promise<any> {
+  startShell(b, name, script);
+  const a = await untilStatus(b, name, (x) => x.status === 'running' && x.agentPid, 'running');
+  await until(`${name} ready`, ready, LONG);
+  return a;
+}
+
+function assertCancelled(name: string): any {
+  const a = statusOf(b, name);
+  assert.equal(a.status, 'done');
+  assert.equal(a.outcome, 'cancelled');
+  assert.equal(a.agentAlive, false);
+  const rec = readJson(join(runDirOf(b.registry, name), 'record.json'));
+  assert.equal(rec.status, 'done');
+  assert.equal(rec.outcome, 'cancelled');
+  return a;
+}
+
+describe('cancel', () => {
+  test('the success line {ok, name, pid, signalSent, previousStatus}; the run ends cancelled', async () => {
+    const a = await running('c/plain', 'echo up; while :; do sleep 0.05; done');
+    const r = b.run('cancel', ['--name', 'c/plain']);
+    assert.equal(r.code, 0, r.stdout);
+    assert.equal(r.json.ok, true);
+    assert.equal(r.json.name, 'c/plain');
+    assert.equal(r.json.pid, a.pid);
+    assert.equal(r.json.signalSent, 'TERM');
+    assert.equal(r.json.previousStatus, 'running');
+    assert.equal(r.json.registry, b.registry);
+    assert.equal(r.json.run, 1);
+    assert.equal(r.json.agentPid, a.agentPid);
+    assert.equal(r.json.status, 'done');
+    assert.equal(r.json.outcome, 'cancelled');
+    assert.deepEqual(r.json.survivors, []);
+    assert.ok(!pidAlive(a.agentPid));
+    const s = assertCancelled('c/plain');
+    assert.equal(s.cancelRequested, true);
+    assert.match(s.error, /cancel/);
+    await until('the supervisor exits', () => !pidAlive(a.pid), LONG);
+    // Output before the cancel is kept.
+    assert.equal(resultText(b, 'c/plain'), 'up\n');
+  });
+
+  test('background children, one in its own session and one double-forked away, leave no process behind', async () => {
+    const m = `MARK_BG=${b.dir}-bg`;
+    const script = [
+      `${m} sleep 300 &`,
+      `${m} setsid sleep 301 &`,
+      `( ${m} sleep 302 & ) &`,
+      `${m} sh -c 'trap "" TERM INT HUP; while :; do sleep 0.1; done' &`,
+      'echo children-started',
+      'wait',
+    ].join('\n');
+    const a = await running('c/tree', script, () => pidsWithEnv(m).length >= 4);
+    const before = pidsWithEnv(m);
+    assert.ok(before.length >= 4, `found ${before.length}`);
+    const r = b.run('cancel', ['--name', 'c/tree']);
+    assert.equal(r.code, 0, r.stdout);
+    assert.deepEqual(pidsWithEnv(m), [], 'every process of the run is gone');
+    assert.ok(!pidAlive(a.agentPid));
+    assertCancelled('c/tree');
+  });
+
+  test('--signal KILL', async () => {
+    const m = `MARK_KILL=${b.dir}-kill`;
+    const a = await running('c/kill', `${m} sleep 300 & ${m} setsid sleep 300 & wait`, () => pidsWithEnv(m).length >= 2);
+    const r = b.run('cancel', ['--name', 'c/kill', '--signal', 'KILL']);
+    assert.equal(r.code, 0, r.stdout);
+    assert.equal(r.json.signalSent, 'KILL');
+    assert.deepEqual(pidsWithEnv(m), []);
+    assert.ok(!pidAlive(a.agentPid));
+    assertCancelled('c/kill');
+  });
+
+  test('--signal INT', async () => {
+    const m = `MARK_INT=${b.dir}-int`;
+    const a = await running('c/int', `${m} sleep 300 & wait`, () => pidsWithEnv(m).length >= 1);
+    const r = b.run('cancel', ['--name', 'c/int', '--signal', 'INT']);
+    assert.equal(r.code, 0, r.stdout);
+    assert.equal(r.json.signalSent, 'INT');
+    assert.deepEqual(pidsWithEnv(m), []);
+    assert.ok(!pidAlive(a.agentPid));
+    assertCancelled('c/int');
+  });
+
+  test('a script that traps TERM and keeps running is still gone after cancel (escalation to KILL)', async () => {
+    const m = `MARK_TRAP=${b.dir}-trap`;
+    const a = await running('c/trap', `trap 'echo ignored-term' TERM; ${m} sh -c 'trap "" TERM; sleep 300' & while :; do sleep 0.05; done`, () => pidsWithEnv(m).length >= 1);
+    const r = b.run('cancel', ['--name', 'c/trap']);
+    assert.equal(r.code, 0, r.stdout);
+    assert.ok(!pidAlive(a.agentPid), 'the stubborn script was killed');
+    assert.deepEqual(pidsWithEnv(m), []);
+    assertCancelled('c/trap');
+  });
+
+  test('a stubborn agent that ignores TERM and INT with a detached child in its own session (fake agent)', async () => {
+    const pidfile = join(b.dir, 'fake.pids');
+    const script = `exec '${process.execPath}' '${FAKE_AGENT}' --ignore TERM,INT,HUP --detached 1 --pidfile '${pidfile}' --print ready --sleep 300`;
+    const pids = () => (existsSync(pidfile) ? readFileSync(pidfile, 'utf8').trim().split('\n').map(Number) : []);
+    const a = await running('c/fake', script, () => pids().length >= 2 && resultText(b, 'c/fake') === 'ready\n');
+    for (const p of pids()) assert.ok(pidAlive(p));
+    for (const sig of ['SIGTERM', 'SIGINT'] as const) process.kill(a.agentPid, sig);
+    assert.ok(pidAlive(a.agentPid), 'the fake agent ignores TERM and INT');
+    const r = b.run('cancel', ['--name', 'c/fake']);
+    assert.equal(r.code, 0, r.stdout);
+    for (const p of pids()) assert.ok(!pidAlive(p), `pid ${p} of the run survived the cancel`);
+    assertCancelled('c/fake');
+  });
+
+  test('cancel of a scheduled run (supervisor held before it starts the agent): cancelled, the script never runs', async () => {
+    // A run is "scheduled" only for the instant before its supervisor starts the agent. To hold it there,
+    // the test stops the supervisor (SIGSTOP) right after start returns, and lets it go once cancel has
+    // recorded its intent.
+    let caught: { name: string; pid: number; dir: string } | null = null;
+    for (let attempt = 0; attempt < 10 && !caught; attempt++) {
+      const name = `c/sched-${attempt}`;
+      const s = startShell(b, name, `touch '${join(b.dir, `ran-${attempt}`)}'; sleep 300`);
+      process.kill(s.pid, 'SIGSTOP');
+      const dir = runDirOf(b.registry, name);
+      const rec = readJson(join(dir, 'record.json'));
+      const lockHeld = existsSync(join(dir, 'record.lock'));
+      // No process of the run may exist yet (an agent spawned but not yet recorded would already run the script).
+      const agentSpawned = pidsWithEnv(`SUBAGENT_RUN_ID=${rec.runId}`).length > 0;
+      if (rec.status === 'scheduled' && rec.agentProcess === null && !lockHeld && !agentSpawned) caught = { name, pid: s.pid, dir };
+      else {
+        process.kill(s.pid, 'SIGCONT');
+        b.run('cancel', ['--name', name]);
+      }
+    }
+    if (!caught) {
+      assert.fail('could not hold a run in "scheduled" in 10 attempts (the supervisor always started the agent first)');
+    }
+    const { name, pid, dir } = caught;
+    assert.equal(statusOf(b, name).status, 'scheduled');
+    const c = spawnVerb(b, 'cancel', ['--name', name]);
+    await until('cancel recorded its intent', () => readJson(join(dir, 'record.json')).cancel !== null || c.settled(), LONG);
+    process.kill(pid, 'SIGCONT');
+    const r = await c.done;
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.json.previousStatus, 'scheduled');
+    const a = assertCancelled(name);
+    assert.equal(a.agentPid, null, 'no agent was ever started');
+    await until('the supervisor is gone', () => !pidAlive(pid), LONG);
+    const attempt = name.split('-').pop();
+    assert.ok(!existsSync(join(b.dir, `ran-${attempt}`)), 'the script never ran');
+    assert.equal(statusOf(b, name).status, 'done');
+  });
+
+  test('E_NOT_RUNNING for a finished run and for a second cancel; E_NAME_NOT_FOUND; E_SIGNAL_UNSUPPORTED before lookup', async () => {
+    startShell(b, 'c/finished', 'echo done');
+    waitTerminal(b, ['c/finished']);
+    const j = expectError(b, 'cancel', ['--name', 'c/finished'], 'E_NOT_RUNNING');
+    assert.match(j.error, /c\/finished/);
+    expectError(b, 'cancel', ['--name', 'c/plain'], 'E_NOT_RUNNING');
+    expectError(b, 'cancel', ['--name', 'c/nobody'], 'E_NAME_NOT_FOUND');
+    for (const sig of ['HUP', 'USR1', '9', 'STOP', '']) {
+      expectError(b, 'cancel', ['--name', 'c/finished', '--signal', sig], 'E_SIGNAL_UNSUPPORTED');
+    }
+    expectError(b, 'cancel', ['--name', 'c/nobody', '--signal', 'HUP'], 'E_SIGNAL_UNSUPPORTED');
+  });
+});

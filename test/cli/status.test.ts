@@ -1,0 +1,243 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ISO_UTC, LONG, bootId, expectError, gate, makeBox, open, pidAlive, procStartTime, readJson, runDirOf, startShell, statusOf, tree, until, untilStatus, waitTerminal, resultText, resultJson } from './util.js';
+
+const b = makeBox('status');
+
+const RECORD_FIELDS = ['name', 'status', 'outcome', 'cli', 'model', 'variant', 'sessionId', 'cwd', 'pid', 'exitCode', 'signal', 'startedAt', 'updatedAt', 'finishedAt', 'run', 'resumeCount', 'error'];
+
+describe('status: the life cycle of a run', () => {
+  test('scheduled/running → done succeeded, with identities recorded and /proc agreeing', async () => {
+    const g = join(b.dir, 'gate-life');
+    const s = startShell(b, 'life', `echo started; ${gate(g)}; echo finished`);
+    assert.ok(['scheduled', 'running'].includes(s.status));
+
+    const running = await untilStatus(b, 'life', (a) => a.status === 'running' && a.agentPid, 'running with an agent');
+    for (const k of RECORD_FIELDS) assert.ok(k in running, `record misses ${k}`);
+    assert.equal(running.outcome, null);
+    assert.equal(running.exitCode, null);
+    assert.equal(running.finishedAt, null);
+    assert.equal(running.run, 1);
+    assert.equal(running.resumeCount, 0);
+    assert.equal(running.cli, 'shell');
+    assert.match(running.startedAt, ISO_UTC);
+    assert.match(running.updatedAt, ISO_UTC);
+    assert.equal(running.pid, s.pid);
+    assert.ok(pidAlive(running.pid), 'the supervisor lives');
+    assert.ok(pidAlive(running.agentPid), 'the agent lives');
+
+    // The record on disk names both processes by identity (pid + start time + boot id), matching /proc.
+    const dir = runDirOf(b.registry, 'life');
+    const rec = readJson(join(dir, 'record.json'));
+    assert.equal(rec.status, 'running');
+    assert.equal(rec.supervisor.pid, running.pid);
+    assert.equal(rec.supervisor.startTime, procStartTime(running.pid));
+    assert.equal(rec.supervisor.bootId, bootId());
+    assert.equal(rec.agentProcess.pid, running.agentPid);
+    assert.equal(rec.agentProcess.startTime, procStartTime(running.agentPid));
+    // The supervisor is detached: its own session, not ours.
+    const stat = readFileSync(`/proc/${running.pid}/stat`, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    assert.equal(Number(fields[3]), running.pid, 'the supervisor leads its own session');
+
+    open(g);
+    const done = waitTerminal(b, ['life']).life;
+    assert.equal(done.status, 'done');
+    assert.equal(done.outcome, 'succeeded');
+    assert.equal(done.exitCode, 0);
+    assert.equal(done.signal, null);
+    assert.equal(done.error, null);
+    assert.match(done.finishedAt, ISO_UTC);
+    assert.ok(Date.parse(done.finishedAt) >= Date.parse(done.startedAt));
+    const recDone = readJson(join(dir, 'record.json'));
+    assert.equal(recDone.status, 'done');
+    assert.equal(recDone.outcome, 'succeeded');
+    assert.equal(recDone.exitCode, 0);
+    await until('the supervisor exits after recording the end', () => !pidAlive(running.pid), LONG);
+    assert.equal(statusOf(b, 'life').status, 'done', 'a clean end stays done after the supervisor is gone');
+    assert.equal(resultText(b, 'life'), 'started\nfinished\n');
+  });
+
+  test('exit 3 → done, outcome failed, exitCode 3', () => {
+    startShell(b, 'exit3', 'echo partial; echo first-complaint >&2; echo last-complaint >&2; exit 3');
+    const a = waitTerminal(b, ['exit3']).exit3;
+    assert.equal(a.status, 'done');
+    assert.equal(a.outcome, 'failed');
+    assert.equal(a.exitCode, 3);
+    assert.equal(a.signal, null);
+    assert.equal(typeof a.error, 'string');
+    assert.match(a.error, /status 3/);
+    assert.match(a.error, /last-complaint/, 'the error quotes the last line of stderr');
+    assert.equal(a.endReason, null);
+    assert.equal(resultText(b, 'exit3'), 'partial\n');
+  });
+
+  test('a script that kills itself with SIGKILL → signal "SIGKILL", outcome failed', () => {
+    startShell(b, 'selfkill', 'echo before; kill -9 $$; echo never');
+    const a = waitTerminal(b, ['selfkill']).selfkill;
+    assert.equal(a.status, 'done');
+    assert.equal(a.outcome, 'failed');
+    assert.equal(a.signal, 'SIGKILL');
+    assert.equal(a.exitCode, null);
+    assert.equal(resultText(b, 'selfkill'), 'before\n');
+  });
+
+  test('kill -9 of the agent from outside → done with signal SIGKILL; output before the kill stays readable', async () => {
+    startShell(b, 'killed', 'echo before-the-kill; while :; do sleep 0.05; done');
+    const a = await untilStatus(b, 'killed', (x) => x.status === 'running' && x.agentPid, 'running');
+    await until('the first output', () => resultText(b, 'killed').includes('before-the-kill'), LONG);
+    process.kill(a.agentPid, 'SIGKILL');
+    const d = waitTerminal(b, ['killed']).killed;
+    assert.equal(d.status, 'done');
+    assert.equal(d.outcome, 'failed');
+    assert.equal(d.signal, 'SIGKILL');
+    assert.equal(d.exitCode, null);
+    const r = resultJson(b, 'killed');
+    assert.equal(r.lastAssistantText, 'before-the-kill\n');
+    assert.equal(r.status, 'done');
+  });
+});
+
+describe('status: listing and filtering', () => {
+  const c = makeBox('status-list');
+  const spare = makeBox('status-empty');
+  test('no --name lists every run sorted by name; --name filters and is repeatable; a missing name is just not listed', () => {
+    for (const n of ['charlie', 'alpha', 'bravo/two', 'bravo/one', 'Zulu']) startShell(c, n, `echo ${n.replace('/', '-')}`);
+    waitTerminal(c, ['charlie', 'alpha', 'bravo/two', 'bravo/one', 'Zulu']);
+    const all = c.run('status', []);
+    assert.equal(all.code, 0);
+    assert.deepEqual(all.json.agents.map((a: any) => a.name), ['Zulu', 'alpha', 'bravo/one', 'bravo/two', 'charlie'].sort());
+    for (const a of all.json.agents) for (const k of RECORD_FIELDS) assert.ok(k in a, `${a.name} misses ${k}`);
+
+    const two = c.run('status', ['--name', 'charlie', '--name', 'alpha', '--name', 'missing']);
+    assert.equal(two.code, 0);
+    assert.deepEqual(two.json.agents.map((a: any) => a.name), ['alpha', 'charlie']);
+
+    const none = c.run('status', ['--name', 'missing']);
+    assert.equal(none.code, 0);
+    assert.equal(none.json.ok, true);
+    assert.deepEqual(none.json.agents, []);
+  });
+
+  test('status of a registry that does not exist is an empty list and creates nothing', () => {
+    const d = spare;
+    const r = d.run('status', []);
+    assert.equal(r.code, 0, r.stdout);
+    assert.deepEqual(r.json.agents, []);
+    const r2 = d.run('status', ['--name', 'x']);
+    assert.deepEqual(r2.json.agents, []);
+    // Nor do the other read-only verbs, nor failed waits or resumes.
+    expectError(d, 'status', ['--wait-terminal', '--name', 'x'], 'E_NAME_NOT_FOUND');
+    expectError(d, 'result', ['--name', 'x'], 'E_NAME_NOT_FOUND');
+    expectError(d, 'search', ['--name', 'x', '--pattern', 'y'], 'E_NAME_NOT_FOUND');
+    expectError(d, 'cancel', ['--name', 'x'], 'E_NAME_NOT_FOUND');
+    expectError(d, 'resume-subagent', ['--name', 'x', '--prompt', 'echo'], 'E_SESSION_NOT_FOUND');
+    assert.deepEqual(tree(d.dir), [], 'nothing created the registry');
+  });
+});
+
+describe('status: crashes are seen, identities are checked', () => {
+  test('supervisor killed with SIGKILL → unknown (reason, agent alive); cancel then kills the agent and the run ends cancelled', async () => {
+    startShell(b, 'orphan', 'echo up; while :; do sleep 0.05; done');
+    const a = await untilStatus(b, 'orphan', (x) => x.status === 'running' && x.agentPid, 'running');
+    process.kill(a.pid, 'SIGKILL');
+    await until('the supervisor is gone', () => !pidAlive(a.pid), LONG);
+    const u = statusOf(b, 'orphan');
+    assert.equal(u.status, 'unknown');
+    assert.equal(typeof u.statusReason, 'string');
+    assert.ok(u.statusReason.length > 0);
+    assert.equal(u.agentAlive, true);
+    assert.ok(pidAlive(a.agentPid), 'the agent outlived its supervisor');
+    // A waiter treats unknown as terminal.
+    const w = waitTerminal(b, ['orphan']).orphan;
+    assert.equal(w.status, 'unknown');
+
+    const c = b.run('cancel', ['--name', 'orphan']);
+    assert.equal(c.code, 0, c.stdout);
+    assert.equal(c.json.ok, true);
+    assert.equal(c.json.previousStatus, 'unknown');
+    assert.ok(!pidAlive(a.agentPid), 'cancel killed the orphaned agent');
+    const d = statusOf(b, 'orphan');
+    assert.equal(d.status, 'done');
+    assert.equal(d.outcome, 'cancelled');
+    assert.equal(d.agentAlive, false);
+  });
+
+  test('a record pointing at a live but unrelated process (wrong start time) is never running and that process gets no signal', async () => {
+    startShell(b, 'imposter', 'echo real');
+    waitTerminal(b, ['imposter']);
+    const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' });
+    b.own.push(sleeper.pid!);
+    await until('sleep runs', () => procStartTime(sleeper.pid!) !== null, LONG);
+    const real = procStartTime(sleeper.pid!)!;
+    const wrong = String(Number(real) + 12345);
+    const dir = runDirOf(b.registry, 'imposter');
+    const path = join(dir, 'record.json');
+    const rec = readJson(path);
+    const fake = { pid: sleeper.pid!, startTime: wrong, bootId: bootId() };
+    writeFileSync(
+      path,
+      JSON.stringify({ ...rec, status: 'running', outcome: null, exitCode: null, finishedAt: null, supervisor: fake, agentProcess: { ...fake, pgid: sleeper.pid! } }, null, 1),
+    );
+    const s = statusOf(b, 'imposter');
+    assert.notEqual(s.status, 'running');
+    assert.equal(s.status, 'unknown');
+    assert.equal(s.agentAlive, false);
+
+    const c = b.run('cancel', ['--name', 'imposter']);
+    // Nothing of this run is alive: either "not running" or a no-op cancel; never a signal to the sleep.
+    assert.ok(c.json && (c.json.ok === true || c.json.code === 'E_NOT_RUNNING'), c.stdout);
+    assert.ok(pidAlive(sleeper.pid!), 'the unrelated process was not signalled');
+    // The same with the right start time but another boot id (a reboot).
+    writeFileSync(path, JSON.stringify({ ...rec, status: 'running', outcome: null, exitCode: null, finishedAt: null, supervisor: { ...fake, startTime: real, bootId: '00000000-0000-0000-0000-000000000000' }, agentProcess: { ...fake, startTime: real, bootId: '00000000-0000-0000-0000-000000000000', pgid: sleeper.pid! } }, null, 1));
+    assert.equal(statusOf(b, 'imposter').status, 'unknown');
+    b.run('cancel', ['--name', 'imposter']);
+    assert.ok(pidAlive(sleeper.pid!), 'a process from "another boot" was not signalled');
+    sleeper.kill('SIGKILL');
+  });
+
+  test('a scheduled record whose supervisor is a recycled pid is unknown, not scheduled forever', async () => {
+    startShell(b, 'recycled', 'echo real');
+    waitTerminal(b, ['recycled']);
+    const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' });
+    b.own.push(sleeper.pid!);
+    await until('sleep runs', () => procStartTime(sleeper.pid!) !== null, LONG);
+    const path = join(runDirOf(b.registry, 'recycled'), 'record.json');
+    const rec = readJson(path);
+    const fake = { pid: sleeper.pid!, startTime: '1', bootId: bootId() };
+    writeFileSync(path, JSON.stringify({ ...rec, status: 'scheduled', outcome: null, exitCode: null, finishedAt: null, starter: fake, supervisor: fake, agentProcess: null }, null, 1));
+    const s = statusOf(b, 'recycled');
+    assert.equal(s.status, 'unknown');
+    b.run('cancel', ['--name', 'recycled']);
+    assert.ok(pidAlive(sleeper.pid!), 'the unrelated process was not signalled');
+    assert.ok(existsSync(path));
+    sleeper.kill('SIGKILL');
+  });
+});
+
+describe('status: a clean end is never reported unknown', () => {
+  const c = makeBox('status-clean');
+  test('polling many short runs from start to end never sees "unknown"', async () => {
+    const names = Array.from({ length: 8 }, (_, i) => `clean/${i}`);
+    for (const n of names) startShell(c, n, 'echo quick');
+    const seen = new Set<string>();
+    await until(
+      'every run done',
+      () => {
+        const r = c.run('status', []);
+        assert.equal(r.code, 0, r.stdout);
+        for (const a of r.json.agents) seen.add(a.status);
+        assert.ok(!r.json.agents.some((a: any) => a.status === 'unknown'), `a clean run was reported unknown: ${r.stdout.slice(0, 1000)}`);
+        return r.json.agents.length === names.length && r.json.agents.every((a: any) => a.status === 'done');
+      },
+      LONG,
+      0,
+    );
+    assert.ok(seen.has('done'));
+    for (const a of Object.values(waitTerminal(c, names))) assert.equal((a as any).outcome, 'succeeded');
+  });
+});
+
