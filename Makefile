@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 NODE_TEST_FLAGS ?= --test-concurrency=4 --test-timeout=300000
 
-.PHONY: install build test demo bench clean test-clis
+.PHONY: install build test demo bench clean test-clis test-tools
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -12,14 +12,19 @@ node_modules/.package-lock.json: package.json package-lock.json
 install: node_modules/.package-lock.json
 
 build: install
+	rm -rf dist
 	npx tsc -p tsconfig.json
 	node scripts/bundle.mjs
 
-# The real agent CLIs, pinned, installed for the tests only (a user brings their own).
+# The real agent CLIs, pinned, installed for the tests only (a user brings their own), and the system
+# tools the fault suite uses (faketime).
 test-clis:
 	bash test/clis/install.sh
 
-test: build test-clis
+test-tools:
+	@if [ -f test/fault/setup.sh ]; then bash test/fault/setup.sh; fi
+
+test: build test-clis test-tools
 	node --test $(NODE_TEST_FLAGS) --test-reporter=spec $$(find dist/test -name '*.test.js' | sort)
 
 demo: build
