@@ -310,11 +310,11 @@ export function opencodeVerdict(exit: { code: number | null; signal: string | nu
   }
   const reason = extra.lastStepReason;
   if (reason === 'tool-calls' || reason === null) {
-    const rejected = extra.rejectedTools.length ? `a permission ask was auto-rejected (${short(extra.rejectedTools.join('; '), 200)}); ` : '';
-    return {
-      outcome: 'failed',
-      error: `opencode stopped without a final answer: ${rejected}its last step ${reason === null ? 'never finished' : 'ended asking for tools'} (allow the tool in the opencode config, or pass -- --auto)`,
-    };
+    const step = `its last step ${reason === null ? 'never finished' : 'ended asking for tools'}`;
+    const error = extra.rejectedTools.length
+      ? `opencode stopped without a final answer: a permission ask was auto-rejected (${short(extra.rejectedTools.join('; '), 200)}); ${step} (allow the tool in the opencode config, or pass -- --auto)`
+      : `opencode stopped without a final answer: ${step}`;
+    return { outcome: 'failed', error };
   }
   if (reason === 'length' || reason === 'content-filter' || reason === 'error') {
     return { outcome: 'failed', error: `opencode's last step ended with reason "${reason}"` };
@@ -526,11 +526,8 @@ export async function opencodeChildMessages(q: ChildQuery, onMessage: (m: Messag
   return true;
 }
 
-/**
- * `prepare` is not (yet) part of AgentAdapter: the supervisor should `await adapter.prepare?.(env, cwd)`
- * with the agent's environment before it spawns the agent (see opencodePrepare).
- */
-export const opencode: AgentAdapter & { prepare(env: NodeJS.ProcessEnv, cwd?: string): Promise<void> } = {
+/** The supervisor calls `prepare` (opencodePrepare) with the agent's environment before it spawns the agent. */
+export const opencode: AgentAdapter = {
   cli: 'opencode',
   program: 'opencode',
   supports: { model: true, variant: true, agent: true, files: true, resume: true },

@@ -116,6 +116,11 @@ export interface AgentAdapter {
    * event stream does not carry the child's words. Resolves false when the store has no such child.
    */
   childMessages?(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean>;
+  /**
+   * Runs in the supervisor right before the agent is spawned, with the agent's environment: one-time
+   * set-up the CLI does not do safely itself (OpenCode creates its database without a lock).
+   */
+  prepare?(env: NodeJS.ProcessEnv, cwd: string): Promise<void>;
 }
 
 export function emptyState(): StreamState {

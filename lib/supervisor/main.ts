@@ -90,6 +90,13 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     SUBAGENT_RUN_ID: record.runId,
   };
   delete env.SUBAGENT_TEST_CRASH_AT;
+  // Programs that trust $PWD over their real cwd (OpenCode) must see the run's directory.
+  env.PWD = record.cwd;
+  try {
+    await adapter.prepare?.(env, record.cwd);
+  } catch (err) {
+    log(`prepare failed (the agent is started anyway): ${(err as Error).message}`);
+  }
   const stdin = openSync(join(dir, FILES.prompt), 'r');
   const stdout = openSync(join(dir, FILES.events), 'a', 0o644);
   const stderr = openSync(join(dir, FILES.stderr), 'a', 0o644);
@@ -243,7 +250,9 @@ function lastLine(path: string): string | null {
     const size = fstatSync(fd).size;
     const buf = Buffer.alloc(Math.min(size, 4096));
     readSync(fd, buf, 0, buf.length, size - buf.length);
-    const line = buf.toString('utf8').split('\n').map((l) => l.trim()).filter(Boolean).pop();
+    // Colour escapes out (some CLIs colour even with NO_COLOR); an "Error:" line says more than the last one.
+    const lines = buf.toString('utf8').replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, '').split('\n').map((l) => l.trim()).filter(Boolean);
+    const line = [...lines].reverse().find((l) => /^error\b/i.test(l)) ?? lines.pop();
     return line ? line.slice(0, 300) : null;
   } finally {
     closeSync(fd);

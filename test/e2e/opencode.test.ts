@@ -1,0 +1,276 @@
+// Every verb through the real, pinned OpenCode (test/.clis, 1.18.33) against the fake chat-completions
+// server (test/fakes/openai-chat.ts) on 127.0.0.1. Each test has its own sandbox: registry, HOME and
+// XDG dirs (so its own opencode.db), and a marker in the environment of every process it starts, by which
+// `after` ends leftovers (by pid). An OpenCode run costs ~3 s and ~600 MB, so runs are few and serial.
+//
+// Errors use HTTP 400: OpenCode retries 5xx/429 silently for 60-100 s before it reports them.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startOpenAIChat } from '../fakes/openai-chat.js';
+import type { FakeRequest, FakeServer } from '../fakes/script.js';
+import { cliBin, opencodeSetup } from '../fakes/env.js';
+import { killPids, pidsWithEnv, readJson, sandbox, until, type Sandbox } from '../helpers.js';
+
+const HAVE_CLI = existsSync(cliBin('opencode'));
+const SKIP_WHY = `the pinned opencode is not installed (${cliBin('opencode')}); run bash test/clis/install.sh`;
+const MARK_KEY = 'SUBAGENTS_E2E_OPENCODE';
+
+let srv: FakeServer | null = null;
+async function server(): Promise<FakeServer> {
+  srv ??= await startOpenAIChat();
+  return srv;
+}
+after(async () => {
+  await srv?.close();
+});
+
+interface Box extends Sandbox {
+  marker: string;
+  /** The project directory the runs work in (not HOME: OpenCode limits itself in a home directory). */
+  project: string;
+}
+
+/** A sandbox whose every process runs OpenCode against the fake, in its own HOME and XDG dirs. */
+async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<Box> {
+  const s = await server();
+  const b = sandbox(`subagents-e2e-opencode-${label}-`) as Box;
+  const setup = opencodeSetup({ home: b.dir, baseUrl: s.url });
+  // Nothing of the caller's own OpenCode/XDG setup may leak in; then the fake's env (PATH has the pins first).
+  for (const k of Object.keys(b.env)) if (/^(OPENCODE|XDG_)/.test(k)) delete b.env[k];
+  Object.assign(b.env, setup.env, { SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '90' });
+  b.project = join(b.dir, 'project');
+  mkdirSync(b.project);
+  b.marker = `${MARK_KEY}=${b.dir}`;
+  b.env[MARK_KEY] = b.dir;
+  t.after(() => {
+    killPids(pidsWithEnv(b.marker));
+    b.cleanup();
+  });
+  return b;
+}
+
+function uniq(label: string): string {
+  return `${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+function ok(r: { code: number | null; json: any; stdout: string; stderr: string }, what: string): any {
+  assert.equal(r.code, 0, `${what}: ${r.stdout}${r.stderr}`);
+  assert.equal(r.json?.ok, true, `${what}: ${r.stdout}`);
+  return r.json;
+}
+
+/**
+ * Waits for the run to end; returns its status record. Asynchronously: the fake server lives in this
+ * process, and a spawnSync would stop it from answering while we wait.
+ */
+async function waitDone(b: Box, name: string, t?: { diagnostic(m: string): void }): Promise<any> {
+  const r = await b.runAsync('status', ['--wait-terminal', '--name', name]);
+  const j = ok(r, `status --wait-terminal ${name}`);
+  const a = j.agents.find((x: any) => x.name === name);
+  assert.equal(a?.status, 'done', JSON.stringify(j));
+  t?.diagnostic(`${name} run ${a.run}: ${a.outcome} in ${a.durationMs} ms (start-subagent to done)`);
+  return a;
+}
+
+function stderrOf(b: Box, name: string, run = 1): string {
+  try {
+    return readFileSync(join(b.registry, 'agents', name, String(run), 'stderr.log'), 'utf8').slice(-2000);
+  } catch {
+    return '';
+  }
+}
+
+/** Model requests whose last user text holds `needle` (title requests are answered apart and skipped). */
+function requestsWith(s: FakeServer, needle: string): FakeRequest[] {
+  return s.modelRequests().filter((r) => r.source !== 'aux' && (r.conversation?.lastUserText ?? '').includes(needle));
+}
+
+test('start → wait → result; resume continues the same session; search sees both runs; tool calls are transcript tools; --file and --model reach the CLI', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'resume');
+  const s = await server();
+  const one = uniq('alpha');
+  const two = uniq('beta');
+  const attached = uniq('attached-file-content');
+  const file = join(b.dir, 'notes.txt');
+  writeFileSync(file, `${attached}\n`);
+
+  const started = ok(b.run('start-subagent', ['--name', 'oc', '--cli', 'opencode', '--cwd', b.project, '--model', 'fake/fake-model', '--file', file, '--prompt', `TOOL:bash:echo ${one}`]), 'start');
+  assert.equal(started.cli, 'opencode');
+  assert.equal(started.model, 'fake/fake-model');
+  assert.equal(started.sessionId, null, 'OpenCode chooses its session id; it is known once the stream starts');
+  const a1 = await waitDone(b, 'oc', t);
+  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrOf(b, 'oc')}`);
+  assert.equal(a1.exitCode, 0);
+  assert.match(a1.sessionId, /^ses_[A-Za-z0-9]+$/);
+  assert.equal(a1.toolUses, 1);
+  assert.ok(a1.usage && a1.usage.totalTokens > 0 && a1.usage.inputTokens > 0, JSON.stringify(a1.usage));
+  assert.equal(a1.usage.costUsd, 0);
+  assert.deepEqual(a1.children, []);
+
+  const r1 = ok(b.run('result', ['--name', 'oc', '--json']), 'result 1');
+  assert.equal(r1.lastAssistantText, `done: ${one}`, 'the fake answers "done: <first line of the tool output>"');
+  assert.equal(r1.sessionId, a1.sessionId);
+  const plain = b.run('result', ['--name', 'oc']);
+  assert.equal(plain.code, 0);
+  assert.equal(plain.stdout.trim(), `done: ${one}`);
+
+  // What the fake saw: the prompt from stdin, the attached file, the model asked for.
+  const first = requestsWith(s, one)[0];
+  assert.ok(first, 'the fake received the first prompt');
+  assert.equal(first.conversation?.model, 'fake-model');
+  // OpenCode works in --cwd (it believes $PWD, which the adapter sets; the test process's PWD is elsewhere).
+  assert.ok(first.conversation?.system.includes(`Working directory: ${b.project}\n`), 'OpenCode worked in the run\'s cwd');
+  assert.ok(JSON.stringify(first.body).includes(attached), 'the --file content reached the model');
+
+  const tools = ok(b.run('search', ['--name', 'oc', '--pattern', one, '--role', 'tool']), 'search tool');
+  assert.ok(tools.matches.length >= 1, JSON.stringify(tools));
+  assert.match(tools.matches[0].snippet, new RegExp(`bash: echo ${one}`));
+
+  const resumed = ok(b.run('resume-subagent', ['--name', 'oc', '--prompt', `REPLY:${two}`]), 'resume');
+  assert.equal(resumed.mode, 'resume');
+  assert.equal(resumed.run, 2);
+  assert.equal(resumed.sessionId, a1.sessionId);
+  const a2 = await waitDone(b, 'oc', t);
+  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrOf(b, 'oc', 2)}`);
+  assert.equal(a2.run, 2);
+  assert.equal(a2.sessionId, a1.sessionId, 'the resume stays in the same OpenCode session');
+  assert.equal(ok(b.run('result', ['--name', 'oc', '--json']), 'result 2').lastAssistantText, two);
+  assert.equal(ok(b.run('result', ['--name', 'oc', '--json', '--run', '1']), 'result run 1').lastAssistantText, `done: ${one}`);
+
+  // The second request carried the first turn: its prompt, tool call and answer.
+  const second = requestsWith(s, two)[0];
+  assert.ok(second, 'the fake received the resume prompt');
+  const history = JSON.stringify(second.body);
+  assert.ok(history.includes(`TOOL:bash:echo ${one}`), 'the earlier prompt was sent again');
+  assert.ok(history.includes(`done: ${one}`), 'the earlier answer was sent again');
+
+  const both = ok(b.run('search', ['--name', 'oc', '--pattern', `${one}|${two}`]), 'search both');
+  const runs = new Set(both.matches.map((m: any) => m.run));
+  assert.deepEqual([...runs].sort(), [1, 2], JSON.stringify(both.matches));
+  const roles = new Set(both.matches.map((m: any) => m.role));
+  for (const role of ['user', 'assistant', 'tool']) assert.ok(roles.has(role), `a ${role} match: ${JSON.stringify(both.matches)}`);
+});
+
+test('an API error (HTTP 400) is outcome failed with the error; a permission auto-reject (exit 0, no answer) too', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'errors');
+  ok(b.run('start-subagent', ['--name', 'e400', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:400:fake bad request for the e2e test']), 'start e400');
+  // OpenCode creates its database on first use with no lock of its own: two first runs at once in a new
+  // store race and one exits 1 ("Failed query: CREATE TABLE …"). The second run starts once the first has
+  // a session, i.e. once the store exists (opencode.prepare() fixes this when the supervisor calls it).
+  for (const end = Date.now() + 60_000; !(await b.runAsync('status', ['--name', 'e400'])).json?.agents?.[0]?.sessionId; ) {
+    assert.ok(Date.now() < end, 'the first run opened a session within 60 s');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  // Reading a file outside the project asks for a permission; headless OpenCode rejects it and exits 0.
+  ok(b.run('start-subagent', ['--name', 'denied', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'TOOL:read:{"filePath":"/etc/hostname"}']), 'start denied');
+
+  const e = await waitDone(b, 'e400', t);
+  assert.equal(e.outcome, 'failed');
+  assert.equal(e.exitCode, 1);
+  assert.match(e.error, /APIError: fake bad request for the e2e test \(HTTP 400\)/);
+  assert.match(e.sessionId ?? '', /^ses_/, 'the session id comes with the error event');
+
+  const d = await waitDone(b, 'denied', t);
+  assert.equal(d.exitCode, 0, 'OpenCode itself exits 0');
+  assert.equal(d.outcome, 'failed', 'but the run gave no answer');
+  assert.match(d.error, /auto-rejected \(read: \/etc\/hostname\)/);
+  assert.equal(d.toolUses, 1);
+  const res = ok(b.run('result', ['--name', 'denied', '--json']), 'result denied');
+  assert.equal(res.lastAssistantText, '');
+});
+
+test('cancel during a long bash tool leaves no process of the run', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'cancel');
+  const marker = uniq('oc-cancel-marker');
+  // The marker sits in the command line of the tool's shell: `sleep 300; echo <marker>`.
+  const cmd = `sleep 300; echo ${marker}`;
+  ok(b.run('start-subagent', ['--name', 'long', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:${cmd}`]), 'start');
+  const withMarker = (): number[] => {
+    const out: number[] = [];
+    for (const e of readdirSync('/proc')) {
+      if (!/^\d+$/.test(e)) continue;
+      try {
+        if (readFileSync(`/proc/${e}/cmdline`, 'latin1').includes(marker)) out.push(Number(e));
+      } catch {
+        /* gone */
+      }
+    }
+    return out;
+  };
+  await until('the bash tool running the marker command', () => withMarker().length > 0, 45_000, 50);
+  const rec = readJson(join(b.registry, 'agents', 'long', '1', 'record.json'));
+  const runMarker = `SUBAGENT_RUN_ID=${rec.runId}`;
+  assert.ok(pidsWithEnv(runMarker).length >= 2, 'opencode and its tool carry the run marker');
+
+  const t0 = Date.now();
+  const c = ok(b.run('cancel', ['--name', 'long']), 'cancel');
+  t.diagnostic(`cancel returned after ${Date.now() - t0} ms`);
+  assert.equal(c.signalSent, 'TERM', 'SIGTERM is OpenCode\'s graceful signal');
+  assert.equal(c.previousStatus, 'running');
+  assert.deepEqual(c.survivors, []);
+  const a = await waitDone(b, 'long', t);
+  assert.equal(a.outcome, 'cancelled');
+  assert.equal(withMarker().length, 0, 'the orphan-prone bash tool is gone');
+  assert.equal(pidsWithEnv(runMarker).length, 0, 'no process carries the run marker');
+
+  // The killed session can be resumed: OpenCode keeps what it had written.
+  const after = uniq('after-cancel');
+  ok(b.run('resume-subagent', ['--name', 'long', '--prompt', `REPLY:${after}`]), 'resume after cancel');
+  const r = await waitDone(b, 'long', t);
+  assert.equal(r.outcome, 'succeeded', `${r.error} ${stderrOf(b, 'long', 2)}`);
+  assert.equal(r.sessionId, a.sessionId);
+  assert.equal(ok(b.run('result', ['--name', 'long', '--json']), 'result').lastAssistantText, after);
+});
+
+test('a sub-agent (task tool) is listed in children, and result --child reads its answer from the OpenCode store', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'child');
+  const answer = uniq('child-answer');
+  ok(b.run('start-subagent', ['--name', 'parent', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TASK:look around:REPLY:${answer}`]), 'start');
+  const a = await waitDone(b, 'parent', t);
+  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrOf(b, 'parent')}`);
+  assert.equal(a.children.length, 1, JSON.stringify(a.children));
+  const child = a.children[0];
+  assert.match(child.id, /^ses_/);
+  assert.notEqual(child.id, a.sessionId);
+  assert.equal(child.cli, 'opencode');
+  assert.equal(child.description, 'look around');
+  assert.equal(child.status, 'done');
+  assert.equal(child.statusSource, 'stream');
+  assert.ok(child.startedAt && child.finishedAt);
+  assert.equal(ok(b.run('result', ['--name', 'parent', '--json']), 'result').lastAssistantText, `done: ${answer}`);
+
+  const r = ok(b.run('result', ['--name', 'parent', '--child', child.id, '--json']), 'result --child');
+  assert.equal(r.lastAssistantText, answer);
+  assert.equal(r.source, 'transcript', 'read with opencode export from the run\'s own store');
+  // search --child reads the child's own transcript: its prompt is there, the parent's is not.
+  const sc = ok(b.run('search', ['--name', 'parent', '--child', child.id, '--pattern', 'REPLY:']), 'search --child');
+  assert.ok(sc.matches.length >= 1 && sc.matches.every((m: any) => m.role === 'user'), JSON.stringify(sc));
+  assert.ok(!sc.matches.some((m: any) => m.snippet.includes('TASK:')), JSON.stringify(sc));
+});
+
+test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', async (t) => {
+  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  const b = await box(t, 'big');
+  const tag = uniq('big-ok');
+  const lines: string[] = [`REPLY:${tag}`];
+  let i = 0;
+  while (lines.join('\n').length < 300 * 1024) lines.push(`line ${i++} "quoted" 'single' $HOME \\backslash\ttab ünïcødé ${'x'.repeat(i % 50)}`);
+  const prompt = lines.join('\n') + '\n';
+  const file = join(b.dir, 'prompt.txt');
+  writeFileSync(file, prompt);
+  ok(b.run('start-subagent', ['--name', 'big', '--cli', 'opencode', '--cwd', b.project, '--prompt-file', file]), 'start');
+  const a = await waitDone(b, 'big', t);
+  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrOf(b, 'big')}`);
+  assert.equal(ok(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
+  const req = requestsWith(await server(), tag)[0];
+  assert.ok(req, 'the fake received the prompt');
+  const got = req.conversation!.lastUserText;
+  assert.equal(Buffer.byteLength(got), Buffer.byteLength(prompt), 'same size');
+  assert.ok(got === prompt, 'same bytes');
+});
