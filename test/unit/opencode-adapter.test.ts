@@ -360,11 +360,11 @@ sleep 0.3
   );
   chmodSync(join(bin, 'opencode'), 0o755);
   const env = { PATH: `${bin}:${process.env.PATH}`, HOME: dir, XDG_DATA_HOME: join(dir, 'data') };
-  await Promise.all([1, 2, 3, 4].map(() => opencode.prepare(env, dir)));
+  await Promise.all([1, 2, 3, 4].map(() => opencode.prepare!(env, dir)));
   assert.equal(readFileSync(calls, 'utf8'), 'db path\n', 'one creator');
   assert.ok(existsSync(join(dir, 'data', 'opencode', 'opencode.db')));
   assert.ok(!existsSync(join(dir, 'data', 'opencode', PREPARE_LOCK)), 'the lock is released');
-  await opencode.prepare(env, dir);
+  await opencode.prepare!(env, dir);
   assert.equal(readFileSync(calls, 'utf8'), 'db path\n', 'an existing store is left alone');
 
   // A stale lock (its creator died) is taken over after the timeout.
@@ -374,7 +374,7 @@ sleep 0.3
   writeFileSync(lock, '999999\n');
   const old = new Date(Date.now() - 10 * 60_000);
   utimesSync(lock, old, old);
-  await opencode.prepare(env2, dir);
+  await opencode.prepare!(env2, dir);
   assert.ok(existsSync(join(dir, 'data2', 'opencode', 'opencode.db')));
   assert.equal(readFileSync(calls, 'utf8'), 'db path\ndb path\n');
 });
