@@ -1,4 +1,4 @@
-import { errorObject, guardStdout, jsonLine, writeStdout } from './output.js';
+import { errorObject, jsonLine, writeStdout } from './output.js';
 import { wantsHelp, type FlagSpec } from './flags.js';
 import { resolvedRegistry } from '../commands/common.js';
 
@@ -9,7 +9,6 @@ export type VerbResult = { json: Record<string, unknown> } | { text: string; exi
  * code (0 ok, 1 error, 124 wait timeout). Everything is caught, so even a crash prints one JSON line.
  */
 export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string[]) => Promise<VerbResult>): Promise<void> {
-  guardStdout();
   const argv = process.argv.slice(2);
   try {
     if (wantsHelp(argv, spec)) {

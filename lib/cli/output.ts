@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { SubagentError, ERROR_CODES } from '../errors.js';
 
 /** One JSON line: U+2028/U+2029 escaped so line-splitting readers (and JS eval) never break it. */
@@ -24,14 +25,44 @@ export function errorObject(err: unknown, registry?: string | null): { body: Rec
 }
 
 let stdoutClosed = false;
+let useStream = false;
 
-/** Writes to stdout; a reader that went away (EPIPE, `status | head -c1`) ends us quietly. */
+/**
+ * Writes to stdout. A plain write(2) on fd 1: creating process.stdout costs a verb milliseconds it
+ * does not need. A non-blocking stdout (EAGAIN) falls back to the stream, which queues; a reader that
+ * went away (EPIPE, `status | head -c1`) ends us quietly.
+ */
 export function writeStdout(text: string | Buffer): void {
   if (stdoutClosed) return;
-  process.stdout.write(text);
+  if (useStream) {
+    process.stdout.write(text);
+    return;
+  }
+  const data = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  let off = 0;
+  while (off < data.length) {
+    try {
+      off += writeSync(1, data, off, data.length - off);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EPIPE') {
+        stdoutClosed = true;
+        return;
+      }
+      if (code !== 'EAGAIN') throw err;
+      useStream = true;
+      guardStdout();
+      process.stdout.write(data.subarray(off));
+      return;
+    }
+  }
 }
 
+let guarded = false;
+
 export function guardStdout(): void {
+  if (guarded) return;
+  guarded = true;
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') {
       stdoutClosed = true;

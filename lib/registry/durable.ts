@@ -1,5 +1,4 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { unwritable } from '../errors.js';
@@ -15,8 +14,11 @@ export function fsyncDir(dir: string): void {
   }
 }
 
+let counter = 0;
+
+/** Unique within the directory: our pid, a counter and a random part (no crypto needed for that). */
 export function tempName(path: string): string {
-  return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${++counter}-${Math.random().toString(36).slice(2, 10)}`);
 }
 
 /**
