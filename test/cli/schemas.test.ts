@@ -482,14 +482,18 @@ describe('real outputs against the schemas', () => {
     check('cancel.schema.json', ok(box.run('cancel', ['--name', 'locked']), 'cancel locked'), 'cancel once unlocked');
   });
 
-  test('known bug: status --runs reports an earlier run that ended unknown as "done" with outcome null', { todo: 'lib/commands/status.ts history(): earlier runs get status "done" unobserved' }, async () => {
+  test('status --runs reports an earlier run that ended unknown as unknown, not done', async () => {
     start('crash', 'sleep 600');
     const a = await untilRunning('crash');
     killPids([a.pid, a.agentPid]);
     await until('crash unknown', () => !pidAlive(a.pid) && !pidAlive(a.agentPid) && statusOf('crash').status === 'unknown', LONG, 50);
     ok(box.run('resume-subagent', ['--name', 'crash', '--prompt', 'echo again']), 'resume crash');
     waitTerminal(['crash']);
-    check('status-runs.schema.json', ok(box.run('status', ['--name', 'crash', '--runs']), 'runs'), 'status --runs after an unknown run');
+    const runs = ok(box.run('status', ['--name', 'crash', '--runs']), 'runs');
+    check('status-runs.schema.json', runs, 'status --runs after an unknown run');
+    assert.equal(runs.runs[0].status, 'unknown');
+    assert.equal(runs.runs[0].outcome, null);
+    assert.equal(runs.runs[1].status, 'done');
   });
 });
 
