@@ -1,5 +1,5 @@
 import { isAlive, type ProcessIdentity } from './proc/identity.js';
-import { latestRun, readLauncher, readRecord, runDir } from './registry/store.js';
+import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from './registry/store.js';
 import type { RunRecord, Status } from './registry/record.js';
 
 /** A run as it really is: its record plus what /proc says about the processes it names. */
@@ -51,4 +51,10 @@ export function observeLatest(registry: string, name: string): Observation | nul
 
 export function isTerminal(status: Status): boolean {
   return status === 'done' || status === 'unknown';
+}
+
+/** observeLatest for a name taken from the registry's own listing (one syscall fewer per name). */
+export function observeListed(registry: string, name: string): Observation | null {
+  const dir = latestRunDirOfListed(registry, name);
+  return dir === null ? null : observeRun(dir);
 }

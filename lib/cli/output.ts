@@ -3,7 +3,9 @@ import { SubagentError, ERROR_CODES } from '../errors.js';
 
 /** One JSON line: U+2028/U+2029 escaped so line-splitting readers (and JS eval) never break it. */
 export function jsonLine(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029')) + '\n';
+  const text = JSON.stringify(value);
+  const plain = text.indexOf('\u2028') === -1 && text.indexOf('\u2029') === -1;
+  return (plain ? text : text.replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'))) + '\n';
 }
 
 export function errorObject(err: unknown, registry?: string | null): { body: Record<string, unknown>; exitCode: number } {

@@ -1,5 +1,5 @@
 import { SubagentError } from '../errors.js';
-import { isTerminal, observeLatest, observeRun, type Observation } from '../observe.js';
+import { isTerminal, observeLatest, observeListed, observeRun, type Observation } from '../observe.js';
 import { validateName } from '../registry/names.js';
 import { agentsDir, compareNames, listNames, listRuns, nameDir, runDir } from '../registry/store.js';
 import type { Status } from '../registry/record.js';
@@ -152,7 +152,8 @@ function snapshot(registry: string, names: string[], strict: boolean): Snapshot 
   const problems: Array<Record<string, unknown>> = [];
   for (const name of names) {
     try {
-      const o = observeLatest(registry, name);
+      // Names given by the caller may not exist; names from the listing do.
+      const o = strict ? observeLatest(registry, name) : observeListed(registry, name);
       if (o) observations.set(name, o);
     } catch (err) {
       if (strict || !(err instanceof SubagentError)) throw err;

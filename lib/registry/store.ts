@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from '../errors.js';
 import { createFile, fsyncDir, replaceFileDurably, syncAll } from './durable.js';
@@ -80,16 +80,66 @@ export function listRuns(registry: string, name: string): number[] | null {
     .sort((a, b) => a - b);
 }
 
+/**
+ * The latest run of a name. Runs are numbered without gaps and most names have only run 1, so one
+ * failed probe for run 2 usually answers without listing the directory (status reads thousands).
+ */
 export function latestRun(registry: string, name: string): number | null {
+  if (!exists(join(nameDir(registry, name), '2')) && exists(join(nameDir(registry, name), '1'))) return 1;
   const runs = listRuns(registry, name);
   return runs && runs.length ? runs[runs.length - 1]! : null;
+}
+
+/**
+ * For names just listed from the registry (so they exist): the latest run's directory with one probe.
+ * Run 1 is published together with its name, so a name without a run 2 is at run 1.
+ */
+export function latestRunDirOfListed(registry: string, name: string): string | null {
+  const dir = nameDir(registry, name);
+  if (!exists(join(dir, '2'))) return join(dir, '1');
+  const run = latestRun(registry, name);
+  return run === null ? null : join(dir, String(run));
+}
+
+function exists(path: string): boolean {
+  try {
+    accessSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const readBuffer = { buf: Buffer.allocUnsafe(64 * 1024) };
+
+/** Reads a whole small file with one open and as few reads as it takes (no fstat). */
+function readSmall(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    let len = 0;
+    for (;;) {
+      if (len === readBuffer.buf.length) {
+        const bigger = Buffer.allocUnsafe(readBuffer.buf.length * 2);
+        readBuffer.buf.copy(bigger, 0, 0, len);
+        readBuffer.buf = bigger;
+      }
+      const want = readBuffer.buf.length - len;
+      const n = readSync(fd, readBuffer.buf, len, want, null);
+      len += n;
+      // A regular file reads short only at its end: no second read(2) just to see 0.
+      if (n < want) break;
+    }
+    return readBuffer.buf.toString('utf8', 0, len);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function readRecord(dir: string): RunRecord {
   const path = recordPath(dir);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readSmall(path);
   } catch (err) {
     if (isErrno(err, 'ENOENT')) throw new SubagentError('E_REGISTRY_CORRUPT', `the run directory ${dir} has no record`, { path, hint: 'the directory was kept as it is; inspect or remove it by hand' });
     throw new SubagentError('E_REGISTRY_CORRUPT', `the record ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
