@@ -1,4 +1,5 @@
 import { isAlive, type ProcessIdentity } from './proc/identity.js';
+import { snapshotRun } from './proc/tree.js';
 import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from './registry/store.js';
 import type { RunRecord, Status } from './registry/record.js';
 
@@ -36,11 +37,14 @@ export function observeRun(dir: string): Observation {
   if (again.status === 'done') return { record: again, status: 'done', statusReason: null, agentAlive: false, dir, supervisor: again.supervisor };
   const w2 = watcher(dir, again);
   if (w2.alive) return { record: again, status: again.status, statusReason: null, agentAlive: isAlive(again.agentProcess), dir, supervisor: w2.supervisor };
-  const agentAlive = isAlive(again.agentProcess);
+  // A supervisor that died between spawning the agent and recording it leaves an agent only its
+  // marker (SUBAGENT_RUN_ID in its environment) can find.
+  const agentAlive = again.agentProcess ? isAlive(again.agentProcess) : snapshotRun([], `SUBAGENT_RUN_ID=${again.runId}`).length > 0;
   const reason = w2.supervisor
     ? `the supervisor (pid ${w2.supervisor.pid}) died without recording how the run ended`
     : 'the run was never picked up by a supervisor (the start command died before launching it)';
-  return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; its agent (pid ${again.agentProcess!.pid}) is still alive` : reason, agentAlive, dir, supervisor: w2.supervisor };
+  const alive = again.agentProcess ? `its agent (pid ${again.agentProcess.pid}) is still alive` : 'processes of the run are still alive';
+  return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; ${alive}` : reason, agentAlive, dir, supervisor: w2.supervisor };
 }
 
 export function observeLatest(registry: string, name: string): Observation | null {

@@ -27,7 +27,7 @@ export function readPrompt(flag: string | undefined, file: string | undefined, c
       data = Buffer.alloc(0);
     }
   } else if (flag !== undefined) {
-    data = Buffer.from(flag, 'utf8');
+    data = flag.includes('\uFFFD') ? (rawArgument(flag) ?? Buffer.from(flag, 'utf8')) : Buffer.from(flag, 'utf8');
   } else {
     data = Buffer.alloc(0);
   }
@@ -37,4 +37,27 @@ export function readPrompt(flag: string | undefined, file: string | undefined, c
     });
   }
   return data;
+}
+
+/**
+ * Node decodes argv as UTF-8 and replaces invalid bytes with U+FFFD; the kernel still has the bytes.
+ * Finds the argument (alone, or after "--flag=") whose decoding is `decoded`, and returns its bytes.
+ */
+function rawArgument(decoded: string): Buffer | null {
+  let raw: Buffer;
+  try {
+    raw = readFileSync('/proc/self/cmdline');
+  } catch {
+    return null;
+  }
+  let start = 0;
+  for (;;) {
+    const end = raw.indexOf(0, start);
+    if (end === -1) return null;
+    const arg = raw.subarray(start, end);
+    if (arg.toString('utf8') === decoded) return Buffer.from(arg);
+    const eq = arg.indexOf(61);
+    if (eq !== -1 && arg[0] === 45 && arg.subarray(eq + 1).toString('utf8') === decoded) return Buffer.from(arg.subarray(eq + 1));
+    start = end + 1;
+  }
 }

@@ -113,7 +113,16 @@ async function cancelOne(registry: string, nameArg: string, o: CancelOptions): P
   const adapter = await loadAdapter(ob.record.cli);
   const signal = asked ?? adapter.gracefulSignal;
 
-  const marked = updateRecord(ob.dir, (r) => (r.status === 'done' || r.cancel ? null : { ...r, cancel: { requestedAt: nowIso(), signal, by: process.pid } }));
+  // Record the intent first; but a registry that cannot be written (a runaway agent filled the disk)
+  // must not keep us from stopping the run: then we stop it and say the cancel is not recorded.
+  let marked = ob.record;
+  let unrecorded: string | null = null;
+  try {
+    marked = updateRecord(ob.dir, (r) => (r.status === 'done' || r.cancel ? null : { ...r, cancel: { requestedAt: nowIso(), signal, by: process.pid } }));
+  } catch (err) {
+    if (!(err instanceof SubagentError && err.code === 'E_REGISTRY_UNWRITABLE')) throw err;
+    unrecorded = err.message;
+  }
   if (marked.status === 'done') throw notRunning(name, observeRun(ob.dir));
 
   const roots: ProcessIdentity[] = marked.agentProcess ? [marked.agentProcess] : [];
@@ -143,7 +152,13 @@ async function cancelOne(registry: string, nameArg: string, o: CancelOptions): P
     }
   }
   const survivors = stillAlive(snapshot());
-  const final = await settle(ob.dir, supervisor, signal);
+  let final: { outcome: string | null } = { outcome: null };
+  try {
+    final = await settle(ob.dir, supervisor, signal);
+  } catch (err) {
+    if (!(err instanceof SubagentError && err.code === 'E_REGISTRY_UNWRITABLE')) throw err;
+    unrecorded ??= err.message;
+  }
   const view = observeRun(ob.dir);
   return {
     ok: true,
@@ -158,6 +173,8 @@ async function cancelOne(registry: string, nameArg: string, o: CancelOptions): P
     outcome: final.outcome,
     processesSignalled: Math.max(signalled, seen.length),
     survivors: survivors.map((s) => ({ pid: s.pid, comm: s.comm })),
+    recorded: unrecorded === null,
+    ...(unrecorded ? { warning: `the processes were signalled, but the cancel could not be recorded: ${unrecorded}` } : {}),
   };
 }
 

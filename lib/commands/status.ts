@@ -97,6 +97,10 @@ export async function status(o: StatusOptions): Promise<Record<string, unknown>>
       timeoutMs,
       check: () => {
         latest = take();
+        // A run that vanished while waited on (its directory removed) ends the wait: it can never
+        // become terminal, and it must not count as having succeeded.
+        const gone = [...baseline.keys()].find((n) => !latest.observations.has(n));
+        if (gone !== undefined) throw vanished(gone, registry);
         const done = o.waitTerminal
           ? [...latest.observations.values()].every((ob) => isTerminal(ob.status))
           : [...latest.observations].some(([n, ob]) => baseline.get(n) !== key(ob));
@@ -141,6 +145,14 @@ export async function status(o: StatusOptions): Promise<Record<string, unknown>>
     }
   }
   return body;
+}
+
+function vanished(name: string, registry: string): SubagentError {
+  return new SubagentError('E_NAME_NOT_FOUND', `"${name}" disappeared from ${registry} while it was waited on`, {
+    name,
+    registry,
+    hint: 'its directory was removed or moved; nothing more will be recorded for it',
+  });
 }
 
 function key(o: Observation): string {

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { SubagentError, isErrno, unwritable } from '../errors.js';
 import { isAlive, isIdentity, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { sleepSync } from '../time.js';
@@ -18,6 +18,8 @@ export const DEFAULT_LOCK_TIMEOUT_MS = 15000;
 export interface LockHandle {
   path: string;
   ino: number;
+  /** What we wrote into it: with the inode, how we know a lock file is still ours. */
+  text: string;
 }
 
 type Owner = { kind: 'alive' } | { kind: 'dead'; ino: number; text: string } | { kind: 'gone' } | { kind: 'young-unreadable' };
@@ -55,15 +57,18 @@ function tryCreate(path: string, me: ProcessIdentity): LockHandle | null {
     if (isErrno(err, 'EEXIST')) return null;
     throw err;
   }
+  const text = JSON.stringify(me);
+  let ino: number;
   try {
-    writeSync(fd, JSON.stringify(me));
+    writeSync(fd, text);
+    ino = fstatSync(fd).ino;
   } catch (err) {
     closeSync(fd);
     unlinkSync(path);
     throw err;
   }
   closeSync(fd);
-  return { path, ino: statSync(path).ino };
+  return { path, ino, text };
 }
 
 /** Remove a lock we judged dead — only if it is still that very file. */
@@ -72,20 +77,24 @@ function breakDeadLock(path: string, judged: { ino: number; text: string }, me: 
   const held = tryCreate(breaker, me);
   if (!held) {
     const other = inspect(breaker);
-    if (other.kind === 'dead') removeIfSame(breaker, other.ino);
+    if (other.kind === 'dead') removeIfSame(breaker, other.ino, other.text);
     return;
   }
   try {
     const now = inspect(path);
-    if (now.kind === 'dead' && now.ino === judged.ino && now.text === judged.text) removeIfSame(path, now.ino);
+    if (now.kind === 'dead' && now.ino === judged.ino && now.text === judged.text) removeIfSame(path, now.ino, now.text);
   } finally {
-    removeIfSame(breaker, held.ino);
+    removeIfSame(breaker, held.ino, held.text);
   }
 }
 
-function removeIfSame(path: string, ino: number): void {
+/**
+ * Unlinks `path` only while it is the file we mean: same inode and same content (ext4 hands a freed
+ * inode number straight to the next new file, so the inode alone does not say "the same file").
+ */
+function removeIfSame(path: string, ino: number, text: string): void {
   try {
-    if (statSync(path).ino === ino) unlinkSync(path);
+    if (statSync(path).ino === ino && readFileSync(path, 'utf8') === text) unlinkSync(path);
   } catch (err) {
     if (!isErrno(err, 'ENOENT')) throw err;
   }
@@ -121,7 +130,7 @@ export function acquireLock(path: string, timeoutMs = DEFAULT_LOCK_TIMEOUT_MS): 
 }
 
 export function releaseLock(handle: LockHandle): void {
-  removeIfSame(handle.path, handle.ino);
+  removeIfSame(handle.path, handle.ino, handle.text);
 }
 
 export function withLock<T>(path: string, fn: () => T): T {

@@ -1,0 +1,133 @@
+/**
+ * Issue 5, point 12 (guarantee 11's monotonic clock, and "durations never go negative"): the wall
+ * clock jumps while runs and waiters are going. libfaketime (Debian's `faketime` package, installed by
+ * test/fault/setup.sh) moves the wall clock of the processes it is preloaded into; the spec file is
+ * re-read on every clock read (FAKETIME_NO_CACHE), so a test can make the clock jump mid-flight. The
+ * monotonic clock is left alone (FAKETIME_DONT_FAKE_MONOTONIC), as on a real machine whose NTP steps.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { updateRecord } from '../../lib/registry/store.js';
+import { assertError, assertOk, gate, hasInotify, open, runDirOf, startShell, until, untilStatus, waitTerminal, withBox, type Box } from './util.js';
+
+function findLibfaketime(): string | null {
+  for (const base of ['/usr/lib', '/usr/lib64', '/usr/local/lib']) {
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(base);
+    } catch {
+      continue;
+    }
+    for (const dir of ['', ...entries]) {
+      const p = join(base, dir, 'faketime', 'libfaketime.so.1');
+      if (existsSync(p)) return p;
+    }
+  }
+  return null;
+}
+
+const LIB = findLibfaketime();
+const SKIP = LIB ? false : 'libfaketime is not installed (Debian package `faketime`; test/fault/setup.sh installs it)';
+
+function fake(b: Box, spec: string): { env: NodeJS.ProcessEnv; jump: (spec: string) => void } {
+  const file = join(b.dir, 'faketime.spec');
+  writeFileSync(file, spec + '\n');
+  return {
+    env: { LD_PRELOAD: LIB!, FAKETIME_TIMESTAMP_FILE: file, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' },
+    jump: (s: string) => writeFileSync(file, s + '\n'),
+  };
+}
+
+/** Whether reading a freshly written file updates its access time here (relatime or strictatime). */
+function atimeWorks(dir: string): boolean {
+  const f = join(dir, 'atime-probe');
+  writeFileSync(f, 'x'.repeat(100));
+  const before = statSync(f);
+  const end = Date.now() + 2000;
+  // Access times are coarse (a clock tick): read until the clock has moved past the write.
+  while (Date.now() < end) {
+    readFileSync(f);
+    const s = statSync(f);
+    if (s.atimeMs > before.mtimeMs) return true;
+    if (Date.now() - before.mtimeMs > 100) break;
+  }
+  readFileSync(f);
+  return statSync(f).atimeMs > before.mtimeMs;
+}
+
+/** Rewrites a harmless field of the record (a change the waiter is woken by) and waits until it was read. */
+async function pokeAndSeeRead(dir: string, settled: () => boolean): Promise<void> {
+  updateRecord(dir, (r) => ({ ...r, lastActivityAt: new Date().toISOString() }));
+  const path = join(dir, 'record.json');
+  await until('the waiter read the record again', () => {
+    if (settled()) return true;
+    const s = statSync(path);
+    return s.atimeMs > s.mtimeMs;
+  }, 30_000, 10);
+}
+
+describe('point 12: time', { concurrency: 3 }, () => {
+  test('the wall clock jumps back two days during a run: finishedAt is before startedAt, and durationMs is not negative', { skip: SKIP }, () =>
+    withBox('time-back', async (b) => {
+      const clock = fake(b, '+1d');
+      const g = join(b.dir, 'gate');
+      await startShell(b, 'x', `${gate(g)}; echo over`, { env: clock.env });
+      await untilStatus(b, 'x', (a) => a.status === 'running', 'running');
+      clock.jump('-1d');
+      open(g);
+      const a = (await waitTerminal(b, ['x']))['x'];
+      assert.equal(a.status, 'done');
+      assert.equal(a.outcome, 'succeeded');
+      assert.ok(Date.parse(a.finishedAt) < Date.parse(a.startedAt), `the jump took effect: started ${a.startedAt}, finished ${a.finishedAt}`);
+      assert.ok(a.durationMs !== null && a.durationMs >= 0, `durationMs ${a.durationMs} must never be negative`);
+      // The same through a waiter that itself lives in the jumped clock.
+      const w = assertOk(await b.run('status', ['--wait-terminal', '--name', 'x', '--timeout', '30'], { env: clock.env }), 'wait under faketime');
+      assert.ok(w.agents[0].durationMs >= 0);
+      assert.equal((await b.run('result', ['--name', 'x'])).stdout, 'over\n');
+    }));
+
+  test('a wait with --timeout 30 does not time out when the wall clock jumps two days ahead', { skip: SKIP }, (t) =>
+    withBox('time-fwd', async (b) => {
+      if (!atimeWorks(b.dir)) {
+        t.skip('the temp file system does not update access times (noatime), which this test uses to see the waiter read');
+        return;
+      }
+      const g = join(b.dir, 'gate');
+      await startShell(b, 'x', gate(g));
+      await untilStatus(b, 'x', (a) => a.status === 'running', 'running');
+      const clock = fake(b, '+0');
+      const w = b.spawn('status', ['--wait-terminal', '--name', 'x', '--timeout', '30'], { env: clock.env });
+      await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), 30_000);
+      clock.jump('+2d');
+      // Make sure the waiter looked at the run (and so at its deadline) several times after the jump.
+      const dir = runDirOf(b.registry, 'x');
+      for (let i = 0; i < 3; i++) await pokeAndSeeRead(dir, w.settled);
+      assert.equal(w.settled(), false, `the waiter gave up after a wall-clock jump: ${w.settled() ? JSON.stringify((await w.done).json) : ''}`);
+      open(g);
+      const r = await w.done;
+      const j = assertOk(r, 'the wait');
+      assert.equal(j.agents[0].status, 'done');
+    }));
+
+  test('a wait with --timeout 3 still times out (exit 124) when the wall clock jumps a day back', { skip: SKIP }, () =>
+    withBox('time-bwd', async (b) => {
+      const g = join(b.dir, 'gate');
+      await startShell(b, 'x', gate(g));
+      await untilStatus(b, 'x', (a) => a.status === 'running', 'running');
+      const clock = fake(b, '+0');
+      const w = b.spawn('status', ['--wait-terminal', '--name', 'x', '--timeout', '3'], { env: clock.env });
+      await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), 30_000);
+      clock.jump('-1d');
+      const timer = new Promise<'hang'>((r) => setTimeout(() => r('hang'), 40_000).unref());
+      const r = await Promise.race([w.done, timer]);
+      if (r === 'hang') {
+        process.kill(w.pid, 'SIGKILL');
+        assert.fail('the wait did not time out after its 3 s: it follows the wall clock');
+      }
+      const j = assertError(r, 'E_WAIT_TIMEOUT', 124);
+      assert.equal(j.agents[0].status, 'running');
+      open(g);
+    }));
+});
