@@ -14,6 +14,8 @@ export interface Observation {
   dir: string;
   /** The run's supervisor: from the record, else as its launcher recorded it, else null. */
   supervisor: ProcessIdentity | null;
+  /** An agent the record does not name, found by the run's marker (its supervisor died first). */
+  foundAgentPid?: number;
 }
 
 /** Who vouches for a run that is not done: its supervisor, or before that is known the start command. */
@@ -39,12 +41,20 @@ export function observeRun(dir: string): Observation {
   if (w2.alive) return { record: again, status: again.status, statusReason: null, agentAlive: isAlive(again.agentProcess), dir, supervisor: w2.supervisor };
   // A supervisor that died between spawning the agent and recording it leaves an agent only its
   // marker (SUBAGENT_RUN_ID in its environment) can find.
-  const agentAlive = again.agentProcess ? isAlive(again.agentProcess) : snapshotRun([], `SUBAGENT_RUN_ID=${again.runId}`).length > 0;
+  let agentAlive = again.agentProcess ? isAlive(again.agentProcess) : false;
+  let foundAgentPid: number | null = null;
+  if (!again.agentProcess) {
+    const marked = snapshotRun([], `SUBAGENT_RUN_ID=${again.runId}`);
+    const pids = new Set(marked.map((p) => p.pid));
+    foundAgentPid = marked.find((p) => !pids.has(p.ppid))?.pid ?? null;
+    agentAlive = marked.length > 0;
+  }
   const reason = w2.supervisor
     ? `the supervisor (pid ${w2.supervisor.pid}) died without recording how the run ended`
     : 'the run was never picked up by a supervisor (the start command died before launching it)';
-  const alive = again.agentProcess ? `its agent (pid ${again.agentProcess.pid}) is still alive` : 'processes of the run are still alive';
-  return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; ${alive}` : reason, agentAlive, dir, supervisor: w2.supervisor };
+  const agentPid = again.agentProcess?.pid ?? foundAgentPid;
+  const alive = agentPid !== null ? `its agent (pid ${agentPid}) is still alive` : 'processes of the run are still alive';
+  return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; ${alive}` : reason, agentAlive, dir, supervisor: w2.supervisor, ...(foundAgentPid !== null ? { foundAgentPid } : {}) };
 }
 
 export function observeLatest(registry: string, name: string): Observation | null {

@@ -16,7 +16,7 @@ export function viewOf(o: Observation): Record<string, unknown> {
     sessionId: r.sessionId,
     cwd: r.cwd,
     pid: o.supervisor?.pid ?? null,
-    agentPid: r.agentProcess?.pid ?? null,
+    agentPid: r.agentProcess?.pid ?? o.foundAgentPid ?? null,
     agentAlive: o.agentAlive,
     exitCode: r.exitCode,
     signal: r.signal,
