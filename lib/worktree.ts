@@ -58,6 +58,14 @@ export function addWorktree(registry: string, name: string, cwd: string, base: s
     throw new SubagentError('E_NAME_EXISTS', `the worktree directory ${path} already exists`, { name, path, hint: 'remove it (git worktree remove) or choose another name' });
   }
   const added = git(repo, ['worktree', 'add', '--quiet', '-b', branch, path, resolved.out]);
+  if (!added.ok && (existsSync(path) || git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]).ok)) {
+    // Another start of the same name got there between our checks and git's: it won the name.
+    throw new SubagentError('E_NAME_EXISTS', `a run named "${name}" is being started by another command (its worktree or branch appeared first)`, {
+      name,
+      branch,
+      hint: 'choose another name, or resume it with resume-subagent once it exists',
+    });
+  }
   if (!added.ok) {
     throw new SubagentError('E_ARG_INVALID', `git worktree add failed: ${added.err}`, { hint: 'see git\'s message; the main checkout was not changed' });
   }
