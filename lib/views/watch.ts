@@ -13,7 +13,8 @@ export interface Screen {
 }
 
 export function tableText(agents: Array<Record<string, unknown>>, screen: Screen): string {
-  const width = screen.isTTY ? (screen.columns ?? 80) : Number(screen.env.COLUMNS) || Infinity;
+  // A pty without a size (script(1) in CI) reports 0 columns: fall back to COLUMNS, then 80.
+  const width = screen.isTTY ? screen.columns || Number(screen.env.COLUMNS) || 80 : Number(screen.env.COLUMNS) || Infinity;
   return renderTable(agents, { width, color: useColor({ isTTY: screen.isTTY }, screen.env) });
 }
 
@@ -30,12 +31,12 @@ export async function watchStatus(o: StatusOptions, intervalSec: number, screen:
     const agents = body.agents as Array<Record<string, unknown>>;
     const text = tableText(agents, screen) + summaryLine(agents) + '\n';
     const lines = text.split('\n').length - 1;
-    if (screen.isTTY && drawn > 0) screen.write(drawn < (screen.rows ?? 24) ? `\x1b[${drawn}F\x1b[0J` : '\x1b[H\x1b[2J');
+    if (screen.isTTY && drawn > 0) screen.write(drawn < (screen.rows || 24) ? `\x1b[${drawn}F\x1b[0J` : '\x1b[H\x1b[2J');
     else if (drawn > 0) screen.write('\n');
     screen.write(text);
     drawn = lines;
-    // Nothing listed is nothing to wait for.
-    if (agents.every((a) => isTerminal(a.status as Status))) return agents;
+    // Nothing listed yet: keep watching, the runs may be about to start (Ctrl-C ends the watch).
+    if (agents.length > 0 && agents.every((a) => isTerminal(a.status as Status))) return agents;
     try {
       await status({ ...selection, wait: true, timeoutSec: String(intervalSec) });
     } catch (err) {
