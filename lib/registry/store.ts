@@ -1,4 +1,4 @@
-import { accessSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from '../errors.js';
 import { createFile, fsyncDir, replaceFileDurably, syncAll } from './durable.js';
@@ -41,7 +41,7 @@ export function runDir(registry: string, name: string, run: number): string {
 }
 
 export function recordPath(dir: string): string {
-  return join(dir, FILES.record);
+  return dir + '/' + FILES.record;
 }
 
 /** All names in the registry, sorted. A registry that does not exist yet holds none. */
@@ -96,18 +96,15 @@ export function latestRun(registry: string, name: string): number | null {
  */
 export function latestRunDirOfListed(registry: string, name: string): string | null {
   const dir = nameDir(registry, name);
-  if (!exists(join(dir, '2'))) return join(dir, '1');
+  // Plain concatenation: `dir` is already normal, and path.join shows in profiles at 10 000 names.
+  if (!exists(dir + '/2')) return dir + '/1';
   const run = latestRun(registry, name);
   return run === null ? null : join(dir, String(run));
 }
 
+/** existsSync, not accessSync: a miss costs no exception (4× cheaper, and status probes thousands). */
 function exists(path: string): boolean {
-  try {
-    accessSync(path);
-    return true;
-  } catch {
-    return false;
-  }
+  return existsSync(path);
 }
 
 const readBuffer = { buf: Buffer.allocUnsafe(64 * 1024) };
