@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -138,4 +138,20 @@ export function killPids(pids: number[]): void {
       /* gone */
     }
   }
+}
+
+/** True once `pid` has an inotify descriptor: a waiter has taken its first look and is watching. */
+export function hasInotify(pid: number): boolean {
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`).includes('inotify')) return true;
+      } catch {
+        /* closed meanwhile */
+      }
+    }
+  } catch {
+    /* gone */
+  }
+  return false;
 }

@@ -238,21 +238,7 @@ export function spawnVerb(b: Sandbox, verb: Verb, args: string[], opts: { env?: 
   return { child, pid: child.pid!, done, settled: () => isSettled };
 }
 
-/** True once `pid` has an inotify descriptor: a waiter has taken its first look and is watching. */
-export function hasInotify(pid: number): boolean {
-  try {
-    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-      try {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`).includes('inotify')) return true;
-      } catch {
-        /* closed meanwhile */
-      }
-    }
-  } catch {
-    /* gone */
-  }
-  return false;
-}
+export { hasInotify } from '../helpers.js';
 
 export function exists(p: string): boolean {
   return existsSync(p);

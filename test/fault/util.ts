@@ -307,21 +307,7 @@ export function bootId(): string {
   return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 }
 
-/** True once `pid` has an inotify descriptor: a waiter has taken its first look and is watching. */
-export function hasInotify(pid: number): boolean {
-  try {
-    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-      try {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`).includes('inotify')) return true;
-      } catch {
-        /* closed meanwhile */
-      }
-    }
-  } catch {
-    /* gone */
-  }
-  return false;
-}
+export { hasInotify } from '../helpers.js';
 
 /** Pids of live processes whose environment holds `needle` and whose command name is `comm`. */
 export function pidsWithEnvComm(needle: string, comm: string): number[] {
