@@ -49,6 +49,8 @@ import {
 // ------------------------------------------------------------------------------------------ set-up
 
 const QUICK = process.env.BENCH_QUICK === '1'; // fewer repetitions, for trying the bench itself out
+/** BENCH_ONLY="row 2,floor": run only the sections whose title starts with one of these; docs are not written. */
+const ONLY = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 const loadAtStart = loadavg().map((x) => x.toFixed(2)).join(' ');
 const busyAtStart = loadavg()[0]! > cpus().length * 0.75;
 const benchStart = monoMs();
@@ -106,6 +108,7 @@ function verdict(ok: boolean | null): Verdict {
 }
 
 async function section(title: string, body: () => Promise<void>): Promise<void> {
+  if (ONLY.length && !ONLY.some((o) => title.startsWith(o))) return;
   const t0 = monoMs();
   log(`${title} …`);
   try {
@@ -895,7 +898,8 @@ of issue 6. Every ratio is taken against a floor measured in the same run, right
 command, because these machines are noisy. Benchmarks are not tests: a missed target does not fail the
 build. Run: \`make bench\` (builds first; 3–7 minutes on 2 cores depending on what else the machine does;
 installs hyperfine and GNU time from Debian's packages if missing). \`BENCH_QUICK=1 node dist/test/bench/run.js\`
-does fewer repetitions, to try the bench itself out.
+does fewer repetitions, to try the bench itself out; \`BENCH_ONLY="floor,row 2"\` runs only the sections whose
+titles start so and prints their table without writing this page.
 
 - **date**: ${date} (the bench took ${((monoMs() - benchStart) / 1000).toFixed(0)} s)
 - **machine**: ${m.cpu}, ${m.cores} cores, ${m.memory}
@@ -928,12 +932,12 @@ identity-checked against /proc) and removes its temp directory.
 
 ${whereTheTimeGoes()}
 `;
-writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), doc);
+if (!ONLY.length) writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), doc);
 
 process.stdout.write(`\n${table}\n\n`);
 if (problems.length) process.stdout.write(`problems:\n${problems.map((p) => `- ${p}`).join('\n')}\n\n`);
 process.stdout.write(`machine: ${m.cpu}, ${m.cores} cores, ${m.memory}, ${m.kernel}, node ${m.node}\n`);
-process.stdout.write(`written: docs/benchmarks.md (${((monoMs() - benchStart) / 1000).toFixed(0)} s)\n`);
+process.stdout.write(`${ONLY.length ? 'not written (BENCH_ONLY)' : 'written'}: docs/benchmarks.md (${((monoMs() - benchStart) / 1000).toFixed(0)} s)\n`);
 finalCleanup();
 log('clean-up done');
 // leave no handle behind (a waiter's watch, a timer): the bench is done
