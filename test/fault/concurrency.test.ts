@@ -13,7 +13,7 @@ import { accessSync, constants, readFileSync, readdirSync, statSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRecord } from '../../lib/registry/record.js';
-import { BIN, FIXTURES, allRecords, assertOk, listTree, runDirOf, sha256, startShell, strays, waitTerminal, withBox } from './util.js';
+import { BIN, FIXTURES, allRecords, assertOk, listTree, quiet, runDirOf, sha256, startShell, strays, waitTerminal, withBox } from './util.js';
 
 function fastBase(): string {
   try {
@@ -98,6 +98,8 @@ describe('points 5 and 6: concurrency', { concurrency: 2 }, () => {
         // Let every run end, then check the registry against what the verbs reported.
         const all = assertOk(await b.run('status', ['--wait-terminal', '--all', '--timeout', '90'], { timeoutMs: 120_000 }), 'wait for all');
         for (const a of all.agents) assert.ok(a.status === 'done', `${a.name} ended ${a.status}: ${JSON.stringify(a)}`);
+        // A supervisor removes its lock file and leaves the queue after the record says done.
+        await quiet(b);
         const nameOf = (op: any) => op.args[op.args.indexOf('--name') + 1];
         const prompt = (name: string, run: number) => readFileSync(join(runDirOf(b.registry, name, run), 'prompt'), 'utf8');
 

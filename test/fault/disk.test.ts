@@ -61,7 +61,7 @@ test('point 4: full disk and read-only registry (tmpfs in a private mount namesp
       assert.ok(f.filled > 0);
       assertUnwritable(f.start, 'start on a full disk');
       assertUnwritable(f.startStdin, 'start with a stdin prompt on a full disk');
-      assert.deepEqual(f.treeAfter, f.treeBefore, 'the registry is exactly as it was (no half record, no temp file, no new name)');
+      assert.deepEqual(f.treeAfter, f.treeBefore, `the registry is exactly as it was (no half record, no temp file, no new name); still running at the snapshot: ${f.liveBeforeSnapshot}`);
       assert.deepEqual(f.strays, [], 'no lock, temp or unpublished files');
     });
 
@@ -93,7 +93,7 @@ test('point 4: full disk and read-only registry (tmpfs in a private mount namesp
         assert.equal(typeof end.statusReason, 'string');
       }
       for (const rec of f.recordsWhileFull) assert.equal(rec.ok, true, `${rec.path}: ${rec.error}`);
-      assert.deepEqual(f.straysWhileFull.filter((s: string) => /\.tmp-|\.lock |\.break /.test(s)), [], 'no temp or lock file left by the failed writes');
+      assert.deepEqual(f.straysWhileFull.filter((s: string) => /\.tmp-|\.lock |\.break /.test(s)), [], `no temp or lock file left by the failed writes (still running: ${f.liveAfterWait})`);
       const after = assertOkLine(f.statusAfterFree, 'status once space is back').agents[0];
       assert.equal(after.status, end.status, 'the state stays what it was once space is back');
       assertOkLine(f.resume, 'resume once space is back');

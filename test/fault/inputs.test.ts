@@ -16,6 +16,7 @@ import {
   assertError,
   assertOk,
   listTree,
+  quiet,
   runDirOf,
   sha256,
   startShell,
@@ -82,6 +83,8 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
       // A registry with one good run, so lookups have something to (not) find.
       await startShell(b, 'ok', 'true');
       await waitTerminal(b, ['ok']);
+      // Its supervisor still removes its lock file after the record says done: snapshot once it is gone.
+      await quiet(b);
       const before = listTree(b.dir);
       // Every name through start (the verb that creates); a representative few through every verb.
       const every = new Set(['..', `../../../${escape}`, '-x', 'a\u0001b', 'caf\u00e9', 'a'.repeat(256)]);
@@ -110,10 +113,12 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
         assert.equal(typeof s.name, 'string');
         assert.equal(readFileSync(join(runDirOf(b.registry, name), 'prompt'), 'utf8'), '1e3');
       }
-      // Every run must be over before the tree is snapshotted: a live supervisor still creates its logs.
+      // Every run must be over before the tree is snapshotted: a live supervisor still creates its logs,
+      // and removes its lock file after the record says done.
       const names = ['007', '1e3', 'a'.repeat(200), 'x/y.z_w-1'];
       const all = await waitTerminal(b, names);
       assert.deepEqual(Object.keys(all).sort(), [...names].sort());
+      await quiet(b);
       const before = listTree(b.dir);
       for (const [args, flag] of [
         [['--nmae', 'x', '--cli', 'shell', '--prompt', 'true'], '--name'],

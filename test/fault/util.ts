@@ -195,6 +195,17 @@ export async function untilStatus(b: Box, name: string, pred: (a: any) => boolea
   }
 }
 
+/**
+ * Waits until no process of the box runs any more, except those the test started itself (`own`). A
+ * run's supervisor outlives the record saying "done" by a moment: it still removes its record.lock and
+ * leaves the queue. A snapshot of the files (listTree, strays, bytes) is only stable after this.
+ */
+export async function quiet(b: Box, timeoutMs = LONG): Promise<void> {
+  await until('every process of the box has exited', () => pidsWithEnv(b.marker).every((p) => b.own.includes(p)), timeoutMs, 25).catch(() => {
+    throw new Error(`processes of the box still run: ${pidsWithEnv(b.marker).filter((p) => !b.own.includes(p)).join(' ')}`);
+  });
+}
+
 /** status --wait-terminal on the names, asserted ok; the agents by name. */
 export async function waitTerminal(b: Box, names: string[], opts: RunOpts = {}): Promise<Record<string, any>> {
   const r = await b.run('status', ['--wait-terminal', '--timeout', WAIT_SEC, ...names.flatMap((n) => ['--name', n])], opts);
