@@ -41,11 +41,13 @@ describe('result', () => {
     startShell(b, 'r/live', `echo first; ${gate(g)}; echo second`);
     const early = resultJson(b, 'r/live');
     assert.ok(['scheduled', 'running'].includes(early.status));
+    // The agent can print before its supervisor has recorded "running" (the record is written just
+    // after the spawn): wait for both, the line and the status.
     const mid = await until(
-      'the first line',
+      'the first line, with the run recorded running',
       () => {
         const r = b.run('result', ['--name', 'r/live', '--json']);
-        return r.json?.lastAssistantText === 'first\n' ? r : undefined;
+        return r.json?.lastAssistantText === 'first\n' && r.json.status === 'running' ? r : undefined;
       },
       LONG,
     );
