@@ -293,7 +293,7 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
     assert.equal(heads(later), 1, later.join('\n'));
     assert.equal(summaries(later), 1, later.join('\n'));
     // (Polled: a redraw in progress has the cursor at the top for an instant.)
-    await until('the cursor under the one table (row 5)', () => tmux.display(p, '#{cursor_y}') === '5', 10_000, 20);
+    await until('the cursor under the one table (row 5)', () => tmux.display(p, '#{cursor_y}') === '5', LONG, 20);
 
     open(g1);
     await until('one succeeded', () => screen().at(-1) === '3 runs: 2 running · 0 queued · 1 succeeded · 0 failed', LONG, 50);
