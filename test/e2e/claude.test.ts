@@ -41,7 +41,7 @@ async function box(t: { after(fn: () => void | Promise<void>): void }, label: st
   // CLAUDE_CODE_TMPDIR: Claude's tool output files go under the sandbox, not /tmp/claude-<uid>/.
   const tmp = join(b.dir, 'tmp');
   mkdirSync(tmp);
-  Object.assign(b.env, setup.env, { CLAUDE_CODE_TMPDIR: tmp, SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '60', SUBAGENT_CANCEL_GRACE_MS: '3000' });
+  Object.assign(b.env, setup.env, { CLAUDE_CODE_TMPDIR: tmp, SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', SUBAGENT_CANCEL_GRACE_MS: '3000' });
   b.marker = `${MARK_KEY}=${b.dir}`;
   b.env[MARK_KEY] = b.dir;
   t.after(() => {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIResponses } from '../fakes/openai-responses.js';
-import type { FakeServer } from '../fakes/script.js';
+import type { FakeOptions, FakeServer } from '../fakes/script.js';
 import { cliBin, codexSetup } from '../fakes/env.js';
 import { killPids, pidsWithEnv, sandbox, until, type RunOut, type Sandbox, type Verb } from '../helpers.js';
 import { readRecord, runDir } from '../../lib/registry/store.js';
@@ -32,12 +32,12 @@ function tag(): string {
 }
 
 /** A fake, a sandbox registry, and an environment that points the real codex at the fake. */
-async function world(t: TestContext): Promise<World | null> {
+async function world(t: TestContext, options: FakeOptions = {}): Promise<World | null> {
   if (!existsSync(cliBin('codex'))) {
     t.skip(`codex is not installed at ${cliBin('codex')} (run: bash test/clis/install.sh)`);
     return null;
   }
-  const srv = await startOpenAIResponses();
+  const srv = await startOpenAIResponses(options);
   const box = sandbox('subagents-codex-e2e-');
   const home = join(box.dir, 'home');
   const cwd = join(box.dir, 'work');
@@ -45,7 +45,8 @@ async function world(t: TestContext): Promise<World | null> {
   const setup = codexSetup({ home, baseUrl: srv.url });
   // The verbs (and so the supervisor and codex) get exactly the fake's environment.
   for (const k of Object.keys(box.env)) delete box.env[k];
-  Object.assign(box.env, setup.env, { SUBAGENT_DIR: box.registry, SUBAGENT_CANCEL_GRACE_MS: '1500', SUBAGENT_WAIT_TIMEOUT_SEC: '50' });
+  // Waits are bounded, generously: on a loaded machine one codex run can take well over a minute.
+  Object.assign(box.env, setup.env, { SUBAGENT_DIR: box.registry, SUBAGENT_CANCEL_GRACE_MS: '1500', SUBAGENT_WAIT_TIMEOUT_SEC: '240' });
   t.after(async () => {
     // Anything still alive that carries this test's CODEX_HOME is ours (supervisor, codex, tools).
     killPids(pidsWithEnv(`CODEX_HOME=${setup.env.CODEX_HOME}`));
@@ -236,7 +237,10 @@ function pidsWithCmdline(needle: string): number[] {
 }
 
 test('codex: cancel during a long tool command leaves no process of the run', async (t) => {
-  const w = await world(t);
+  // codex hands a command that is still running back to the model after yield_time_ms (10 s); the
+  // fake would then answer and the run end on its own before a slow machine gets to the cancel. So
+  // the model never answers a request that carries a tool output: the run stays in its tool.
+  const w = await world(t, { handler: (req) => ((req.conversation?.toolOutputs.length ?? 0) > 0 ? { type: 'hang' } : undefined) });
   if (!w) return;
   const marker = `cx-cancel-${tag()}`;
   const s = await w.run('start-subagent', ['--name', 'long', '--cli', 'codex', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]);

@@ -39,7 +39,7 @@ async function box(t: { after(fn: () => void | Promise<void>): void }, label: st
   const setup = opencodeSetup({ home: b.dir, baseUrl: s.url });
   // Nothing of the caller's own OpenCode/XDG setup may leak in; then the fake's env (PATH has the pins first).
   for (const k of Object.keys(b.env)) if (/^(OPENCODE|XDG_)/.test(k)) delete b.env[k];
-  Object.assign(b.env, setup.env, { SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '90' });
+  Object.assign(b.env, setup.env, { SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240' });
   b.project = join(b.dir, 'project');
   mkdirSync(b.project);
   b.marker = `${MARK_KEY}=${b.dir}`;
