@@ -1,28 +1,41 @@
 // One bundled file per verb (and one for the supervisor): a verb's start-up then loads one module
 // instead of ~30, which is most of what stands between it and `node -e 0` (docs/benchmarks.md).
-// Each entry is bundled on its own with splitting, so the only chunks are the adapters it imports
-// lazily: a verb loads a CLI's adapter — and that adapter's Node built-ins — only when it needs it.
+// Verbs are CommonJS, required by their CommonJS shims (bin/package.json): Node's ESM loader costs a
+// verb ~10 ms of start-up that require() does not (docs/benchmarks.md). A CLI's adapter is imported
+// lazily; esbuild inlines it behind an init function, so its code and its Node built-ins run only
+// when a verb needs that CLI.
 import { build } from 'esbuild';
 import { readdirSync, rmSync } from 'node:fs';
 
 const verbs = readdirSync('lib/verbs').filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
-const entries = [...verbs.map((v) => [v, `lib/verbs/${v}.ts`]), ['supervisor', 'lib/supervisor/main.ts']];
+const common = {
+  outdir: 'dist/bin',
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  legalComments: 'none',
+  logLevel: 'warning',
+};
 rmSync('dist/bin', { recursive: true, force: true });
-await Promise.all(
-  entries.map(([out, entry]) =>
+await Promise.all([
+  ...verbs.map((v) =>
     build({
-      entryPoints: [{ in: entry, out }],
-      outdir: 'dist/bin',
-      outExtension: { '.js': '.mjs' },
-      bundle: true,
-      splitting: true,
-      chunkNames: `chunks/${out}/[name]-[hash]`,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      define: { __SUPERVISOR_ENTRY__: '"./supervisor.mjs"' },
-      legalComments: 'none',
-      logLevel: 'warning',
+      ...common,
+      entryPoints: [{ in: `lib/verbs/${v}.ts`, out: v }],
+      outExtension: { '.js': '.cjs' },
+      format: 'cjs',
+      // lib/supervisor/spawn.ts finds the supervisor next to the verb through import.meta.url.
+      define: { __SUPERVISOR_ENTRY__: '"./supervisor.mjs"', 'import.meta.url': '__import_meta_url' },
+      banner: { js: 'var __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
     }),
   ),
-);
+  build({
+    ...common,
+    entryPoints: [{ in: 'lib/supervisor/main.ts', out: 'supervisor' }],
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
+    chunkNames: 'chunks/supervisor/[name]-[hash]',
+    format: 'esm',
+    define: { __SUPERVISOR_ENTRY__: '"./supervisor.mjs"' },
+  }),
+]);

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { randomUUID } from '../uuid.js';
 import { SubagentError } from '../errors.js';
 import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
 import { RECORD_FORMAT, type RunRecord } from '../registry/record.js';
-import { writeLauncher } from '../registry/store.js';
+import { writeLauncher, type Published } from '../registry/store.js';
 import { spawnSupervisor } from '../supervisor/spawn.js';
 import { nowIso } from '../time.js';
 import { enqueue, newTicket, parseLimit, readLimit, writeLimit } from '../queue.js';
@@ -105,12 +105,15 @@ export function newRecord(s: RunSettings): RunRecord {
 
 /**
  * Starts the supervisor of a published run and records its identity, so that a run never depends on
- * the start command staying alive to be seen as scheduled.
+ * the start command staying alive to be seen as scheduled. The supervisor starts while the run's
+ * directory entry is still being fsynced (the record and prompt already are durable); success is
+ * reported only once the entry is durable too.
  */
-export function launchSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv, ticket: string | null): number {
-  if (ticket) enqueue(registry, ticket, dir);
-  const pid = spawnSupervisor(registry, dir, env);
-  writeLauncher(dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
+export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null): Promise<number> {
+  if (ticket) enqueue(registry, ticket, run.dir);
+  const pid = spawnSupervisor(registry, run.dir, env);
+  writeLauncher(run.dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
+  await run.durable;
   return pid;
 }
 

@@ -83,9 +83,9 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
     queueTicket,
   });
-  const dir = await createRun(registry, name, record, prompt);
-  if (dir === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
-  const pid = launchSupervisor(registry, dir, env, queueTicket);
+  const run = await createRun(registry, name, record, prompt);
+  if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
+  const pid = await launchSupervisor(registry, run, env, queueTicket);
   return launchOutput(registry, record, pid, 'resume');
 }
 

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
-import { createName, latestRun } from '../registry/store.js';
+import { createName, latestRun, type Published } from '../registry/store.js';
 import { locateRegistry } from '../registry/locate.js';
 import { observeLatest } from '../observe.js';
 import { addWorktree, discardFreshWorktree, type Worktree } from '../worktree.js';
@@ -102,14 +102,14 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
     storeEnv: storeEnvOf(adapter, env),
     queueTicket,
   });
-  let dir: string;
+  let run: Published;
   try {
-    dir = await createName(registry, name, record, prompt);
+    run = await createName(registry, name, record, prompt);
   } catch (err) {
     if (worktree) discardFreshWorktree(worktree);
     throw err;
   }
-  const pid = launchSupervisor(registry, dir, env, queueTicket);
+  const pid = await launchSupervisor(registry, run, env, queueTicket);
   return launchOutput(registry, record, pid, 'new');
 }
 

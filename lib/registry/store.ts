@@ -1,7 +1,7 @@
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from '../errors.js';
-import { createFile, fsyncDir, replaceFileDurably, syncAll } from './durable.js';
+import { createFile, replaceFileDurably, syncAll } from './durable.js';
 import { withLock } from './lock.js';
 import { decodeName, encodeName } from './names.js';
 import { parseRecord, serialiseRecord, type RunRecord } from './record.js';
@@ -156,10 +156,20 @@ function notExists(registry: string, name: string): SubagentError {
 }
 
 /**
+ * A directory just published by one rename. `durable` is the fsync of its parent that makes the rename
+ * survive a crash of the machine; it runs on libuv's thread pool while the caller starts the supervisor,
+ * and the caller awaits it before it reports success (docs/reliability.md, "Publishing a run").
+ */
+export interface Published {
+  dir: string;
+  durable: Promise<void>;
+}
+
+/**
  * Publishes a new name with its run 1, all or nothing: everything is written into a temp directory,
  * fsynced, then renamed into agents/. Of concurrent creators of one name exactly one rename succeeds.
  */
-export async function createName(registry: string, name: string, record: RunRecord, prompt: Buffer): Promise<string> {
+export async function createName(registry: string, name: string, record: RunRecord, prompt: Buffer): Promise<Published> {
   const target = nameDir(registry, name);
   let tmp: string | null = null;
   try {
@@ -183,16 +193,11 @@ export async function createName(registry: string, name: string, record: RunReco
     if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) throw notExists(registry, name);
     throw unwritable(registry, err);
   }
-  try {
-    fsyncDir(agentsDir(registry));
-  } catch (err) {
-    throw unwritable(registry, err);
-  }
-  return join(target, '1');
+  return { dir: join(target, '1'), durable: syncEntry(registry, agentsDir(registry)) };
 }
 
-/** Publishes run N of an existing name; of concurrent creators of run N exactly one wins. */
-export async function createRun(registry: string, name: string, record: RunRecord, prompt: Buffer): Promise<string | null> {
+/** Publishes run N of an existing name; of concurrent creators of run N exactly one wins (null: lost). */
+export async function createRun(registry: string, name: string, record: RunRecord, prompt: Buffer): Promise<Published | null> {
   const parent = nameDir(registry, name);
   let tmp: string | null = null;
   try {
@@ -212,12 +217,16 @@ export async function createRun(registry: string, name: string, record: RunRecor
     if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) return null;
     throw unwritable(registry, err);
   }
-  try {
-    fsyncDir(parent);
-  } catch (err) {
+  return { dir: target, durable: syncEntry(registry, parent) };
+}
+
+/** fsyncs a directory in the background; a failure is E_REGISTRY_UNWRITABLE when awaited, never unhandled. */
+function syncEntry(registry: string, dir: string): Promise<void> {
+  const durable = syncAll([dir]).catch((err: unknown) => {
     throw unwritable(registry, err);
-  }
-  return target;
+  });
+  durable.catch(() => {});
+  return durable;
 }
 
 /**

@@ -747,10 +747,10 @@ interface ModuleCount {
 }
 const moduleCounts: ModuleCount[] = [];
 const importCost: Array<{ verb: string; module: string; importMs: number; bootMs: number }> = [];
-/** The module bin/<verb> imports (its shim's `import("…")`), as a file URL. */
+/** The module bin/<verb> loads (its shim's `require("…")`), as a file URL. */
 function verbModule(v: string): string {
   const shim = join(BIN, v);
-  const m = /import\(\s*["'`]([^"'`]+)["'`]\s*\)/.exec(readFileSync(shim, 'utf8'));
+  const m = /(?:require|import)\(\s*["'`]([^"'`]+)["'`]\s*\)/.exec(readFileSync(shim, 'utf8'));
   return m ? new URL(m[1]!, pathToFileURL(shim)).href : pathToFileURL(join(ROOT, 'dist/lib/verbs', `${v}.js`)).href;
 }
 const shortPath = (url: string) => (url.startsWith(pathToFileURL(ROOT).href) ? url.slice(pathToFileURL(ROOT).href.length) : url);
