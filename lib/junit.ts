@@ -3,7 +3,7 @@ import { SubagentError } from './errors.js';
 import { replaceFileDurably } from './registry/durable.js';
 import { lastAnswer } from './transcript.js';
 import type { Observation } from './observe.js';
-import { durationMs } from './time.js';
+import { durationMs, nowIso } from './time.js';
 import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -64,7 +64,7 @@ export async function writeJunit(file: string, registry: string, observations: O
   const xml =
     `<?xml version="1.0" encoding="UTF-8"?>\n` +
     `<testsuites name="subagents" tests="${observations.length}" failures="${failures}" errors="${errors}" time="${(totalMs / 1000).toFixed(3)}">\n` +
-    ` <testsuite name="${esc(registry)}" tests="${observations.length}" failures="${failures}" errors="${errors}" skipped="0" time="${(totalMs / 1000).toFixed(3)}" timestamp="${new Date().toISOString()}">\n` +
+    ` <testsuite name="${esc(registry)}" tests="${observations.length}" failures="${failures}" errors="${errors}" skipped="0" time="${(totalMs / 1000).toFixed(3)}" timestamp="${nowIso()}">\n` +
     cases.join('\n') +
     `\n </testsuite>\n</testsuites>\n`;
   try {

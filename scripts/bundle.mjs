@@ -6,10 +6,10 @@
 // when a verb needs that CLI.
 import { build } from 'esbuild';
 import { readdirSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
 
 const verbs = readdirSync('lib/verbs').filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
 const common = {
-  outdir: 'dist/bin',
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -22,20 +22,37 @@ await Promise.all([
     build({
       ...common,
       entryPoints: [{ in: `lib/verbs/${v}.ts`, out: v }],
+      outdir: 'dist/bin',
       outExtension: { '.js': '.cjs' },
       format: 'cjs',
       // lib/supervisor/spawn.ts finds the supervisor next to the verb through import.meta.url.
-      define: { __SUPERVISOR_ENTRY__: '"./supervisor.mjs"', 'import.meta.url': '__import_meta_url' },
+      define: { __SUPERVISOR_ENTRY__: '"./supervisor.cjs"', 'import.meta.url': '__import_meta_url' },
       banner: { js: 'var __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
     }),
   ),
-  build({
-    ...common,
-    entryPoints: [{ in: 'lib/supervisor/main.ts', out: 'supervisor' }],
-    outExtension: { '.js': '.mjs' },
-    splitting: true,
-    chunkNames: 'chunks/supervisor/[name]-[hash]',
-    format: 'esm',
-    define: { __SUPERVISOR_ENTRY__: '"./supervisor.mjs"' },
-  }),
+  bundleSupervisor(),
 ]);
+
+/**
+ * The supervisor, one resident process per run, is CommonJS: an ESM entry costs each one ~2 MB more
+ * (the ESM loader and its threads). CommonJS has no splitting, so what it imports lazily (the
+ * adapters) is bundled as files of their own, required when first used: a run loads only its own CLI's adapter.
+ */
+async function bundleSupervisor() {
+  const lazy = new Map();
+  const splitLazy = {
+    name: 'split-lazy',
+    setup(b) {
+      b.onResolve({ filter: /^\./ }, (a) => {
+        if (a.kind !== 'dynamic-import') return undefined;
+        const name = basename(a.path, '.js');
+        lazy.set(name, join(a.resolveDir, `${name}.ts`));
+        return { path: `./chunks/supervisor/${name}.cjs`, external: true };
+      });
+    },
+  };
+  // import() would bring the ESM loader back; esbuild turns it into require() when told it is unsupported.
+  const cjs = { ...common, outdir: 'dist/bin', outExtension: { '.js': '.cjs' }, format: 'cjs', supported: { 'dynamic-import': false } };
+  await build({ ...cjs, entryPoints: [{ in: 'lib/supervisor/main.ts', out: 'supervisor' }], plugins: [splitLazy] });
+  await build({ ...cjs, entryPoints: [...lazy].map(([name, path]) => ({ in: path, out: `chunks/supervisor/${name}` })) });
+}

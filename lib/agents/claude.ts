@@ -6,6 +6,7 @@ import { LineFollower } from '../lines.js';
 import type { ChildAgent, Usage } from '../registry/record.js';
 import type { AgentAdapter, ChildQuery, LaunchInput, Message, StreamParser, StreamState, ToolCall, Verdict } from './types.js';
 import { emptyState } from './types.js';
+import { isoOf, nowIso } from '../time.js';
 
 /**
  * Claude Code (`claude`, measured with 2.1.197; see docs/agents/claude.md and AGENT-CLIS.md).
@@ -184,9 +185,6 @@ function childStatus(s: unknown): ChildAgent['status'] | null {
   }
 }
 
-function isoFromMs(v: unknown): string | null {
-  return typeof v === 'number' && Number.isFinite(v) ? new Date(v).toISOString() : null;
-}
 
 function resultError(r: Obj): string {
   const subtype = str(r.subtype) ?? 'error';
@@ -252,7 +250,7 @@ class Normaliser {
       this.state.skippedLines++;
       return;
     }
-    this.state.lastActivityAt = new Date().toISOString();
+    this.state.lastActivityAt = nowIso();
     this.handle(o);
   }
 
@@ -351,7 +349,7 @@ class Normaliser {
         const cs = block.is_error === true ? 'failed' : (childStatus(s?.status) ?? 'done');
         if (direct) {
           const description = str(s?.description) ?? str(obj(call.input)?.description);
-          this.upsertChild(agentId, { description, status: cs, ...(cs !== 'running' ? { finishedAt: new Date().toISOString() } : {}) });
+          this.upsertChild(agentId, { description, status: cs, ...(cs !== 'running' ? { finishedAt: nowIso() } : {}) });
         }
         // A foreground sub-agent's final answer reaches the stream only here.
         if (s?.status === 'completed' && Array.isArray(s.content)) {
@@ -363,7 +361,7 @@ class Normaliser {
         }
       } else if (block.is_error === true) {
         const known = this.agentOfTool.get(toolId);
-        if (known && direct) this.upsertChild(known, { status: 'failed', finishedAt: new Date().toISOString() });
+        if (known && direct) this.upsertChild(known, { status: 'failed', finishedAt: nowIso() });
       }
     }
     this.emitTool(call ?? { id: toolId, name, input: undefined, parentToolUseId: null }, output, status);
@@ -394,19 +392,19 @@ class Normaliser {
       const direct = toolId === null || (this.agentCalls.get(toolId) ?? null) === null;
       if (!direct) return;
       const description = str(o.description) ?? (toolId ? str(obj(this.pending.get(toolId)?.input)?.description) : null);
-      this.upsertChild(taskId, { description, status: 'running', startedAt: new Date().toISOString() });
+      this.upsertChild(taskId, { description, status: 'running', startedAt: nowIso() });
     } else if (sub === 'task_updated' || sub === 'task_notification') {
       if (!this.state.children.some((c) => c.id === taskId)) return;
       const status = childStatus(sub === 'task_updated' ? obj(o.patch)?.status : o.status);
       if (!status) return;
-      const end = sub === 'task_updated' ? isoFromMs(obj(o.patch)?.end_time) : null;
-      this.upsertChild(taskId, { status, ...(status !== 'running' ? { finishedAt: end ?? new Date().toISOString() } : {}) });
+      const end = sub === 'task_updated' ? isoOf(obj(o.patch)?.end_time) : null;
+      this.upsertChild(taskId, { status, ...(status !== 'running' ? { finishedAt: end ?? nowIso() } : {}) });
     }
   }
 
   private upsertChild(id: string, patch: Partial<ChildAgent>): void {
     const i = this.state.children.findIndex((c) => c.id === id);
-    const now = new Date().toISOString();
+    const now = nowIso();
     const before: ChildAgent = i >= 0 ? this.state.children[i]! : { id, cli: 'claude', description: null, status: 'running', statusSource: 'stream', startedAt: now, finishedAt: null };
     const next: ChildAgent = { ...before, statusSource: 'stream' };
     if (patch.description && !next.description) next.description = patch.description;
@@ -573,7 +571,7 @@ export const claude: AgentAdapter = {
     const sawResult = (internal?.results ?? 0) > 0;
     const failed = exit.signal !== null || exit.code !== 0 || state.fatalError !== null || !sawResult;
     // Children that never reported an end take the run's end.
-    const now = new Date().toISOString();
+    const now = nowIso();
     if (state.children.some((c) => c.status === 'running')) {
       state.children = state.children.map((c) => (c.status === 'running' ? { ...c, status: failed ? 'failed' : 'done', statusSource: 'inferred', finishedAt: now } : c));
     }

@@ -4,6 +4,7 @@ import { isAbsolute, join } from 'node:path';
 import type { ChildAgent, Usage } from '../registry/record.js';
 import type { AgentAdapter, ChildQuery, Launch, LaunchInput, Message, StreamParser, StreamState, ToolCall, Verdict } from './types.js';
 import { emptyState } from './types.js';
+import { isoOf, nowIso } from '../time.js';
 
 /**
  * OpenCode (`opencode run --format json`, measured with 1.18.33; see docs/agents/opencode.md).
@@ -63,11 +64,6 @@ function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
 
-function iso(ms: unknown): string | null {
-  if (typeof ms !== 'number' || !Number.isFinite(ms)) return null;
-  const d = new Date(ms);
-  return Number.isNaN(d.getTime()) ? null : d.toISOString();
-}
 
 /** Shortens to `max` characters (whitespace runs folded), with an ellipsis when cut. */
 export function short(text: string, max: number): string {
@@ -194,8 +190,8 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
       description: str(input.description) ?? str(tp.state.title),
       status,
       statusSource: 'stream',
-      startedAt: iso(time.start),
-      finishedAt: status === 'running' ? null : iso(time.end),
+      startedAt: isoOf(time.start),
+      finishedAt: status === 'running' ? null : isoOf(time.end),
     };
     const at = state.children.findIndex((c) => c.id === id);
     if (at === -1) state.children = [...state.children, child];
@@ -217,7 +213,7 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
         state.skippedLines++;
         return;
       }
-      state.lastActivityAt = iso(ev.timestamp) ?? new Date().toISOString();
+      state.lastActivityAt = isoOf(ev.timestamp) ?? nowIso();
       if (state.sessionId === null) state.sessionId = str(ev.sessionID);
       const part = isRecord(ev.part) ? ev.part : {};
       switch (ev.type) {

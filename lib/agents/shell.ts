@@ -1,5 +1,6 @@
 import type { AgentAdapter, Message, StreamParser } from './types.js';
 import { emptyState } from './types.js';
+import { nowIso } from '../time.js';
 
 /**
  * The built-in `shell` CLI: the prompt is a script for /bin/sh, fed on stdin, run in --cwd. Its stdout is
@@ -20,7 +21,7 @@ export const shell: AgentAdapter = {
     return {
       state,
       line(text: string) {
-        state.lastActivityAt = new Date().toISOString();
+        state.lastActivityAt = nowIso();
         onMessage?.({ role: 'assistant', text });
       },
     };

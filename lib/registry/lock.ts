@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { SubagentError, isErrno, unwritable } from '../errors.js';
 import { isAlive, isIdentity, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
-import { sleepSync } from '../time.js';
+import { monotonicMs, sleepSync } from '../time.js';
 
 /**
  * An exclusive lock file holding its owner's identity (pid + start time + boot id), git style:
@@ -102,7 +102,7 @@ function removeIfSame(path: string, ino: number, text: string): void {
 
 export function acquireLock(path: string, timeoutMs = DEFAULT_LOCK_TIMEOUT_MS): LockHandle {
   const me = selfIdentity();
-  const deadline = performance.now() + timeoutMs;
+  const deadline = monotonicMs() + timeoutMs;
   let pause = 1;
   for (;;) {
     let handle: LockHandle | null;
@@ -118,7 +118,7 @@ export function acquireLock(path: string, timeoutMs = DEFAULT_LOCK_TIMEOUT_MS): 
       continue;
     }
     if (owner.kind === 'gone') continue;
-    if (performance.now() > deadline) {
+    if (monotonicMs() > deadline) {
       throw new SubagentError('E_LOCK_TIMEOUT', `the lock ${path} stayed held by a live process for ${Math.round(timeoutMs / 1000)} s`, {
         path,
         hint: 'another subagents command is updating this run; retry, or find the owner: cat the lock file for its pid',

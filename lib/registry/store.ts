@@ -6,6 +6,7 @@ import { withLock } from './lock.js';
 import { decodeName, encodeName } from './names.js';
 import { parseRecord, serialiseRecord, type RunRecord } from './record.js';
 import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
+import { nowIso } from '../time.js';
 
 /**
  * The registry on disk:
@@ -238,7 +239,7 @@ export function updateRecord(dir: string, mutate: (current: RunRecord) => RunRec
     const current = readRecord(dir);
     const next = mutate(current);
     if (next === null) return current;
-    next.updatedAt = new Date().toISOString();
+    next.updatedAt = nowIso();
     replaceFileDurably(recordPath(dir), serialiseRecord(next), label);
     return next;
   });

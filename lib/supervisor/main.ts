@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
@@ -7,9 +6,10 @@ import { checkpoint } from '../checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
 import type { RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
-import { nowIso } from '../time.js';
+import { monotonicMs, nowIso } from '../time.js';
 import { LineFollower } from '../lines.js';
 import { leaveQueue, waitForSlot } from '../queue.js';
+import { spawnAgent, type AgentProcess } from './agent-process.js';
 import { usageBefore } from '../usage.js';
 
 /**
@@ -20,7 +20,7 @@ import { usageBefore } from '../usage.js';
 const PROGRESS_INTERVAL_MS = 250;
 
 /** The agent, once spawned; signal handlers run between ticks, so they see it set or not, never half. */
-let agent: { child: ChildProcess; adapter: AgentAdapter } | null = null;
+let agent: { child: AgentProcess; adapter: AgentAdapter } | null = null;
 /** Our place in the registry's queue, when a concurrency limit applies. */
 let queued: { registry: string; ticket: string; runId: string } | null = null;
 
@@ -100,27 +100,19 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   const stdin = openSync(join(dir, FILES.prompt), 'r');
   const stdout = openSync(join(dir, FILES.events), 'a', 0o644);
   const stderr = openSync(join(dir, FILES.stderr), 'a', 0o644);
-  let child: ChildProcess;
+  let child: AgentProcess;
   try {
-    child = spawn(launch.command, launch.args, { cwd: record.cwd, env, stdio: [stdin, stdout, stderr], detached: true });
+    child = spawnAgent(launch.command, launch.args, { cwd: record.cwd, env, stdio: [stdin, stdout, stderr], detached: true });
     agent = { child, adapter };
+  } catch (err) {
+    finish(dir, adapter, null, { code: null, signal: null }, null, `cannot start ${launch.command}: ${(err as Error).message}`);
+    return;
   } finally {
     closeSync(stdin);
     closeSync(stdout);
     closeSync(stderr);
   }
-  const spawnError = await new Promise<Error | null>((resolve) => {
-    if (child.pid !== undefined) resolve(null);
-    child.once('error', (err) => resolve(err));
-    child.once('spawn', () => resolve(null));
-  });
-  if (spawnError || child.pid === undefined) {
-    finish(dir, adapter, null, { code: null, signal: null }, null, `cannot start ${launch.command}: ${spawnError?.message ?? 'no pid'}`);
-    return;
-  }
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
-  });
+  const exited = child.exited;
   const identity = identityOf(child.pid);
   checkpoint('after-agent-spawn');
   const running = updateRecord(dir, (r) => r.status === 'done' ? null : ({
@@ -128,7 +120,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     status: 'running',
     supervisor: selfIdentity(),
     agentStartedAt: nowIso(),
-    agentProcess: identity ? { ...identity, pgid: child.pid! } : { pid: child.pid!, startTime: 'gone', bootId: '', pgid: child.pid! },
+    agentProcess: identity ? { ...identity, pgid: child.pid } : { pid: child.pid, startTime: 'gone', bootId: '', pgid: child.pid },
   }));
   if (running.cancel) {
     // A cancel arrived before the agent was recorded; it could not see the agent, so stop it here.
@@ -152,13 +144,16 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   finish(dir, adapter, parser, exit, null);
 }
 
-/** Copies what the stream said into the record, a few times a second at most, only when it changed. */
+/**
+ * Copies what the stream said into the record, a few times a second at most, only when it changed.
+ * inotify says when the log grew; a tick then follows at most PROGRESS_INTERVAL_MS after the last, so
+ * an idle run does not wake at all. Without inotify it polls on that interval.
+ */
 class Progress {
   private timer: NodeJS.Timeout | null = null;
   private watcher: FSWatcher | null = null;
+  private lastTickAt = -Infinity;
   private lastWritten = '';
-  /** True at first: output written before the watcher started must be read too. */
-  private dirty = true;
 
   constructor(
     private readonly dir: string,
@@ -168,22 +163,39 @@ class Progress {
 
   start(): void {
     try {
-      this.watcher = watch(join(this.dir, FILES.events), () => (this.dirty = true));
-      this.watcher.on('error', () => undefined);
+      this.watcher = watch(join(this.dir, FILES.events), () => this.schedule());
+      this.watcher.on('error', () => this.poll());
     } catch {
-      this.watcher = null;
+      this.poll();
+      return;
     }
-    this.timer = setInterval(() => this.tick(), PROGRESS_INTERVAL_MS);
+    // Output written before the watcher started must be read too.
+    this.schedule();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
     this.watcher?.close();
+    this.watcher = null;
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    const wait = Math.max(0, this.lastTickAt + PROGRESS_INTERVAL_MS - monotonicMs());
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.tick();
+    }, wait);
+  }
+
+  private poll(): void {
+    this.stop();
+    this.timer = setInterval(() => this.tick(), PROGRESS_INTERVAL_MS);
   }
 
   private tick(): void {
-    if (!this.dirty && this.watcher) return;
-    this.dirty = false;
+    this.lastTickAt = monotonicMs();
     if (this.follower.poll() === 0) return;
     const s = this.parser.state;
     const snapshot = JSON.stringify([s.sessionId, s.toolUses, s.usage, s.children]);
@@ -267,12 +279,10 @@ process.on('SIGTERM', () => {
   const dir = process.argv[3];
   if (agent) {
     log('SIGTERM: stopping the agent');
-    if (agent.child.pid !== undefined) {
-      try {
-        process.kill(-agent.child.pid, agent.adapter.gracefulSignal);
-      } catch {
-        /* already gone */
-      }
+    try {
+      process.kill(-agent.child.pid, agent.adapter.gracefulSignal);
+    } catch {
+      /* already gone */
     }
     return;
   }

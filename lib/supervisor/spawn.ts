@@ -8,6 +8,14 @@ import { FILES } from '../registry/store.js';
 declare const __SUPERVISOR_ENTRY__: string | undefined;
 const SUPERVISOR = fileURLToPath(new URL(typeof __SUPERVISOR_ENTRY__ === 'string' ? __SUPERVISOR_ENTRY__ : './main.js', import.meta.url));
 
+/**
+ * Every running run has a supervisor, so it runs lean (docs/design.md, "The supervisor"): no JIT — it
+ * parses a few events a second, the interpreter keeps up, and V8 then maps no code space and no second
+ * copy of its builtins; --no-expose-wasm says what --jitless would otherwise warn about in
+ * supervisor.log. A 1 MB young generation keeps a burst of events from leaving it MBs larger.
+ */
+export const NODE_FLAGS = ['--jitless', '--no-expose-wasm', '--max-semi-space-size=1'];
+
 /** Variables that describe the caller's own run; a new run must not inherit them as its own. */
 const RUN_SCOPED = ['SUBAGENT_RUN_ID', 'SUBAGENT_TEST_CRASH_AT_AGENT'];
 
@@ -21,7 +29,7 @@ export function spawnSupervisor(registry: string, dir: string, env: NodeJS.Proce
   try {
     const childEnv: NodeJS.ProcessEnv = { ...env };
     for (const key of RUN_SCOPED) delete childEnv[key];
-    const child = spawn(process.execPath, [SUPERVISOR, registry, dir], {
+    const child = spawn(process.execPath, [...NODE_FLAGS, SUPERVISOR, registry, dir], {
       detached: true,
       stdio: ['ignore', log, log],
       cwd: '/',

@@ -781,7 +781,7 @@ await section('module counts and import cost per verb', async () => {
   for (const f of argvFiles) {
     const pid = f.slice(0, -5);
     const argv1 = readFileSync(join(L, f), 'utf8').trim();
-    const label = /supervisor(\/main)?\.m?js$/.test(argv1) ? `supervisor (${seen.has('supervisor (start)') ? 'resume' : 'start'})` : argv1.split('/').pop()!;
+    const label = /supervisor(\/main)?\.[cm]?js$/.test(argv1) ? `supervisor (${seen.has('supervisor (start)') ? 'resume' : 'start'})` : argv1.split('/').pop()!;
     seen.add(label);
     const urls = new Set<string>();
     const read = (ext: string) => {
@@ -863,7 +863,7 @@ function whereTheTimeGoes(): string {
   prof('`status` with 1 000 runs', statusProfile);
   prof('`start-subagent --cli shell`', startProfile);
   if (moduleCounts.length) {
-    out.push('#### Modules loaded per process\n\nCounted with an ESM loader hook (`module.register`) plus `require.cache` at exit (for CommonJS modules a dependency requires), on a real path of each verb; the supervisor inherits the hook through `NODE_OPTIONS`.\n');
+    out.push('#### Modules loaded per process\n\nCounted with an ESM loader hook (`module.register`) plus, for CommonJS (the supervisor, and modules a dependency requires), `require.cache` and the built-ins `require`d, at exit; on a real path of each verb; the supervisor inherits the hook through `NODE_OPTIONS`.\n');
     out.push(
       mdTable(
         ['process', 'module files', 'of them subagents (bin/ + dist/)', 'dependencies', 'JS loaded', 'Node built-ins imported'],

@@ -1,0 +1,50 @@
+import { getSystemErrorName } from 'node:util';
+
+/**
+ * Starts the agent through Node's process_wrap binding — the handle child_process.spawn itself wraps.
+ * child_process would load net, stream, dgram and perf_hooks along with it: ~2 MB more in every
+ * supervisor, for features (pipes, IPC, events) it never uses. This needs only fds, a pid and the exit.
+ * process.binding is deprecated in documentation only (DEP0111; it warns only under
+ * --pending-deprecation); test/cli/supervisor.test.ts would fail at once on a Node without it.
+ */
+export interface AgentProcess {
+  pid: number;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+}
+
+interface ProcessHandle {
+  pid: number;
+  onexit: (code: number, signal: string) => void;
+  spawn(options: object): number;
+  close(): void;
+}
+
+const { Process } = (process as unknown as { binding(name: 'process_wrap'): { Process: new () => ProcessHandle } }).binding('process_wrap');
+
+export function spawnAgent(
+  command: string,
+  args: readonly string[],
+  o: { cwd: string; env: NodeJS.ProcessEnv; stdio: [number, number, number]; detached: boolean },
+): AgentProcess {
+  const handle = new Process();
+  let resolveExit: (exit: { code: number | null; signal: string | null }) => void = () => undefined;
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => (resolveExit = resolve));
+  handle.onexit = (code, signal) => {
+    handle.close();
+    resolveExit(signal ? { code: null, signal } : { code, signal: null });
+  };
+  const err = handle.spawn({
+    file: command,
+    args: [command, ...args],
+    cwd: o.cwd,
+    envPairs: Object.entries(o.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`])),
+    stdio: o.stdio.map((fd) => ({ type: 'fd', fd })),
+    detached: o.detached,
+  });
+  if (err !== 0) {
+    handle.close();
+    const name = getSystemErrorName(err);
+    throw Object.assign(new Error(`spawn ${command} ${name}`), { code: name, errno: err, syscall: `spawn ${command}`, path: command });
+  }
+  return { pid: handle.pid, exited };
+}
