@@ -72,7 +72,7 @@ export function main(): Promise<void> {
       await watchStatus(options, every, screen);
       return { text: '' };
     }
-    const body = await status(options);
+    const body = await status({ ...options, rendered: format === 'json' && !bool(values, 'tree') });
     if (bool(values, 'tree')) return { text: treeText(body.agents as Array<Record<string, unknown>>) };
     if (format === 'table') return { text: tableText(body.agents as Array<Record<string, unknown>>, screen) };
     return { json: body };
