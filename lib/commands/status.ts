@@ -213,19 +213,24 @@ function output(registry: string, s: Snapshot): Record<string, unknown> {
   const rows = [...s.rows].sort((x, y) => compareNames(nameOf(x), nameOf(y)));
   const queue = rows.some((r) => ('view' in r ? r.queueTicket : r.record.queueTicket)) || readLimit(registry) > 0 ? queueView(registry) : null;
   const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
+  // A done run is never queued; these two fields close its cached view as they close the others.
+  const closeDone = (view: string, position: number | undefined) => new RawJson(`${view},"queued":false,"queuePosition":${position ?? null}}`);
   const agents = rows.map((r) => {
     const position = positions.get(r.dir);
-    // A cached run is done, so never queued; the same two fields as below close its view.
-    if ('view' in r) return new RawJson(`${r.view},"queued":false,"queuePosition":${position ?? null}}`);
+    if ('view' in r) return closeDone(r.view, position);
     const v = viewOf(r);
     v.usageTotal = s.usage.has(r) ? s.usage.get(r)! : usageOfName(registry, r.record);
     const stamped = s.stamps.get(r);
-    if (stamped) s.cache!.remember(stamped.name, stamped.stamp, r.record.queueTicket !== null, JSON.stringify(v));
+    if (stamped) {
+      const view = JSON.stringify(v).slice(0, -1);
+      s.cache!.remember(stamped.name, stamped.stamp, r.record.queueTicket !== null, view);
+      return closeDone(view, position);
+    }
     v.queued = r.status === 'scheduled' && position !== undefined;
     v.queuePosition = position ?? null;
     return v;
   });
-  s.cache?.save(s.complete, rows.map(nameOf));
+  s.cache?.save(s.complete);
   const body: Record<string, unknown> = { ok: true, registry, agents };
   if (queue) body.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
   if (s.problems.length) body.problems = s.problems;

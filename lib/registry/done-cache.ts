@@ -50,9 +50,11 @@ export class DoneCache {
   private readonly text: string;
   /** name → [start, end) of its line in `text`. */
   private readonly lines = new Map<string, [number, number]>();
-  /** Lines of the next file, by name. */
-  private readonly next = new Map<string, string>();
-  private learnt = false;
+  /** Names whose line was looked up, and those of them found current. */
+  private readonly looked = new Set<string>();
+  private readonly kept = new Set<string>();
+  /** New lines, by name. */
+  private readonly learnt = new Map<string, string>();
   private readonly settledBefore = Date.now() - SETTLED_MS;
 
   constructor(registry: string) {
@@ -71,6 +73,7 @@ export class DoneCache {
   lookup(name: string, dir: string): CachedView | null {
     const at = this.lines.get(name);
     if (at === undefined) return null;
+    this.looked.add(name);
     // Fields found with indexOf, not split: this runs once per listed name.
     const t = this.text;
     const t1 = at[0] + name.length;
@@ -83,7 +86,7 @@ export class DoneCache {
     if (!(run >= 1) || keys.length !== run) return null;
     for (let k = 0; k < run; k++) if (keyOf(`${dir}/${k + 1}/record.json`) !== keys[k]) return null;
     if (existsSync(`${dir}/${run + 1}`)) return null;
-    this.next.set(name, t.slice(at[0], at[1]));
+    this.kept.add(name);
     return { name, dir: `${dir}/${run}`, view: t.slice(t4 + 1, at[1]), queueTicket: t[t2 + 1] === '1' };
   }
 
@@ -98,28 +101,30 @@ export class DoneCache {
     return keys;
   }
 
-  /** Remembers the rendered view of a done run read after `stamp`, once its records have settled. */
-  remember(name: string, stamp: Stamp, queueTicket: boolean, viewJson: string): void {
+  /**
+   * Remembers the rendered view (JSON without its closing brace) of a done run read after `stamp`,
+   * once its records have settled.
+   */
+  remember(name: string, stamp: Stamp, queueTicket: boolean, view: string): void {
     for (const key of stamp) {
       const [, , mtime, ctime] = key.split(',').map(Number);
       if (!(mtime! < this.settledBefore && ctime! < this.settledBefore)) return;
     }
-    this.next.set(name, `${name}\t${stamp.length}\t${queueTicket ? 1 : 0}\t${stamp.join(';')}\t${viewJson.slice(0, -1)}`);
-    this.learnt = true;
+    this.learnt.set(name, `${name}\t${stamp.length}\t${queueTicket ? 1 : 0}\t${stamp.join(';')}\t${view}`);
   }
 
   /**
    * Writes the cache when it learnt or lost something. `complete`: every name of the registry was
-   * looked at, so the lines of names not seen (removed, or no longer cacheable) go; otherwise lines
-   * not looked at are kept as they were.
+   * looked up, so the lines of names that were not (removed) go; otherwise they are kept as they were.
    */
-  save(complete: boolean, seen: Iterable<string>): void {
-    if (!complete) {
-      const looked = new Set(seen);
-      for (const [name, [a, b]] of this.lines) if (!looked.has(name)) this.next.set(name, this.text.slice(a, b));
+  save(complete: boolean): void {
+    const out: string[] = [];
+    for (const [name, [a, b]] of this.lines) {
+      if (this.kept.has(name) || (!complete && !this.looked.has(name))) out.push(this.text.slice(a, b));
     }
-    if ((!this.learnt && this.next.size === this.lines.size) || !zlib.crc32) return;
-    const body = Buffer.from([...this.next.values()].map((l) => l + '\n').join(''));
+    if ((out.length === this.lines.size && this.learnt.size === 0) || !zlib.crc32) return;
+    out.push(...this.learnt.values());
+    const body = Buffer.from(out.map((l) => l + '\n').join(''));
     const tmp = tempName(this.path);
     try {
       writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${zlib.crc32(body)}\n`), body]));
