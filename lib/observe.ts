@@ -1,7 +1,9 @@
 import { isAlive, type ProcessIdentity } from './proc/identity.js';
 import { snapshotRun } from './proc/tree.js';
-import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from './registry/store.js';
-import type { RunRecord, Status } from './registry/record.js';
+import { latestRun, latestRunDirOfListed, nameDir, readLauncher, readRecord, runDir } from './registry/store.js';
+import type { RunRecord, Status, Usage } from './registry/record.js';
+import type { CachedView, DoneCache, Stamp } from './registry/done-cache.js';
+import { usageOfName } from './usage.js';
 
 /** A run as it really is: its record plus what /proc says about the processes it names. */
 export interface Observation {
@@ -32,11 +34,11 @@ function watcher(dir: string, r: RunRecord): { supervisor: ProcessIdentity | nul
  */
 export function observeRun(dir: string): Observation {
   const first = readRecord(dir);
-  if (first.status === 'done') return { record: first, status: 'done', statusReason: null, agentAlive: false, dir, supervisor: first.supervisor };
+  if (first.status === 'done') return doneObservation(dir, first);
   const w1 = watcher(dir, first);
   if (w1.alive) return { record: first, status: first.status, statusReason: null, agentAlive: isAlive(first.agentProcess), dir, supervisor: w1.supervisor };
   const again = readRecord(dir);
-  if (again.status === 'done') return { record: again, status: 'done', statusReason: null, agentAlive: false, dir, supervisor: again.supervisor };
+  if (again.status === 'done') return doneObservation(dir, again);
   const w2 = watcher(dir, again);
   if (w2.alive) return { record: again, status: again.status, statusReason: null, agentAlive: isAlive(again.agentProcess), dir, supervisor: w2.supervisor };
   // A supervisor that died between spawning the agent and recording it leaves an agent only its
@@ -57,6 +59,11 @@ export function observeRun(dir: string): Observation {
   return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; ${alive}` : reason, agentAlive, dir, supervisor: w2.supervisor, ...(foundAgentPid !== null ? { foundAgentPid } : {}) };
 }
 
+/** A done record is the whole truth about its run: no process is asked. */
+export function doneObservation(dir: string, record: RunRecord): Observation {
+  return { record, status: 'done', statusReason: null, agentAlive: false, dir, supervisor: record.supervisor };
+}
+
 export function observeLatest(registry: string, name: string): Observation | null {
   const run = latestRun(registry, name);
   if (run === null) return null;
@@ -67,8 +74,25 @@ export function isTerminal(status: Status): boolean {
   return status === 'done' || status === 'unknown';
 }
 
-/** observeLatest for a name taken from the registry's own listing (one syscall fewer per name). */
-export function observeListed(registry: string, name: string): Observation | null {
+/** A listed run, its name's usage over all its runs, and its records' stamp when the cache may keep it. */
+export interface Listed {
+  observation: Observation;
+  usageTotal: Usage | null;
+  stamp: Stamp | null;
+}
+
+/**
+ * observeLatest for a name taken from the registry's own listing (one syscall fewer per name). With a
+ * cache, a done run it holds comes back rendered, for two stats; any other run is read as usual,
+ * stamped first so that the cache can keep it once it is done.
+ */
+export function observeListed(registry: string, name: string, cache?: DoneCache): Listed | CachedView | null {
+  const hit = cache?.lookup(name, nameDir(registry, name));
+  if (hit) return hit;
   const dir = latestRunDirOfListed(registry, name);
-  return dir === null ? null : observeRun(dir);
+  if (dir === null) return null;
+  const slash = dir.lastIndexOf('/');
+  const stamp = cache?.stamp(dir.slice(0, slash), Number(dir.slice(slash + 1))) ?? null;
+  const observation = observeRun(dir);
+  return { observation, usageTotal: usageOfName(registry, observation.record), stamp };
 }

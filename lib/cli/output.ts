@@ -1,9 +1,43 @@
 import { writeSync } from 'node:fs';
 import { SubagentError, ERROR_CODES } from '../errors.js';
 
+/**
+ * JSON text serialised earlier (a cached view of a run): jsonLine puts it in as it is, which spares
+ * parsing and serialising it again. Anything else that serialises it gets the value.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+  toJSON(): unknown {
+    if (splicing === null) return JSON.parse(this.text);
+    splicing.push(this.text);
+    return MARK;
+  }
+}
+
+/** Stands for one RawJson while jsonLine serialises; no data can hold it (NULs and a random part). */
+const MARK = `\u0000raw-${Math.random().toString(36).slice(2)}\u0000`;
+const QUOTED_MARK = JSON.stringify(MARK);
+let splicing: string[] | null = null;
+
+function stringify(value: unknown): string {
+  const raw: string[] = [];
+  splicing = raw;
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } finally {
+    splicing = null;
+  }
+  if (raw.length === 0) return text;
+  const parts = text.split(QUOTED_MARK);
+  let out = parts[0]!;
+  for (let i = 0; i < raw.length; i++) out += raw[i] + parts[i + 1]!;
+  return out;
+}
+
 /** One JSON line: U+2028/U+2029 escaped so line-splitting readers (and JS eval) never break it. */
 export function jsonLine(value: unknown): string {
-  const text = JSON.stringify(value);
+  const text = stringify(value);
   const plain = text.indexOf('\u2028') === -1 && text.indexOf('\u2029') === -1;
   return (plain ? text : text.replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'))) + '\n';
 }

@@ -2,7 +2,9 @@ import { SubagentError } from '../errors.js';
 import { isTerminal, observeLatest, observeListed, observeRun, type Observation } from '../observe.js';
 import { validateName } from '../registry/names.js';
 import { agentsDir, compareNames, listNames, listRuns, nameDir, runDir } from '../registry/store.js';
-import type { Status } from '../registry/record.js';
+import type { Status, Usage } from '../registry/record.js';
+import { DoneCache, type CachedView, type Stamp } from '../registry/done-cache.js';
+import { RawJson } from '../cli/output.js';
 import { viewOf } from '../view.js';
 import { waitFor } from '../wait.js';
 import { queueView, readLimit } from '../queue.js';
@@ -24,10 +26,25 @@ export interface StatusOptions extends Context {
   junit?: string | undefined;
   /** With one --name: every run of it. */
   runs?: boolean;
+  /**
+   * The caller prints the result as its JSON line and nothing else: a plain listing may then serve
+   * done runs from the cache, as JSON already serialised (RawJson).
+   */
+  rendered?: boolean;
 }
 
 interface Snapshot {
+  /** What was read, by name. Cache hits are in `rows` only: the cache serves plain listings, which need no more. */
   observations: Map<string, Observation>;
+  /** In listing order: what was read, and the done runs the cache proved current, already rendered. */
+  rows: Array<Observation | CachedView>;
+  /** Usage over all runs of a name, where the listing already knows it. */
+  usage: Map<Observation, Usage | null>;
+  /** Done runs read fresh that the cache may keep once rendered: their listed name and stamp. */
+  stamps: Map<Observation, { name: string; stamp: Stamp }>;
+  cache: DoneCache | null;
+  /** Every name of the registry was listed. */
+  complete: boolean;
   problems: Array<Record<string, unknown>>;
 }
 
@@ -74,7 +91,8 @@ export async function status(o: StatusOptions): Promise<Record<string, unknown>>
     const all = listNames(registry);
     return o.prefix !== undefined ? all.filter((n) => n.startsWith(o.prefix + '/')) : all;
   };
-  const take = (): Snapshot => snapshot(registry, select(), asked.length > 0);
+  const cached = o.rendered === true && !waiting && !o.requireSuccess && o.junit === undefined && asked.length === 0;
+  const take = (): Snapshot => snapshot(registry, select(), asked.length > 0, cached ? new DoneCache(registry) : null, o.prefix === undefined);
 
   let value: Snapshot;
   let changed: Array<Record<string, unknown>> | null = null;
@@ -159,34 +177,60 @@ function key(o: Observation): string {
   return `${o.status satisfies Status} ${o.record.run} ${o.record.outcome}`;
 }
 
-function snapshot(registry: string, names: string[], strict: boolean): Snapshot {
-  const observations = new Map<string, Observation>();
-  const problems: Array<Record<string, unknown>> = [];
+function snapshot(registry: string, names: string[], strict: boolean, cache: DoneCache | null, complete: boolean): Snapshot {
+  const s: Snapshot = { observations: new Map(), rows: [], usage: new Map(), stamps: new Map(), cache, complete, problems: [] };
   for (const name of names) {
     try {
       // Names given by the caller may not exist; names from the listing do.
-      const o = strict ? observeLatest(registry, name) : observeListed(registry, name);
-      if (o) observations.set(name, o);
+      if (strict) {
+        const o = observeLatest(registry, name);
+        if (o) {
+          s.observations.set(name, o);
+          s.rows.push(o);
+        }
+        continue;
+      }
+      const l = observeListed(registry, name, cache ?? undefined);
+      if (l === null) continue;
+      if ('view' in l) {
+        s.rows.push(l);
+        continue;
+      }
+      s.observations.set(name, l.observation);
+      s.rows.push(l.observation);
+      s.usage.set(l.observation, l.usageTotal);
+      if (l.stamp && l.observation.status === 'done' && l.observation.record.name === name) s.stamps.set(l.observation, { name, stamp: l.stamp });
     } catch (err) {
       if (strict || !(err instanceof SubagentError)) throw err;
-      problems.push({ name, code: err.code, error: err.message, path: err.details.path ?? null });
+      s.problems.push({ name, code: err.code, error: err.message, path: err.details.path ?? null });
     }
   }
-  return { observations, problems };
+  return s;
 }
 
 function output(registry: string, s: Snapshot): Record<string, unknown> {
-  const observations = [...s.observations.values()].sort((x, y) => compareNames(x.record.name, y.record.name));
-  const queue = observations.some((o) => o.record.queueTicket) || readLimit(registry) > 0 ? queueView(registry) : null;
+  const nameOf = (r: Observation | CachedView) => ('view' in r ? r.name : r.record.name);
+  const rows = [...s.rows].sort((x, y) => compareNames(nameOf(x), nameOf(y)));
+  const queue = rows.some((r) => ('view' in r ? r.queueTicket : r.record.queueTicket)) || readLimit(registry) > 0 ? queueView(registry) : null;
   const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
-  const agents = observations.map((o) => {
-    const v = viewOf(o);
-    const position = positions.get(o.dir);
-    v.usageTotal = usageOfName(registry, o.record);
-    v.queued = o.status === 'scheduled' && position !== undefined;
+  // A done run is never queued; these two fields close its cached view as they close the others.
+  const closeDone = (view: string, position: number | undefined) => new RawJson(`${view},"queued":false,"queuePosition":${position ?? null}}`);
+  const agents = rows.map((r) => {
+    const position = positions.get(r.dir);
+    if ('view' in r) return closeDone(r.view, position);
+    const v = viewOf(r);
+    v.usageTotal = s.usage.has(r) ? s.usage.get(r)! : usageOfName(registry, r.record);
+    const stamped = s.stamps.get(r);
+    if (stamped) {
+      const view = JSON.stringify(v).slice(0, -1);
+      s.cache!.remember(stamped.name, stamped.stamp, r.record.queueTicket !== null, view);
+      return closeDone(view, position);
+    }
+    v.queued = r.status === 'scheduled' && position !== undefined;
     v.queuePosition = position ?? null;
     return v;
   });
+  s.cache?.save(s.complete);
   const body: Record<string, unknown> = { ok: true, registry, agents };
   if (queue) body.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
   if (s.problems.length) body.problems = s.problems;

@@ -8,8 +8,17 @@ import { SubagentError } from '../errors.js';
  */
 export const MAX_NAME_BYTES = 200;
 const SEGMENT = /^[A-Za-z0-9._-]+$/;
+/** The whole rule in one expression (ASCII only, so its length is its byte count). */
+const VALID = /^(?!-)(?!\.\.?(?:\/|$))[A-Za-z0-9._-]+(?:\/(?!-)(?!\.\.?(?:\/|$))[A-Za-z0-9._-]+)*$/;
 
 export function validateName(name: string | undefined): string {
+  // The common case at once: a listing validates every name of the registry.
+  if (name !== undefined && name.length <= MAX_NAME_BYTES && VALID.test(name)) return name;
+  return diagnoseName(name);
+}
+
+/** The rule step by step, to say which part of it a name breaks (returns the name if none). */
+export function diagnoseName(name: string | undefined): string {
   if (name === undefined) {
     throw new SubagentError('E_NAME_REQUIRED', '--name is required', { hint: 'give the run a name: --name review/api' });
   }

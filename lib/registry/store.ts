@@ -29,16 +29,22 @@ export const FILES = {
   launcher: 'supervisor.json',
 } as const;
 
+let lastAgents = { registry: '', dir: '' };
+
 export function agentsDir(registry: string): string {
-  return join(registry, 'agents');
+  // Remembered: a listing asks once per name, with the same registry.
+  if (lastAgents.registry !== registry) lastAgents = { registry, dir: join(registry, 'agents') };
+  return lastAgents.dir;
 }
 
+// Plain concatenation, not path.join: an encoded valid name is one plain entry, so the result is as
+// normal as agentsDir's, and listings build thousands of these (join showed in their profiles).
 export function nameDir(registry: string, name: string): string {
-  return join(agentsDir(registry), encodeName(name));
+  return agentsDir(registry) + '/' + encodeName(name);
 }
 
 export function runDir(registry: string, name: string, run: number): string {
-  return join(nameDir(registry, name), String(run));
+  return nameDir(registry, name) + '/' + run;
 }
 
 export function recordPath(dir: string): string {
@@ -97,10 +103,9 @@ export function latestRun(registry: string, name: string): number | null {
  */
 export function latestRunDirOfListed(registry: string, name: string): string | null {
   const dir = nameDir(registry, name);
-  // Plain concatenation: `dir` is already normal, and path.join shows in profiles at 10 000 names.
   if (!exists(dir + '/2')) return dir + '/1';
   const run = latestRun(registry, name);
-  return run === null ? null : join(dir, String(run));
+  return run === null ? null : dir + '/' + run;
 }
 
 /** existsSync, not accessSync: a miss costs no exception (4× cheaper, and status probes thousands). */

@@ -41,6 +41,11 @@ const SPEC: FlagSpec = {
       repeatable: ['name'],
     };
 
+/** What the table views need of the terminal. Only they ask: creating process.stdout costs milliseconds. */
+function screen() {
+  return { write: writeStdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, rows: process.stdout.rows, env: process.env };
+}
+
 export function main(): Promise<void> {
   return runVerb(USAGE, SPEC, async (argv) => {
     const { values } = parseFlags(argv, SPEC);
@@ -59,7 +64,6 @@ export function main(): Promise<void> {
     checkStatusOptions(options);
     const format = str(values, 'format') ?? 'json';
     if (format !== 'json' && format !== 'table') throw new SubagentError('E_ARG_INVALID', `--format ${format} is not json or table`, { hint: 'use --format table for people, json (the default) for programs' });
-    const screen = { write: writeStdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, rows: process.stdout.rows, env: process.env };
     if (bool(values, 'tree') && format === 'table') throw new SubagentError('E_ARG_INVALID', '--tree and --format table are two different views', { hint: 'choose one' });
     if (options.runs && (bool(values, 'tree') || format === 'table')) throw new SubagentError('E_ARG_INVALID', '--runs has only the JSON view', { hint: 'drop --tree / --format table' });
     const watch = str(values, 'watch');
@@ -69,12 +73,12 @@ export function main(): Promise<void> {
       if (options.wait || options.waitTerminal || options.runs || bool(values, 'tree') || options.requireSuccess || options.junit !== undefined || options.timeoutSec !== undefined) {
         throw new SubagentError('E_ARG_INVALID', '--watch cannot be combined with --wait, --wait-terminal, --timeout, --require-success, --junit, --runs or --tree', { hint: '--watch shows the table until every listed run is terminal; wait with --wait-terminal for the rest' });
       }
-      await watchStatus(options, every, screen);
+      await watchStatus(options, every, screen());
       return { text: '' };
     }
-    const body = await status(options);
+    const body = await status({ ...options, rendered: format === 'json' && !bool(values, 'tree') });
     if (bool(values, 'tree')) return { text: treeText(body.agents as Array<Record<string, unknown>>) };
-    if (format === 'table') return { text: tableText(body.agents as Array<Record<string, unknown>>, screen) };
+    if (format === 'table') return { text: tableText(body.agents as Array<Record<string, unknown>>, screen()) };
     return { json: body };
   });
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateName, encodeName, decodeName } from '../../lib/registry/names.js';
+import { validateName, diagnoseName, encodeName, decodeName } from '../../lib/registry/names.js';
 import { parseFlags } from '../../lib/cli/flags.js';
 import { SubagentError } from '../../lib/errors.js';
 
@@ -35,6 +35,23 @@ test('the name rule says which rule failed', () => {
   assert.equal(rule('.'), 'dot-segment');
   assert.equal(rule('-x'), 'leading-dash');
   assert.equal(rule('a/-x'), 'leading-dash');
+});
+
+test("validateName's one-expression fast path accepts exactly what the step-by-step rule accepts", () => {
+  const ok = (f: (n: string) => string, n: string) => {
+    try {
+      f(n);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const alphabet = ['a', 'Z', '0', '.', '_', '-', '/', '+', ' ', '\u00e9'];
+  let seed = 1;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const samples = ['.', '..', '...', '.a', 'a.', 'a/.', 'a/..', 'a/...', '-', 'a/-b', 'a-/b', 'x'.repeat(200), 'x'.repeat(201)];
+  for (let i = 0; i < 20000; i++) samples.push(Array.from({ length: Math.floor(random() * 9) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''));
+  for (const n of samples) assert.equal(ok(validateName, n), ok(diagnoseName, n), JSON.stringify(n));
 });
 
 test('names map to one directory entry and back', () => {

@@ -1,0 +1,158 @@
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { gate, makeBox, open, runDirOf, startShell, untilStatus, waitTerminal } from './util.js';
+
+/**
+ * The cache of done runs behind the listing (lib/registry/done-cache.ts) must never change what status
+ * says: whatever happens to a run after it was cached, the next listing tells the truth, and a damaged
+ * or deleted cache changes nothing. A run is cached only once its record files are 2 s old, so the
+ * tests wait that long once, after the runs ended.
+ */
+const b = makeBox('status-cache');
+const cachePath = join(b.registry, 'status-cache');
+const SETTLE_MS = 2300;
+const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+
+function list(args: string[] = []): string {
+  const r = b.run('status', args);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.equal(r.json.ok, true, r.stdout);
+  return r.stdout;
+}
+
+/** The listing as it is without a cache (which this writes again). */
+function fresh(args: string[] = []): string {
+  rmSync(cachePath, { force: true });
+  return list(args);
+}
+
+function agent(out: string, name: string): any {
+  return JSON.parse(out).agents.find((a: any) => a.name === name);
+}
+
+/** Rewrites the cache file with one line changed, and a correct checksum: what a stale cache would say. */
+function doctorCache(edit: (line: string) => string): void {
+  const data = readFileSync(cachePath);
+  const nl = data.indexOf(10);
+  const header = data.subarray(0, nl).toString('latin1');
+  const body = Buffer.from(data.subarray(nl + 1).toString('utf8').split('\n').map(edit).join('\n'));
+  writeFileSync(cachePath, Buffer.concat([Buffer.from(header.replace(/crc32 \d+$/, `crc32 ${crc32(body)}`) + '\n'), body]));
+}
+
+describe('status: the cache of done runs', () => {
+  const gates = { ends: join(b.dir, 'gate-ends'), cancelled: join(b.dir, 'gate-cancelled') };
+
+  test('set-up: done runs, a resumable one, two that keep running; all settled', async () => {
+    for (const n of ['done/a', 'done/b', 'corrupt/same-size', 'replaced', 'resumed', 'removed']) startShell(b, n, `echo ${n}`);
+    startShell(b, 'live/ends', `${gate(gates.ends)}; echo ended`);
+    startShell(b, 'live/cancelled', `${gate(gates.cancelled)}; echo never`);
+    waitTerminal(b, ['done/a', 'done/b', 'corrupt/same-size', 'replaced', 'resumed', 'removed']);
+    await untilStatus(b, 'live/ends', (a) => a.status === 'running', 'running');
+    await untilStatus(b, 'live/cancelled', (a) => a.status === 'running', 'running');
+    await settle();
+  });
+
+  test('a cached listing is byte-identical to a fresh one, and served from the cache', () => {
+    const first = fresh();
+    assert.ok(existsSync(cachePath), 'the listing wrote its cache');
+    assert.equal(list(), first, 'the same listing from the cache');
+    assert.equal(agent(first, 'live/ends').status, 'running');
+    // Proof that a hit does not read the record: a doctored cache line shows through (a cache
+    // nobody doctors is only ever written from the records themselves).
+    doctorCache((l) => (l.startsWith('done/a\t') ? l.replace('"exitCode":0', '"exitCode":42') : l));
+    assert.equal(agent(list(), 'done/a').exitCode, 42);
+    assert.equal(agent(fresh(), 'done/a').exitCode, 0);
+    // --prefix and --all list through it too.
+    assert.equal(list(['--all']), first);
+    assert.equal(list(['--prefix', 'done']), fresh(['--prefix', 'done']));
+    assert.equal(list(), first, 'a --prefix listing kept the other names cached');
+  });
+
+  test('a record corrupted in place, same size, mtime put back: E_REGISTRY_CORRUPT in problems', () => {
+    list();
+    const path = join(runDirOf(b.registry, 'corrupt/same-size'), 'record.json');
+    const before = statSync(path);
+    writeFileSync(path, Buffer.alloc(before.size, 0));
+    utimesSync(path, before.atime, before.mtime);
+    const j = JSON.parse(list());
+    assert.equal(agent(list(), 'corrupt/same-size'), undefined);
+    const p = j.problems?.find((x: any) => x.name === 'corrupt/same-size');
+    assert.equal(p?.code, 'E_REGISTRY_CORRUPT', JSON.stringify(j.problems));
+    assert.equal(p.path, path);
+  });
+
+  test('a record replaced by rename, same size and mtime: the new content', () => {
+    list();
+    const path = join(runDirOf(b.registry, 'replaced'), 'record.json');
+    const before = statSync(path);
+    const text = readFileSync(path, 'utf8');
+    const changed = text.replace('"exitCode": 0', '"exitCode": 7');
+    assert.equal(changed.length, text.length);
+    writeFileSync(path + '.new', changed);
+    utimesSync(path + '.new', before.atime, before.mtime);
+    renameSync(path + '.new', path);
+    assert.equal(agent(list(), 'replaced').exitCode, 7);
+  });
+
+  test('a resumed run: the new run, never the cached one', () => {
+    assert.equal(agent(list(), 'resumed').run, 1);
+    const r = b.run('resume-subagent', ['--name', 'resumed', '--prompt', 'echo again']);
+    assert.equal(r.code, 0, r.stdout);
+    const now = agent(list(), 'resumed');
+    assert.equal(now.run, 2);
+    assert.equal(now.resumeCount, 1);
+    const done = waitTerminal(b, ['resumed']).resumed;
+    assert.equal(done.run, 2);
+    assert.equal(agent(list(), 'resumed').outcome, 'succeeded');
+  });
+
+  test('runs that end or are cancelled after listings: their end, at once', async () => {
+    assert.equal(agent(list(), 'live/ends').status, 'running');
+    open(gates.ends);
+    waitTerminal(b, ['live/ends']);
+    const ended = agent(list(), 'live/ends');
+    assert.equal(ended.status, 'done');
+    assert.equal(ended.outcome, 'succeeded');
+
+    assert.equal(agent(list(), 'live/cancelled').status, 'running');
+    const c = b.run('cancel', ['--name', 'live/cancelled']);
+    assert.equal(c.code, 0, c.stdout);
+    waitTerminal(b, ['live/cancelled']);
+    assert.equal(agent(list(), 'live/cancelled').outcome, 'cancelled');
+  });
+
+  test('a removed name is no longer listed', () => {
+    assert.ok(agent(list(), 'removed'));
+    rmSync(join(b.registry, 'agents', 'removed'), { recursive: true });
+    assert.equal(agent(list(), 'removed'), undefined);
+    assert.equal(list(), fresh());
+  });
+
+  test('a damaged cache is no cache: the same listing, and the cache is written again', () => {
+    const truth = fresh();
+    const good = readFileSync(cachePath);
+    const damaged: Array<[string, Buffer]> = [
+      ['truncated', good.subarray(0, Math.floor(good.length / 2))],
+      ['one byte changed', Buffer.concat([good.subarray(0, good.length - 10), Buffer.from('X'), good.subarray(good.length - 9)])],
+      ['zeroed', Buffer.alloc(good.length, 0)],
+      ['empty', Buffer.alloc(0)],
+      ['garbage', Buffer.from('{"not":"a cache"}\n')],
+    ];
+    for (const [what, bytes] of damaged) {
+      writeFileSync(cachePath, bytes);
+      assert.equal(list(), truth, what);
+      assert.equal(list(), truth, `${what}: from the cache written again`);
+    }
+  });
+
+  test('concurrent listings each print the whole truth', async () => {
+    const truth = fresh();
+    rmSync(cachePath, { force: true });
+    const outs = (await Promise.all(Array.from({ length: 6 }, () => b.runAsync('status', [])))).map((r) => r.stdout);
+    for (const out of outs) assert.equal(out, truth);
+    assert.equal(list(), truth);
+  });
+});
