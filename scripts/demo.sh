@@ -8,7 +8,16 @@ export SUBAGENT_DIR="${SUBAGENT_DIR:-$(mktemp -d)/.subagents}"
 echo "registry: $SUBAGENT_DIR"
 echo
 
-step() { printf '$ %s\n' "$*"; "$@"; echo; }
+# Shows each command as it could be pasted into a shell (arguments quoted where they need it), then runs it.
+step() {
+  local shown='$' a
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./=+:-]+$ ]]; then shown+=" $a"; else shown+=" ${a@Q}"; fi
+  done
+  printf '%s\n' "$shown"
+  "$@"
+  echo
+}
 
 step "$bin/start-subagent" --cli shell --name demo/primes --prompt 'n=2; found=""; while [ $n -lt 40 ]; do d=2; p=1; while [ $((d*d)) -le $n ]; do [ $((n%d)) -eq 0 ] && p=0; d=$((d+1)); done; [ $p -eq 1 ] && found="$found $n"; n=$((n+1)); done; echo "primes below 40:$found"'
 step "$bin/start-subagent" --cli shell --name demo/system --prompt 'sleep 1; echo "kernel $(uname -r), $(nproc) cores, $(ls / | wc -l) entries in /"'
