@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SubagentError, unwritable } from './errors.js';
 import { encodeName } from './registry/names.js';
+import { childProcess } from './proc/child-process.js';
 
 /** A run's own git worktree: `<registry>/worktrees/<name>` on branch `subagents/<name>`. */
 export interface Worktree {
@@ -14,7 +14,7 @@ export interface Worktree {
 }
 
 function git(cwd: string, args: string[]): { ok: boolean; out: string; err: string } {
-  const r = spawnSync('git', ['-C', cwd, ...args], { encoding: 'utf8' });
+  const r = childProcess().spawnSync('git', ['-C', cwd, ...args], { encoding: 'utf8' });
   if (r.error) {
     throw new SubagentError('E_CMD_MISSING', 'git is not on PATH, and --worktree needs it', { program: 'git', hint: 'install git, or start without --worktree' });
   }

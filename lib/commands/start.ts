@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
+import { childProcess } from '../proc/child-process.js';
 import { createName, latestRun, type Published } from '../registry/store.js';
 import { locateRegistry } from '../registry/locate.js';
 import { observeLatest } from '../observe.js';
@@ -104,7 +105,9 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
   });
   let run: Published;
   try {
-    run = await createName(registry, name, record, prompt);
+    const creating = createName(registry, name, record, prompt);
+    childProcess(); // loads while the fsync inside createName runs on the thread pool
+    run = await creating;
   } catch (err) {
     if (worktree) discardFreshWorktree(worktree);
     throw err;

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { FILES } from '../registry/store.js';
+import { childProcess } from '../proc/child-process.js';
 
 /** Bundled builds (scripts/bundle.mjs) define where the bundled supervisor sits next to the verb. */
 declare const __SUPERVISOR_ENTRY__: string | undefined;
@@ -29,7 +29,7 @@ export function spawnSupervisor(registry: string, dir: string, env: NodeJS.Proce
   try {
     const childEnv: NodeJS.ProcessEnv = { ...env };
     for (const key of RUN_SCOPED) delete childEnv[key];
-    const child = spawn(process.execPath, [...NODE_FLAGS, SUPERVISOR, registry, dir], {
+    const child = childProcess().spawn(process.execPath, [...NODE_FLAGS, SUPERVISOR, registry, dir], {
       detached: true,
       stdio: ['ignore', log, log],
       cwd: '/',
