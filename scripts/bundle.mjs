@@ -31,6 +31,8 @@ await Promise.all([
     }),
   ),
   bundleSupervisor(),
+  // bin/<verb> loads its bundle through this, with the V8 code cache scripts/code-cache.mjs makes.
+  build({ ...common, entryPoints: [{ in: 'lib/cli/load-verb.ts', out: 'load' }], outdir: 'dist/bin', outExtension: { '.js': '.cjs' }, format: 'cjs' }),
 ]);
 
 /**

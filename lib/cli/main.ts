@@ -1,4 +1,4 @@
-import { errorObject, jsonLine, writeStdout } from './output.js';
+import { errorObject, jsonLine, jsonLineBytes, writeStdout } from './output.js';
 import { wantsHelp, type FlagSpec } from './flags.js';
 import { resolvedRegistry } from '../commands/common.js';
 
@@ -18,7 +18,7 @@ export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string
     }
     const out = await verb(argv);
     if ('json' in out) {
-      writeStdout(jsonLine(out.json));
+      writeStdout(jsonLineBytes(out.json));
       process.exitCode = out.json.ok === false ? 1 : 0;
     } else {
       writeStdout(out.text);

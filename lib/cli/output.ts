@@ -2,14 +2,19 @@ import { writeSync } from 'node:fs';
 import { SubagentError, ERROR_CODES } from '../errors.js';
 
 /**
- * JSON text serialised earlier (a cached view of a run): jsonLine puts it in as it is, which spares
- * parsing and serialising it again. Anything else that serialises it gets the value.
+ * JSON text serialised earlier (a cached view of a run), followed by `tail`: jsonLine puts both in as
+ * they are, which spares parsing and serialising them again. Bytes (a Buffer) must hold no raw
+ * U+2028/U+2029 (the cache stores them escaped); text is escaped like the rest of the line. Anything
+ * else that serialises a RawJson gets the value.
  */
 export class RawJson {
-  constructor(readonly text: string) {}
+  constructor(
+    readonly json: string | Buffer,
+    readonly tail = '',
+  ) {}
   toJSON(): unknown {
-    if (splicing === null) return JSON.parse(this.text);
-    splicing.push(this.text);
+    if (splicing === null) return JSON.parse(this.json.toString() + this.tail);
+    splicing.push(this);
     return MARK;
   }
 }
@@ -17,10 +22,16 @@ export class RawJson {
 /** Stands for one RawJson while jsonLine serialises; no data can hold it (NULs and a random part). */
 const MARK = `\u0000raw-${Math.random().toString(36).slice(2)}\u0000`;
 const QUOTED_MARK = JSON.stringify(MARK);
-let splicing: string[] | null = null;
+let splicing: RawJson[] | null = null;
 
-function stringify(value: unknown): string {
-  const raw: string[] = [];
+/** JSON text where U+2028/U+2029 are escaped, so line-splitting readers (and JS eval) never break it. */
+export function escapeSeparators(text: string): string {
+  return text.indexOf('\u2028') === -1 && text.indexOf('\u2029') === -1 ? text : text.replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
+}
+
+/** The line's pieces: strings (to escape) and bytes (already escaped), in order. */
+function pieces(value: unknown): Array<string | Buffer> {
+  const raw: RawJson[] = [];
   splicing = raw;
   let text: string;
   try {
@@ -28,18 +39,52 @@ function stringify(value: unknown): string {
   } finally {
     splicing = null;
   }
-  if (raw.length === 0) return text;
+  if (raw.length === 0) return [text];
   const parts = text.split(QUOTED_MARK);
-  let out = parts[0]!;
-  for (let i = 0; i < raw.length; i++) out += raw[i] + parts[i + 1]!;
+  const out: Array<string | Buffer> = [];
+  let pending = parts[0]!;
+  for (let i = 0; i < raw.length; i++) {
+    const r = raw[i]!;
+    if (typeof r.json === 'string') pending += r.json;
+    else {
+      out.push(pending, r.json);
+      pending = '';
+    }
+    pending += r.tail + parts[i + 1]!;
+  }
+  out.push(pending);
   return out;
 }
 
-/** One JSON line: U+2028/U+2029 escaped so line-splitting readers (and JS eval) never break it. */
+/** One JSON line, U+2028/U+2029 escaped. */
 export function jsonLine(value: unknown): string {
-  const text = stringify(value);
-  const plain = text.indexOf('\u2028') === -1 && text.indexOf('\u2029') === -1;
-  return (plain ? text : text.replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'))) + '\n';
+  let line = '';
+  for (const p of pieces(value)) line += typeof p === 'string' ? escapeSeparators(p) : p.toString();
+  return line + '\n';
+}
+
+/** jsonLine as bytes: cached views (RawJson bytes) go out as they are, never decoded and encoded again. */
+export function jsonLineBytes(value: unknown): Buffer {
+  const ps = pieces(value);
+  if (ps.length === 1) return Buffer.from(escapeSeparators(ps[0] as string) + '\n');
+  // The strings between cached views repeat (the same closing fields after each): encode each once.
+  const encoded = new Map<string, Buffer>();
+  const bytes = ps.map((p) => {
+    if (typeof p !== 'string') return p;
+    let b = encoded.get(p);
+    if (b === undefined) encoded.set(p, (b = Buffer.from(escapeSeparators(p))));
+    return b;
+  });
+  let size = 1;
+  for (const b of bytes) size += b.length;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const b of bytes) {
+    out.set(b, at);
+    at += b.length;
+  }
+  out[at] = 10;
+  return out;
 }
 
 export function errorObject(err: unknown, registry?: string | null): { body: Record<string, unknown>; exitCode: number } {

@@ -214,7 +214,7 @@ function output(registry: string, s: Snapshot): Record<string, unknown> {
   const queue = rows.some((r) => ('view' in r ? r.queueTicket : r.record.queueTicket)) || readLimit(registry) > 0 ? queueView(registry) : null;
   const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
   // A done run is never queued; these two fields close its cached view as they close the others.
-  const closeDone = (view: string, position: number | undefined) => new RawJson(`${view},"queued":false,"queuePosition":${position ?? null}}`);
+  const closeDone = (view: string | Buffer, position: number | undefined) => new RawJson(view, `,"queued":false,"queuePosition":${position ?? null}}`);
   const agents = rows.map((r) => {
     const position = positions.get(r.dir);
     if ('view' in r) return closeDone(r.view, position);

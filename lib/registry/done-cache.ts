@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { tempName } from './durable.js';
 import { RECORD_FORMAT } from './record.js';
+import { escapeSeparators } from '../cli/output.js';
 
 /**
  * The cache of finished runs behind the `status` listing (docs/design.md, "The status cache"). A run
  * whose latest record is `done` never changes again on its own, so the listing need not read, parse
  * and render its record every time: two cheap syscalls prove the rendered copy current — run N+1 does
  * not exist (runs are numbered without gaps), and every record 1..N of the name still has the inode,
- * size, mtime and ctime it had when it was read.
+ * size and ctime it had when it was read.
  *
  * Strictly a cache: a missing, unreadable, foreign or corrupt file is an empty cache, and deleting it
  * loses nothing. It is replaced whole by rename (not fsynced: losing it costs one slower listing), so
@@ -18,13 +19,14 @@ import { RECORD_FORMAT } from './record.js';
  *
  * Format: a header line with the CRC-32 of the rest (a damaged file is an empty cache, never broken
  * output), then one line per name: name, run, queue ticket (0/1), the keys of its records
- * ("ino,size,mtimeMs,ctimeMs" joined by ";"), and its rendered view — JSON without the closing brace,
- * so the listing can append the fields that are not the record's. JSON text holds no raw tab or
+ * ("ino,size,ctimeMs" joined by ";"), and its rendered view — JSON without the closing brace (so the
+ * listing can append the fields that are not the record's), U+2028/U+2029 escaped (so it goes to the
+ * output as the bytes it is). JSON text holds no raw tab or
  * newline, and names hold neither.
  */
 const FILE = 'status-cache';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 1 record format ${RECORD_FORMAT} crc32 `;
+const VERSION = `subagents status cache 2 record format ${RECORD_FORMAT} crc32 `;
 /**
  * Only records whose timestamps are older than this (before the cache was opened) are remembered. A
  * change within the same clock tick as the stat that keyed a record could leave size and timestamps
@@ -37,18 +39,22 @@ export interface CachedView {
   name: string;
   /** The run's directory. */
   dir: string;
-  /** The view as JSON, without its closing brace. */
-  view: string;
+  /** The view as JSON bytes (U+2028/U+2029 escaped), without its closing brace. */
+  view: Buffer;
   queueTicket: boolean;
 }
 
 /** Stat keys of records 1..N of a name, taken before they were read. */
 export type Stamp = string[];
 
+const TAB = 9;
+const NL = 10;
+
 export class DoneCache {
   private readonly path: string;
-  private readonly text: string;
-  /** name → [start, end) of its line in `text`. */
+  /** The file's lines, as bytes: the views go to the output as they are. */
+  private readonly data: Buffer;
+  /** name → [start, end) of its line in `data`. */
   private readonly lines = new Map<string, [number, number]>();
   /** Names whose line was looked up, and those of them found current. */
   private readonly looked = new Set<string>();
@@ -59,12 +65,14 @@ export class DoneCache {
 
   constructor(registry: string) {
     this.path = join(registry, FILE);
-    this.text = load(this.path);
-    for (let i = 0; i < this.text.length; ) {
-      const nl = this.text.indexOf('\n', i);
-      const tab = this.text.indexOf('\t', i);
+    this.data = load(this.path);
+    const d = this.data;
+    for (let i = 0; i < d.length; ) {
+      const nl = d.indexOf(NL, i);
+      const tab = d.indexOf(TAB, i);
       if (nl === -1 || tab === -1 || tab > nl) break;
-      this.lines.set(this.text.slice(i, tab), [i, nl]);
+      // Names are ASCII (the name rule), so latin1 decodes them exactly, and fastest.
+      this.lines.set(d.toString('latin1', i, tab), [i, nl]);
       i = nl + 1;
     }
   }
@@ -74,20 +82,24 @@ export class DoneCache {
     const at = this.lines.get(name);
     if (at === undefined) return null;
     this.looked.add(name);
-    // Fields found with indexOf, not split: this runs once per listed name.
-    const t = this.text;
+    const d = this.data;
     const t1 = at[0] + name.length;
-    const t2 = t.indexOf('\t', t1 + 1);
-    const t3 = t.indexOf('\t', t2 + 1);
-    const t4 = t.indexOf('\t', t3 + 1);
-    if (t4 === -1 || t4 > at[1]) return null;
-    const run = Number(t.slice(t1 + 1, t2));
-    const keys = run === 1 ? [t.slice(t3 + 1, t4)] : t.slice(t3 + 1, t4).split(';');
-    if (!(run >= 1) || keys.length !== run) return null;
-    for (let k = 0; k < run; k++) if (keyOf(`${dir}/${k + 1}/record.json`) !== keys[k]) return null;
+    const t2 = d.indexOf(TAB, t1 + 1);
+    const t3 = d.indexOf(TAB, t2 + 1);
+    const t4 = d.indexOf(TAB, t3 + 1);
+    if (t2 === -1 || t3 === -1 || t4 === -1 || t4 > at[1]) return null;
+    const run = Number(d.toString('latin1', t1 + 1, t2));
+    if (!(run >= 1)) return null;
+    if (run === 1) {
+      if (keyOf(`${dir}/1/record.json`) !== d.toString('latin1', t3 + 1, t4)) return null;
+    } else {
+      const keys = d.toString('latin1', t3 + 1, t4).split(';');
+      if (keys.length !== run) return null;
+      for (let k = 0; k < run; k++) if (keyOf(`${dir}/${k + 1}/record.json`) !== keys[k]) return null;
+    }
     if (existsSync(`${dir}/${run + 1}`)) return null;
     this.kept.add(name);
-    return { name, dir: `${dir}/${run}`, view: t.slice(t4 + 1, at[1]), queueTicket: t[t2 + 1] === '1' };
+    return { name, dir: `${dir}/${run}`, view: d.subarray(t4 + 1, at[1]), queueTicket: d[t2 + 1] === 0x31 };
   }
 
   /** Keys of records 1..run of a name, to take before reading them. Null when one is missing. */
@@ -106,11 +118,8 @@ export class DoneCache {
    * once its records have settled.
    */
   remember(name: string, stamp: Stamp, queueTicket: boolean, view: string): void {
-    for (const key of stamp) {
-      const [, , mtime, ctime] = key.split(',').map(Number);
-      if (!(mtime! < this.settledBefore && ctime! < this.settledBefore)) return;
-    }
-    this.learnt.set(name, `${name}\t${stamp.length}\t${queueTicket ? 1 : 0}\t${stamp.join(';')}\t${view}`);
+    for (const key of stamp) if (!(Number(key.slice(key.lastIndexOf(',') + 1)) < this.settledBefore)) return;
+    this.learnt.set(name, `${name}\t${stamp.length}\t${queueTicket ? 1 : 0}\t${stamp.join(';')}\t${escapeSeparators(view)}\n`);
   }
 
   /**
@@ -118,13 +127,13 @@ export class DoneCache {
    * looked up, so the lines of names that were not (removed) go; otherwise they are kept as they were.
    */
   save(complete: boolean): void {
-    const out: string[] = [];
-    for (const [name, [a, b]] of this.lines) {
-      if (this.kept.has(name) || (!complete && !this.looked.has(name))) out.push(this.text.slice(a, b));
-    }
-    if ((out.length === this.lines.size && this.learnt.size === 0) || !zlib.crc32) return;
-    out.push(...this.learnt.values());
-    const body = Buffer.from(out.map((l) => l + '\n').join(''));
+    const keeps = (name: string) => this.kept.has(name) || (!complete && !this.looked.has(name));
+    if (this.learnt.size === 0 && (this.kept.size === this.lines.size || [...this.lines.keys()].every(keeps))) return;
+    if (!zlib.crc32) return;
+    const out: Buffer[] = [];
+    for (const [name, [a, b]] of this.lines) if (keeps(name)) out.push(this.data.subarray(a, b + 1));
+    for (const line of this.learnt.values()) out.push(Buffer.from(line));
+    const body = Buffer.concat(out);
     const tmp = tempName(this.path);
     try {
       writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${zlib.crc32(body)}\n`), body]));
@@ -140,22 +149,25 @@ export class DoneCache {
   }
 }
 
+/** A record's identity and version: inode, size and ctime (which every change of content or mtime moves). */
 function keyOf(path: string): string | null {
   const s = statSync(path, { throwIfNoEntry: false });
-  return s === undefined ? null : `${s.ino},${s.size},${s.mtimeMs},${s.ctimeMs}`;
+  return s === undefined ? null : `${s.ino},${s.size},${s.ctimeMs}`;
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /** The cache's lines when the file is ours and whole; anything else is an empty cache. */
-function load(path: string): string {
+function load(path: string): Buffer {
   // zlib.crc32 arrived in Node 20.15; without it there is no cache.
-  if (!zlib.crc32) return '';
+  if (!zlib.crc32) return EMPTY;
   let data: Buffer;
   try {
     data = readFileSync(path);
   } catch {
-    return '';
+    return EMPTY;
   }
-  const nl = data.indexOf(10);
-  if (nl === -1 || data.toString('latin1', 0, nl) !== VERSION + zlib.crc32(data.subarray(nl + 1))) return '';
-  return data.toString('utf8', nl + 1);
+  const nl = data.indexOf(NL);
+  if (nl === -1 || data.toString('latin1', 0, nl) !== VERSION + zlib.crc32(data.subarray(nl + 1))) return EMPTY;
+  return data.subarray(nl + 1);
 }

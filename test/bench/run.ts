@@ -747,11 +747,9 @@ interface ModuleCount {
 }
 const moduleCounts: ModuleCount[] = [];
 const importCost: Array<{ verb: string; module: string; importMs: number; bootMs: number }> = [];
-/** The module bin/<verb> loads (its shim's `require("…")`), as a file URL. */
+/** The bundle bin/<verb> loads (through dist/bin/load.cjs, with its code cache), as a file URL. */
 function verbModule(v: string): string {
-  const shim = join(BIN, v);
-  const m = /(?:require|import)\(\s*["'`]([^"'`]+)["'`]\s*\)/.exec(readFileSync(shim, 'utf8'));
-  return m ? new URL(m[1]!, pathToFileURL(shim)).href : pathToFileURL(join(ROOT, 'dist/lib/verbs', `${v}.js`)).href;
+  return pathToFileURL(join(ROOT, 'dist/bin', `${v}.cjs`)).href;
 }
 const shortPath = (url: string) => (url.startsWith(pathToFileURL(ROOT).href) ? url.slice(pathToFileURL(ROOT).href.length) : url);
 await section('module counts and import cost per verb', async () => {
@@ -814,10 +812,12 @@ await section('module counts and import cost per verb', async () => {
   const K = QUICK ? 3 : 7;
   for (const v of verbs) {
     const url = verbModule(v);
-    const code = `const t0=performance.now();await import(${JSON.stringify(url)});process.stdout.write(JSON.stringify({boot:t0,imp:performance.now()-t0}))`;
+    // what bin/<verb> does, less calling main(): load the bundle with its code cache
+    const load = JSON.stringify(join(ROOT, 'dist/bin/load.cjs'));
+    const code = `const t0=performance.now();require(${load}).loadVerb(${JSON.stringify(join(ROOT, 'dist/bin'))},${JSON.stringify(v)});process.stdout.write(JSON.stringify({boot:t0,imp:performance.now()-t0}))`;
     const xs: Array<{ boot: number; imp: number }> = [];
     for (let k = 0; k < K; k++) {
-      const d = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: AREA, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      const d = await run(process.execPath, ['-e', code], { cwd: AREA, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
       const j = json(d);
       if (j) xs.push(j);
     }
@@ -875,11 +875,11 @@ function whereTheTimeGoes(): string {
   if (importCost.length) {
     const f = floorTiming as Timing | null;
     out.push(
-      '#### Import cost per verb\n\n`node --input-type=module -e "…await import(verb)…"`, median of 7: the time to load, compile and evaluate a verb\'s module graph ' +
-        `without running it (the script's first \`performance.now()\` — Node's bootstrap plus its ES module loader — reads ${fmtMs(median(importCost.map((c) => c.bootMs)))}; ` +
+      '#### Import cost per verb\n\n`node -e "…require(\'dist/bin/load.cjs\').loadVerb(…, verb)…"`, median of 7: the time to load a verb\'s bundle as bin/<verb> does (with its V8 code cache), compile and evaluate it ' +
+        `without running it (the script's first \`performance.now()\` — Node's bootstrap — reads ${fmtMs(median(importCost.map((c) => c.bootMs)))}; ` +
         `the floor \`node -e 0\`, a whole process, took ${f ? fmtMs(f.median) : 'n/a'} in this run).\n`,
     );
-    out.push(mdTable(['verb', 'module (what bin/<verb> imports)', 'import', 'as share of the floor'], importCost.map((c) => [c.verb, `\`${c.module}\``, fmtMs(c.importMs), f ? `${((c.importMs / f.median) * 100).toFixed(0)} %` : 'n/a'])));
+    out.push(mdTable(['verb', 'bundle (what bin/<verb> loads)', 'load', 'as share of the floor'], importCost.map((c) => [c.verb, `\`${c.module}\``, fmtMs(c.importMs), f ? `${((c.importMs / f.median) * 100).toFixed(0)} %` : 'n/a'])));
     out.push('');
   }
   return out.join('\n');
