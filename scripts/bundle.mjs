@@ -5,7 +5,7 @@
 // lazily; esbuild inlines it behind an init function, so its code and its Node built-ins run only
 // when a verb needs that CLI.
 import { build } from 'esbuild';
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
 const verbs = readdirSync('lib/verbs').filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
@@ -34,6 +34,22 @@ await Promise.all([
   // bin/<verb> loads its bundle through this, with the V8 code cache scripts/code-cache.mjs makes.
   build({ ...common, entryPoints: [{ in: 'lib/cli/load-verb.ts', out: 'load' }], outdir: 'dist/bin', outExtension: { '.js': '.cjs' }, format: 'cjs' }),
 ]);
+asciiOnly('dist/bin');
+
+/**
+ * esbuild escapes non-ASCII characters in strings and regexes (charset ascii), but keeps the comments it
+ * keeps (on class fields) as they are. One such character makes V8 hold a verb's whole source as a
+ * two-byte string (twice the memory, and slower to scan), so they are escaped too: in a comment an
+ * escape is as good as the character.
+ */
+function asciiOnly(dir) {
+  for (const entry of readdirSync(dir, { recursive: true })) {
+    if (!entry.endsWith('.cjs')) continue;
+    const file = join(dir, entry);
+    const text = readFileSync(file, 'utf8');
+    if (/[^\x00-\x7f]/.test(text)) writeFileSync(file, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  }
+}
 
 /**
  * The supervisor, one resident process per run, is CommonJS: an ESM entry costs each one ~2 MB more

@@ -8,12 +8,10 @@ import { SubagentError, ERROR_CODES } from '../errors.js';
  * else that serialises a RawJson gets the value.
  */
 export class RawJson {
-  constructor(
-    readonly json: string | Buffer,
-    readonly tail = '',
-  ) {}
+  /** The JSON text in pieces: strings, and bytes (U+2028/U+2029 already escaped). */
+  constructor(readonly parts: ReadonlyArray<string | Buffer>) {}
   toJSON(): unknown {
-    if (splicing === null) return JSON.parse(this.json.toString() + this.tail);
+    if (splicing === null) return JSON.parse(this.parts.map((p) => p.toString()).join(''));
     splicing.push(this);
     return MARK;
   }
@@ -29,7 +27,7 @@ export function escapeSeparators(text: string): string {
   return text.indexOf('\u2028') === -1 && text.indexOf('\u2029') === -1 ? text : text.replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
 }
 
-/** The line's pieces: strings (to escape) and bytes (already escaped), in order. */
+/** The line's pieces, in order: strings (to escape) and bytes (already escaped). */
 function pieces(value: unknown): Array<string | Buffer> {
   const raw: RawJson[] = [];
   splicing = raw;
@@ -44,13 +42,14 @@ function pieces(value: unknown): Array<string | Buffer> {
   const out: Array<string | Buffer> = [];
   let pending = parts[0]!;
   for (let i = 0; i < raw.length; i++) {
-    const r = raw[i]!;
-    if (typeof r.json === 'string') pending += r.json;
-    else {
-      out.push(pending, r.json);
-      pending = '';
+    for (const p of raw[i]!.parts) {
+      if (typeof p === 'string') pending += p;
+      else {
+        out.push(pending, p);
+        pending = '';
+      }
     }
-    pending += r.tail + parts[i + 1]!;
+    pending += parts[i + 1]!;
   }
   out.push(pending);
   return out;
@@ -63,29 +62,15 @@ export function jsonLine(value: unknown): string {
   return line + '\n';
 }
 
-/** jsonLine as bytes: cached views (RawJson bytes) go out as they are, never decoded and encoded again. */
+/** jsonLine as bytes: cached views go out as the bytes they are, never decoded and encoded again. */
 export function jsonLineBytes(value: unknown): Buffer {
   const ps = pieces(value);
-  if (ps.length === 1) return Buffer.from(escapeSeparators(ps[0] as string) + '\n');
-  // The strings between cached views repeat (the same closing fields after each): encode each once.
-  const encoded = new Map<string, Buffer>();
-  const bytes = ps.map((p) => {
-    if (typeof p !== 'string') return p;
-    let b = encoded.get(p);
-    if (b === undefined) encoded.set(p, (b = Buffer.from(escapeSeparators(p))));
-    return b;
-  });
-  let size = 1;
-  for (const b of bytes) size += b.length;
-  const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  for (const b of bytes) {
-    out.set(b, at);
-    at += b.length;
-  }
-  out[at] = 10;
-  return out;
+  const bytes = ps.map((p) => (typeof p === 'string' ? Buffer.from(escapeSeparators(p)) : p));
+  bytes.push(NEWLINE);
+  return Buffer.concat(bytes);
 }
+
+const NEWLINE = Buffer.from('\n');
 
 export function errorObject(err: unknown, registry?: string | null): { body: Record<string, unknown>; exitCode: number } {
   if (err instanceof SubagentError && (ERROR_CODES as readonly string[]).includes(err.code)) {

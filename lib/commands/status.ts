@@ -192,7 +192,7 @@ function snapshot(registry: string, names: string[], strict: boolean, cache: Don
       }
       const l = observeListed(registry, name, cache ?? undefined);
       if (l === null) continue;
-      if ('view' in l) {
+      if ('views' in l) {
         s.rows.push(l);
         continue;
       }
@@ -209,32 +209,61 @@ function snapshot(registry: string, names: string[], strict: boolean, cache: Don
 }
 
 function output(registry: string, s: Snapshot): Record<string, unknown> {
-  const nameOf = (r: Observation | CachedView) => ('view' in r ? r.name : r.record.name);
+  const nameOf = (r: Observation | CachedView) => ('views' in r ? r.name : r.record.name);
   const rows = [...s.rows].sort((x, y) => compareNames(nameOf(x), nameOf(y)));
-  const queue = rows.some((r) => ('view' in r ? r.queueTicket : r.record.queueTicket)) || readLimit(registry) > 0 ? queueView(registry) : null;
+  const queue = rows.some((r) => ('views' in r ? r.queueTicket : r.record.queueTicket)) || readLimit(registry) > 0 ? queueView(registry) : null;
   const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
-  // A done run is never queued; these two fields close its cached view as they close the others.
-  const closeDone = (view: string | Buffer, position: number | undefined) => new RawJson(view, `,"queued":false,"queuePosition":${position ?? null}}`);
-  const agents = rows.map((r) => {
-    const position = positions.get(r.dir);
-    if ('view' in r) return closeDone(r.view, position);
+  const render = (r: Observation): Record<string, unknown> | string => {
     const v = viewOf(r);
     v.usageTotal = s.usage.has(r) ? s.usage.get(r)! : usageOfName(registry, r.record);
-    const stamped = s.stamps.get(r);
-    if (stamped) {
-      const view = JSON.stringify(v).slice(0, -1);
-      s.cache!.remember(stamped.name, stamped.stamp, r.record.queueTicket !== null, view);
-      return closeDone(view, position);
-    }
+    const position = positions.get(r.dir);
     v.queued = r.status === 'scheduled' && position !== undefined;
     v.queuePosition = position ?? null;
-    return v;
-  });
+    const stamped = s.stamps.get(r);
+    if (!stamped) return v;
+    // A done run read fresh: serialised once, for the output and for the cache.
+    const view = JSON.stringify(v);
+    s.cache!.remember(stamped.name, stamped.stamp, r.record.queueTicket !== null, view);
+    return view;
+  };
+  const body: Record<string, unknown> = { ok: true, registry, agents: s.cache ? cachedAgents(rows, render) : rows.map((r) => render(r as Observation)) };
   s.cache?.save(s.complete);
-  const body: Record<string, unknown> = { ok: true, registry, agents };
   if (queue) body.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
   if (s.problems.length) body.problems = s.problems;
   return body;
+}
+
+/**
+ * The `agents` array of a listing served by the cache, as JSON in pieces: the views of consecutive done
+ * runs that lie side by side in the cache file go out as one stretch of its bytes (with every run
+ * current, the whole array is one); other runs are rendered.
+ */
+function cachedAgents(rows: Array<Observation | CachedView>, render: (r: Observation) => Record<string, unknown> | string): RawJson {
+  const parts: Array<string | Buffer> = ['['];
+  let views: Buffer | null = null;
+  let from = 0;
+  let to = 0;
+  const flush = () => {
+    if (views) parts.push(views.subarray(from, to));
+    views = null;
+  };
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    if ('views' in r && r.views === views && r.start === to + 1 && r.views[to] === 0x2c) {
+      to = r.end;
+      continue;
+    }
+    flush();
+    if (i > 0) parts.push(',');
+    if ('views' in r) ({ views, start: from, end: to } = r);
+    else {
+      const v = render(r);
+      parts.push(typeof v === 'string' ? v : JSON.stringify(v));
+    }
+  }
+  flush();
+  parts.push(']');
+  return new RawJson(parts);
 }
 
 /** --runs: every run of one name, oldest first. */

@@ -1,7 +1,9 @@
-import { existsSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { tempName } from './durable.js';
+import { compareNames } from './store.js';
+import { pathExists, statKey, statKeyMatches } from './stat-key.js';
 import { RECORD_FORMAT } from './record.js';
 import { escapeSeparators } from '../cli/output.js';
 
@@ -18,15 +20,16 @@ import { escapeSeparators } from '../cli/output.js';
  * its own anyway.
  *
  * Format: a header line with the CRC-32 of the rest (a damaged file is an empty cache, never broken
- * output), then one line per name: name, run, queue ticket (0/1), the keys of its records
- * ("ino,size,ctimeMs" joined by ";"), and its rendered view — JSON without the closing brace (so the
- * listing can append the fields that are not the record's), U+2028/U+2029 escaped (so it goes to the
- * output as the bytes it is). JSON text holds no raw tab or
- * newline, and names hold neither.
+ * output); one line per name — name, run, queue ticket (0/1), the keys of its records
+ * ("ino,size,ctimeSec,ctimeNsec" joined by ";"), and where its view lies in the views (start, end);
+ * an empty line; then the views: each the exact JSON `status` prints for the run (U+2028/U+2029
+ * escaped), in name order, joined by ",". A listing whose runs are all current thus finds its whole
+ * `agents` array as one stretch of bytes, and prints it without decoding, parsing or even splitting
+ * it. Names hold no tab or newline.
  */
 const FILE = 'status-cache';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 2 record format ${RECORD_FORMAT} crc32 `;
+const VERSION = `subagents status cache 3 record format ${RECORD_FORMAT} crc32 `;
 /**
  * Only records whose timestamps are older than this (before the cache was opened) are remembered. A
  * change within the same clock tick as the stat that keyed a record could leave size and timestamps
@@ -37,10 +40,13 @@ const SETTLED_MS = 2000;
 
 export interface CachedView {
   name: string;
-  /** The run's directory. */
-  dir: string;
-  /** The view as JSON bytes (U+2028/U+2029 escaped), without its closing brace. */
-  view: Buffer;
+  /** The name's directory, and the run (its directory is nameDir/run). */
+  nameDir: string;
+  run: number;
+  /** The view: JSON bytes views[start, end), U+2028/U+2029 escaped. Views of the same file follow each other, joined by ",". */
+  views: Buffer;
+  start: number;
+  end: number;
   queueTicket: boolean;
 }
 
@@ -49,77 +55,98 @@ export type Stamp = string[];
 
 const TAB = 9;
 const NL = 10;
+const LOOKED = 1;
+const KEPT = 2;
+
+interface Entry {
+  name: string;
+  /** name, run, ticket and keys, joined by tabs. */
+  meta: string;
+  view: Buffer;
+}
 
 export class DoneCache {
   private readonly path: string;
-  /** The file's lines, as bytes: the views go to the output as they are. */
+  /** The lines of the names, as bytes, and the views. */
   private readonly data: Buffer;
-  /** name → [start, end) of its line in `data`. */
-  private readonly lines = new Map<string, [number, number]>();
-  /** Names whose line was looked up, and those of them found current. */
-  private readonly looked = new Set<string>();
-  private readonly kept = new Set<string>();
-  /** New lines, by name. */
-  private readonly learnt = new Map<string, string>();
+  private readonly views: Buffer;
+  /** name → its line's number; lines are data[starts[i], ends[i]) (without the newline). */
+  private readonly index = new Map<string, number>();
+  private readonly starts: number[] = [];
+  private readonly ends: number[] = [];
+  /** Per line: 0 not looked up, LOOKED, or KEPT (looked up and found current). */
+  private readonly state: Uint8Array;
+  /** New entries, by name. */
+  private readonly learnt = new Map<string, Entry>();
   private readonly settledBefore = Date.now() - SETTLED_MS;
 
   constructor(registry: string) {
     this.path = join(registry, FILE);
-    this.data = load(this.path);
-    const d = this.data;
-    for (let i = 0; i < d.length; ) {
+    const d = (this.data = load(this.path));
+    let i = 0;
+    for (;;) {
       const nl = d.indexOf(NL, i);
-      const tab = d.indexOf(TAB, i);
-      if (nl === -1 || tab === -1 || tab > nl) break;
+      if (nl === -1 || nl === i) break;
+      let tab = i;
+      while (tab < nl && d[tab] !== TAB) tab++;
+      if (tab === nl) break;
       // Names are ASCII (the name rule), so latin1 decodes them exactly, and fastest.
-      this.lines.set(d.toString('latin1', i, tab), [i, nl]);
+      this.index.set(d.toString('latin1', i, tab), this.starts.length);
+      this.starts.push(i);
+      this.ends.push(nl);
       i = nl + 1;
     }
+    // A file whose lines do not end in the empty line is no cache at all.
+    if (d[i] !== NL) this.index.clear();
+    this.views = d.subarray(i + 1);
+    this.state = new Uint8Array(this.starts.length);
   }
 
   /** The cached done run of a name (whose directory is `dir`), when it is provably current. */
   lookup(name: string, dir: string): CachedView | null {
-    const at = this.lines.get(name);
-    if (at === undefined) return null;
-    this.looked.add(name);
+    const line = this.index.get(name);
+    if (line === undefined) return null;
+    this.state[line] = LOOKED;
+    // Fields found and digits read in place, allocating nothing but the paths: this runs once per listed name.
     const d = this.data;
-    const t1 = at[0] + name.length;
-    const t2 = d.indexOf(TAB, t1 + 1);
-    const t3 = d.indexOf(TAB, t2 + 1);
-    const t4 = d.indexOf(TAB, t3 + 1);
-    if (t2 === -1 || t3 === -1 || t4 === -1 || t4 > at[1]) return null;
-    const run = Number(d.toString('latin1', t1 + 1, t2));
-    if (!(run >= 1)) return null;
-    if (run === 1) {
-      if (keyOf(`${dir}/1/record.json`) !== d.toString('latin1', t3 + 1, t4)) return null;
-    } else {
-      const keys = d.toString('latin1', t3 + 1, t4).split(';');
-      if (keys.length !== run) return null;
-      for (let k = 0; k < run; k++) if (keyOf(`${dir}/${k + 1}/record.json`) !== keys[k]) return null;
+    const end = this.ends[line]!;
+    const run = digits(d, this.starts[line]! + name.length + 1, end);
+    let at = digitsNext;
+    const ticket = d[at];
+    at += 2;
+    if (!(run >= 1) || d[at - 1] !== TAB) return null;
+    for (let k = 1; k <= run; k++) {
+      let to = at;
+      while (to < end && d[to] !== 0x3b && d[to] !== TAB) to++;
+      if (to === end || (d[to] === TAB) !== (k === run) || !statKeyMatches(`${dir}/${k}/record.json`, d, at, to)) return null;
+      at = to + 1;
     }
-    if (existsSync(`${dir}/${run + 1}`)) return null;
-    this.kept.add(name);
-    return { name, dir: `${dir}/${run}`, view: d.subarray(t4 + 1, at[1]), queueTicket: d[t2 + 1] === 0x31 };
+    const start = digits(d, at, end);
+    const stop = digits(d, digitsNext, end);
+    if (digitsNext !== end + 1 || !(start < stop && stop <= this.views.length)) return null;
+    if (pathExists(`${dir}/${run + 1}`)) return null;
+    this.state[line] = KEPT;
+    return { name, nameDir: dir, run, views: this.views, start, end: stop, queueTicket: ticket === 0x31 };
   }
 
   /** Keys of records 1..run of a name, to take before reading them. Null when one is missing. */
   stamp(dir: string, run: number): Stamp | null {
     const keys: Stamp = [];
     for (let k = 1; k <= run; k++) {
-      const key = keyOf(`${dir}/${k}/record.json`);
+      const key = statKey(`${dir}/${k}/record.json`);
       if (key === null) return null;
       keys.push(key);
     }
     return keys;
   }
 
-  /**
-   * Remembers the rendered view (JSON without its closing brace) of a done run read after `stamp`,
-   * once its records have settled.
-   */
+  /** Remembers the view (the exact JSON status prints) of a done run read after `stamp`, once its records have settled. */
   remember(name: string, stamp: Stamp, queueTicket: boolean, view: string): void {
-    for (const key of stamp) if (!(Number(key.slice(key.lastIndexOf(',') + 1)) < this.settledBefore)) return;
-    this.learnt.set(name, `${name}\t${stamp.length}\t${queueTicket ? 1 : 0}\t${stamp.join(';')}\t${escapeSeparators(view)}\n`);
+    for (const key of stamp) {
+      const [, , sec, nsec] = key.split(',');
+      if (!(Number(sec) * 1000 + Number(nsec) / 1e6 < this.settledBefore)) return;
+    }
+    this.learnt.set(name, { name, meta: `${name}\t${stamp.length}\t${queueTicket ? 1 : 0}\t${stamp.join(';')}`, view: Buffer.from(escapeSeparators(view)) });
   }
 
   /**
@@ -127,13 +154,29 @@ export class DoneCache {
    * looked up, so the lines of names that were not (removed) go; otherwise they are kept as they were.
    */
   save(complete: boolean): void {
-    const keeps = (name: string) => this.kept.has(name) || (!complete && !this.looked.has(name));
-    if (this.learnt.size === 0 && (this.kept.size === this.lines.size || [...this.lines.keys()].every(keeps))) return;
-    if (!zlib.crc32) return;
-    const out: Buffer[] = [];
-    for (const [name, [a, b]] of this.lines) if (keeps(name)) out.push(this.data.subarray(a, b + 1));
-    for (const line of this.learnt.values()) out.push(Buffer.from(line));
-    const body = Buffer.concat(out);
+    const n = this.starts.length;
+    const keeps = (i: number) => this.state[i] === KEPT || (!complete && this.state[i] === 0);
+    let changed = this.learnt.size > 0;
+    for (let i = 0; i < n && !changed; i++) changed = !keeps(i);
+    if (!changed || !zlib.crc32) return;
+    const entries = [...this.learnt.values()];
+    for (const [name, i] of this.index) {
+      if (!keeps(i) || this.learnt.has(name)) continue;
+      // The line up to its view's place (the last two fields), and its view.
+      const line = this.data.toString('latin1', this.starts[i], this.ends[i]);
+      const fields = line.split('\t');
+      entries.push({ name, meta: fields.slice(0, 4).join('\t'), view: this.views.subarray(Number(fields[4]), Number(fields[5])) });
+    }
+    entries.sort((a, b) => compareNames(a.name, b.name));
+    const lines: string[] = [];
+    let at = 0;
+    for (const e of entries) {
+      lines.push(`${e.meta}\t${at}\t${at + e.view.length}\n`);
+      at += e.view.length + 1;
+    }
+    const views: Buffer[] = [];
+    for (const e of entries) views.push(e.view, COMMA);
+    const body = Buffer.concat([Buffer.from(lines.join('') + '\n', 'latin1'), ...views]);
     const tmp = tempName(this.path);
     try {
       writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${zlib.crc32(body)}\n`), body]));
@@ -149,15 +192,30 @@ export class DoneCache {
   }
 }
 
-/** A record's identity and version: inode, size and ctime (which every change of content or mtime moves). */
-function keyOf(path: string): string | null {
-  const s = statSync(path, { throwIfNoEntry: false });
-  return s === undefined ? null : `${s.ino},${s.size},${s.ctimeMs}`;
+const COMMA = Buffer.from(',');
+
+/** Where the field after the last number `digits` read starts (a variable, not an object: it runs thrice per listed name). */
+let digitsNext = 0;
+
+/** The decimal number at data[from…] up to the next tab or `end`; NaN when it is none. */
+function digits(data: Buffer, from: number, end: number): number {
+  let value = 0;
+  let at = from;
+  for (; at < end && data[at] !== TAB; at++) {
+    const digit = data[at]! - 0x30;
+    if (digit < 0 || digit > 9) {
+      digitsNext = end + 2;
+      return NaN;
+    }
+    value = value * 10 + digit;
+  }
+  digitsNext = at + 1;
+  return at === from || at - from > 15 ? NaN : value;
 }
 
 const EMPTY = Buffer.alloc(0);
 
-/** The cache's lines when the file is ours and whole; anything else is an empty cache. */
+/** The cache's lines and views when the file is ours and whole; anything else is an empty cache. */
 function load(path: string): Buffer {
   // zlib.crc32 arrived in Node 20.15; without it there is no cache.
   if (!zlib.crc32) return EMPTY;
