@@ -19,13 +19,14 @@ build: install
 	node scripts/bundle.mjs
 	node scripts/code-cache.mjs
 
-# The real agent CLIs, pinned, installed for the tests only (a user brings their own), and the system
-# tools the fault suite uses (faketime).
+# The real agent CLIs, pinned, installed for the tests only (a user brings their own; this needs the npm
+# registry), and the system tools the tests shell out to (git, tmux, script, setsid, unshare, perl,
+# libfaketime), installed with apt-get where missing.
 test-clis:
 	bash test/clis/install.sh
 
 test-tools:
-	@if [ -f test/fault/setup.sh ]; then bash test/fault/setup.sh; fi
+	bash test/setup-tools.sh
 
 test: build test-clis test-tools
 	node --test $(NODE_TEST_FLAGS) --test-reporter=spec $$(find dist/test -name '*.test.js' | sort)

@@ -3,7 +3,7 @@
  * spawn a process. Each takes an options object and resolves to the object the verb prints as its JSON
  * line (`ok: true` …), or rejects with a `SubagentError` carrying the same `code`, `message` and
  * `details` the verb would print. Registry discovery is the same (`registry`, SUBAGENT_DIR, the nearest
- * `.subagents/`); pass `env` and `cwd` to run as if from elsewhere.
+ * `.subagents/`); pass `env` and `cwd` to run as if from elsewhere. The whole API: docs/library.md.
  *
  *   import { start, status, result } from 'subagents';
  *   await start({ name: 'review/api', prompt: Buffer.from('echo hi'), cli: 'shell' });
@@ -14,6 +14,7 @@ export { resume, type ResumeOptions } from './commands/resume.js';
 export { status, type StatusOptions } from './commands/status.js';
 export { result, type ResultOptions } from './commands/result.js';
 export { search, type SearchOptions } from './commands/search.js';
+export { follow, type FollowOptions, type FollowLine } from './commands/follow.js';
 export { cancel, type CancelOptions } from './commands/cancel.js';
 export { batch, type BatchOptions } from './commands/batch.js';
 export { SubagentError, ERROR_CODES, type ErrorCode } from './errors.js';

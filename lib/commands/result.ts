@@ -3,6 +3,7 @@ import { SubagentError } from '../errors.js';
 import { observeRun } from '../observe.js';
 import { listRuns, runDir } from '../registry/store.js';
 import { lastAnswer } from '../transcript.js';
+import { validateName } from '../registry/names.js';
 import { childTranscript } from '../children.js';
 import { requireLatest, resolveRegistry, type Context } from './common.js';
 
@@ -23,6 +24,10 @@ export function parseRunNumber(value: string, flag: string): number {
 
 /** subagent-result: the last answer of a run (the latest, or --run K), at once, whatever its status. */
 export async function result(o: ResultOptions): Promise<Record<string, unknown>> {
+  // Flags before the lookup, as every verb checks them: a bad --run/--since is E_ARG_INVALID even for an unknown name.
+  validateName(o.name);
+  const wanted = o.run === undefined ? undefined : parseRunNumber(o.run, '--run');
+  const since = o.since === undefined ? undefined : o.since === '0' ? 0 : parseRunNumber(o.since, '--since');
   const registry = resolveRegistry(o);
   const latest = requireLatest(registry, o.name!);
   const name = latest.record.name;
@@ -43,24 +48,22 @@ export async function result(o: ResultOptions): Promise<Record<string, unknown>>
       bytes: Buffer.byteLength(answer?.text ?? ''),
     };
   }
-  if (o.since !== undefined) {
-    const k = o.since === '0' ? 0 : parseRunNumber(o.since, '--since');
-    const runs = (listRuns(registry, name) ?? []).filter((n) => n > k);
+  if (since !== undefined) {
+    const runs = (listRuns(registry, name) ?? []).filter((n) => n > since);
     const out = [];
     for (const n of runs) {
       const r = n === latest.record.run ? latest : observeRun(runDir(registry, name, n));
       const a = lastAnswer(r.dir, r.record, await loadAdapter(r.record.cli));
       out.push({ run: n, status: r.status, outcome: r.status === 'done' ? r.record.outcome : null, exitCode: r.record.exitCode, sessionId: r.record.sessionId, lastAssistantText: a.text, truncated: a.truncated, bytes: a.bytes });
     }
-    return { ok: true, registry, name, since: k, latestRun: latest.record.run, runs: out };
+    return { ok: true, registry, name, since, latestRun: latest.record.run, runs: out };
   }
   let ob = latest;
-  if (o.run !== undefined) {
-    const k = parseRunNumber(o.run, '--run');
-    if (!(listRuns(registry, name) ?? []).includes(k)) {
-      throw new SubagentError('E_RUN_NOT_FOUND', `"${name}" has no run ${k} (its latest is ${latest.record.run})`, { name, run: k, hint: 'subagent-status --name ' + name + ' shows the latest run number' });
+  if (wanted !== undefined) {
+    if (!(listRuns(registry, name) ?? []).includes(wanted)) {
+      throw new SubagentError('E_RUN_NOT_FOUND', `"${name}" has no run ${wanted} (its latest is ${latest.record.run})`, { name, run: wanted, hint: 'subagent-status --name ' + name + ' shows the latest run number' });
     }
-    ob = observeRun(runDir(registry, name, k));
+    ob = observeRun(runDir(registry, name, wanted));
   }
   const adapter = await loadAdapter(ob.record.cli);
   const answer = lastAnswer(ob.dir, ob.record, adapter);

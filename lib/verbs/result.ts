@@ -4,7 +4,6 @@ import type { FlagSpec } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
 import { SubagentError } from '../errors.js';
 import { follow } from '../commands/follow.js';
-import { parseRunNumber } from '../commands/result.js';
 import { waitTimeoutMs } from '../commands/status.js';
 import { writeStdout } from '../cli/output.js';
 import { result } from '../commands/result.js';
@@ -41,8 +40,6 @@ export function main(): Promise<void> {
     const picks = ['run', 'child', 'since', 'follow'].filter((k) => values[k] !== undefined);
     if (picks.length > 1) throw new SubagentError('E_ARG_INVALID', `${picks.map((p) => '--' + p).join(' and ')} cannot be combined`, { hint: 'choose one run, one child, or the runs since K' });
     validateName(str(values, 'name'));
-    if (values.run !== undefined) parseRunNumber(String(values.run), '--run');
-    if (values.since !== undefined && values.since !== '0') parseRunNumber(String(values.since), '--since');
     if (bool(values, 'follow')) {
       const raw = str(values, 'timeout');
       const timeoutMs = raw === undefined ? null : waitTimeoutMs(raw, process.env);

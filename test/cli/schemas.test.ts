@@ -504,11 +504,29 @@ describe('the documentation against the code', () => {
   const errorsMd = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8');
   const errorSchema = JSON.parse(readFileSync(join(SCHEMA_DIR, 'error.schema.json'), 'utf8'));
 
+  /** Code rows of the table in `section` of docs/errors.md (the text from that heading to the next). */
+  const codeRows = (section: string | null): string[] => {
+    const from = section === null ? 0 : errorsMd.indexOf(`\n## ${section}\n`);
+    assert.ok(from >= 0, `docs/errors.md has a section "${section}"`);
+    const next = errorsMd.indexOf('\n## ', from + 1);
+    return [...errorsMd.slice(from, next < 0 ? undefined : next).matchAll(/^\|\s*`(E_[A-Z_]+)`/gm)].map((m) => m[1]!);
+  };
+
   test('every code of lib/errors.ts is in docs/errors.md (a row of the table) and in the error schema enum, and nothing else is', () => {
     const enumCodes: string[] = errorSchema.$defs.code.enum;
     assert.deepEqual([...enumCodes].sort(), [...ERROR_CODES].sort());
-    const rows = [...errorsMd.matchAll(/^\|\s*`(E_[A-Z_]+)`/gm)].map((m) => m[1]);
-    assert.deepEqual([...rows].sort(), [...ERROR_CODES].sort(), 'one table row per code');
+    assert.deepEqual([...codeRows(null)].sort(), [...ERROR_CODES].sort(), 'one table row per code');
+  });
+
+  test('every code the skill installer prints is a code of the suite or a row of the installer tables in docs/errors.md and docs/skill.md', () => {
+    const script = readFileSync(join(ROOT, 'scripts', 'install-skill.sh'), 'utf8');
+    const printed = [...new Set([...script.matchAll(/\b(?:die|fail_line) (E_[A-Z_]+)/g)].map((m) => m[1]!))].sort();
+    assert.ok(printed.includes('E_TARGET_EXISTS') && printed.includes('E_ARG_INVALID'), `codes found in the script: ${printed}`);
+    const own = printed.filter((c) => !(ERROR_CODES as readonly string[]).includes(c));
+    assert.deepEqual(codeRows("The skill installer's codes").sort(), own, 'errors.md: one row per code of the installer\'s own');
+    const skillMd = readFileSync(join(ROOT, 'docs', 'skill.md'), 'utf8');
+    const skillRows = [...skillMd.matchAll(/^\|\s*`(E_[A-Z_]+)`/gm)].map((m) => m[1]!).sort();
+    assert.deepEqual(skillRows, printed, 'docs/skill.md: one row per code the installer prints');
   });
 
   test('docs/errors.md links to every verb page, and every code a verb page names is a real code', () => {

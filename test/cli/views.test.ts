@@ -119,7 +119,14 @@ function fakeClaude(label: string, description: string): Record<string, string> 
 
 const gateGoing = join(b.dir, 'gate-going');
 
-describe('status --format table and --watch in a real terminal', { skip: HAVE_TMUX ? false : 'tmux is not installed' }, () => {
+// Without tmux the views go untested: a skip on a developer's machine, a failure in CI (CI set), where
+// `make test` has installed it (test/setup-tools.sh) — a CI that cannot is not testing the terminal.
+const NO_TMUX = 'tmux is not installed (test/setup-tools.sh installs it)';
+test('tmux is there to run the terminal views (required when CI is set)', { skip: !HAVE_TMUX && !process.env.CI ? NO_TMUX : false }, () => {
+  assert.ok(HAVE_TMUX, `${NO_TMUX}; with CI=${process.env.CI} the terminal tests must run, not skip`);
+});
+
+describe('status --format table and --watch in a real terminal', { skip: HAVE_TMUX ? false : NO_TMUX }, () => {
   before(async () => {
     startShell(b, 'v/ok', 'echo fine');
     startShell(b, 'v/bad', 'echo broken >&2; exit 3');

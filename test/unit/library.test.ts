@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, status, result, search, resume, cancel, SubagentError, ERROR_CODES } from '../../lib/index.js';
+import { start, status, result, search, resume, cancel, follow, SubagentError, ERROR_CODES } from '../../lib/index.js';
 import { FILES, runDir } from '../../lib/registry/store.js';
 import { BIN, ROOT, killPids, pidsWithEnv, sandbox, until, type RunOut, type Verb } from '../helpers.js';
 
@@ -151,6 +151,31 @@ test('cancel a running run; a second cancel rejects with E_NOT_RUNNING', async (
   await rejectsWith(cancel({ ...ctx, name: 'lib/long' }), 'E_NOT_RUNNING');
 });
 
+test('follow streams the transcript through `write` as it grows and resolves to the result; json: the events the verb prints', async () => {
+  const gate = join(box.dir, 'gate-follow');
+  await start({ ...ctx, name: 'lib/follow', prompt: `echo first; while [ ! -e '${gate}' ]; do sleep 0.05; done; echo second`, cli: 'shell' });
+  const written: string[] = [];
+  const following = follow({ ...ctx, name: 'lib/follow', write: (t) => written.push(t) });
+  await until('the first line is followed', () => written.join('') === 'first\n', 60_000, 20);
+  writeFileSync(gate, '');
+  const r = await following;
+  assert.equal(written.join(''), 'first\nsecond\n');
+  assert.equal(r.ok, true);
+  assert.equal(r.status, 'done');
+  assert.equal(r.lastAssistantText, 'first\nsecond\n');
+  assert.deepEqual(r, await result({ ...ctx, name: 'lib/follow' }));
+
+  const events: string[] = [];
+  const rj = await follow({ ...ctx, name: 'lib/follow', json: true, write: (t) => events.push(t) });
+  assert.deepEqual(events.map((e) => JSON.parse(e)), [
+    { type: 'message', run: 1, index: 1, line: 1, role: 'assistant', text: 'first' },
+    { type: 'message', run: 1, index: 1, line: 2, role: 'assistant', text: 'second' },
+  ]);
+  const printed = await verb('result', ['--name', 'lib/follow', '--follow', '--json']);
+  assert.equal(printed.code, 0, printed.stdout);
+  assert.equal(printed.stdout, events.join('') + JSON.stringify(rj) + '\n', 'the verb prints the same events, then the result');
+});
+
 /** The status of a name through the verb, synchronously (only used with shell runs, no fake server). */
 function statusSync(name: string): string | undefined {
   const r = spawnSync(join(BIN, 'status'), ['--name', name], { cwd: box.dir, env: box.env, encoding: 'utf8' });
@@ -172,6 +197,10 @@ test('errors reject with SubagentError and the code (and details) the verb print
     ['E_WAIT_NAME_REQUIRED', () => status({ ...ctx, waitTerminal: true }), 'status', ['--wait-terminal']],
     ['E_SIGNAL_UNSUPPORTED', () => cancel({ ...ctx, name: 'lib/one', signal: 'HUP' }), 'cancel', ['--name', 'lib/one', '--signal', 'HUP']],
     ['E_RUN_NOT_FOUND', () => result({ ...ctx, name: 'lib/one', run: '9' }), 'result', ['--name', 'lib/one', '--run', '9']],
+    // Flags are checked before the name is looked up: a bad run number wins over an unknown name.
+    ['E_ARG_INVALID', () => result({ ...ctx, name: 'lib/missing', run: '0' }), 'result', ['--name', 'lib/missing', '--run', '0']],
+    ['E_ARG_INVALID', () => result({ ...ctx, name: 'lib/missing', since: 'x' }), 'result', ['--name', 'lib/missing', '--since', 'x']],
+    ['E_NAME_NOT_FOUND', () => follow({ ...ctx, name: 'lib/missing', write: () => undefined }), 'result', ['--name', 'lib/missing', '--follow']],
   ];
   // lib/one exists after the first test; make sure of it when this test runs alone.
   if (statusSync('lib/one') === undefined) {
@@ -240,7 +269,7 @@ test('the package: import("subagents") from another project resolves through "ex
   });
   assert.equal(out.code, 0, out.stdout + out.stderr);
   const got = JSON.parse(out.stdout);
-  for (const k of ['start', 'status', 'result', 'search', 'resume', 'cancel', 'batch', 'SubagentError', 'ERROR_CODES', 'validateName', 'locateRegistry']) assert.ok(got.keys.includes(k), `exports ${k}: ${got.keys}`);
+  for (const k of ['start', 'status', 'result', 'search', 'follow', 'resume', 'cancel', 'batch', 'SubagentError', 'ERROR_CODES', 'validateName', 'locateRegistry']) assert.ok(got.keys.includes(k), `exports ${k}: ${got.keys}`);
   assert.equal(realpathSync(new URL(got.where)), realpathSync(join(ROOT, 'dist', 'lib', 'index.js')));
   assert.equal(got.started, true);
   assert.equal(got.status, 'succeeded');
@@ -252,15 +281,19 @@ test('the package: import("subagents") from another project resolves through "ex
   const dts = join(ROOT, 'dist', 'lib', 'index.d.ts');
   assert.ok(existsSync(dts), dts);
   const decl = readFileSync(dts, 'utf8');
-  for (const k of ['start', 'status', 'result', 'search', 'resume', 'cancel', 'SubagentError', 'ERROR_CODES', 'StartOptions', 'StatusOptions', 'RunRecord']) assert.match(decl, new RegExp(`\\b${k}\\b`), `index.d.ts exports ${k}`);
+  for (const k of ['start', 'status', 'result', 'search', 'follow', 'resume', 'cancel', 'SubagentError', 'ERROR_CODES', 'StartOptions', 'StatusOptions', 'FollowOptions', 'FollowLine', 'RunRecord']) assert.match(decl, new RegExp(`\\b${k}\\b`), `index.d.ts exports ${k}`);
   writeFileSync(
     join(proj, 'use.ts'),
-    `import { start, status, result, search, resume, cancel, SubagentError, ERROR_CODES, type StartOptions, type StatusOptions, type ErrorCode, type RunRecord } from 'subagents';
+    `import { start, status, result, search, resume, cancel, follow, SubagentError, ERROR_CODES, type StartOptions, type StatusOptions, type FollowOptions, type FollowLine, type ErrorCode, type RunRecord } from 'subagents';
 const o: StartOptions = { name: 'x', prompt: Buffer.from('echo'), cli: 'shell', registry: '/tmp/r' };
 const s: StatusOptions = { names: ['x'], waitTerminal: true };
 const p: Promise<Record<string, unknown>> = start(o);
 const q: Promise<Record<string, unknown>> = status(s);
 void [p, q, result, search, resume, cancel];
+const fo: FollowOptions = { name: 'x', json: true, timeoutMs: 1000, write: (text: string) => void text };
+const fl: Promise<Record<string, unknown>> = follow(fo);
+const ev: FollowLine = { type: 'message', run: 1, index: 1, role: 'assistant', text: 't' };
+void [fl, ev];
 const code: ErrorCode = ERROR_CODES[0];
 const e = new SubagentError(code, 'm', { hint: 'h' });
 const n: number = e.exitCode;

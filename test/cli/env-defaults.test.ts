@@ -1,0 +1,111 @@
+// The environment defaults of the contract, through the real executables: SUBAGENT_CLI picks the CLI,
+// SUBAGENT_MODEL / SUBAGENT_VARIANT (or the older OPENCODE_PSA_MODEL / OPENCODE_PSA_VARIANT) are the
+// model and variant a start records and hands to the agent, the SUBAGENT_* name wins over the
+// OPENCODE_PSA_* one and a flag wins over both. The agent is a fake `opencode` on PATH that writes its
+// arguments down and exits (the run may fail: only what was recorded and passed matters). And the wait
+// timeout: --timeout > SUBAGENT_WAIT_TIMEOUT_SEC > OPENCODE_PSA_WAIT_TIMEOUT_SEC.
+import { test, describe, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { assertError, gate, makeBox, open, startShell, untilStatus, waitTerminal } from './util.js';
+
+const b = makeBox('env-defaults');
+const fakeBin = join(b.dir, 'fakebin');
+/** The fake agent runs in the run's cwd and leaves its arguments there, one per line. */
+const FAKE_OPENCODE = `#!/bin/sh\nprintf '%s\\n' "$@" > args\nexit 0\n`;
+
+before(() => {
+  mkdirSync(fakeBin, { recursive: true });
+  writeFileSync(join(fakeBin, 'opencode'), FAKE_OPENCODE);
+  chmodSync(join(fakeBin, 'opencode'), 0o755);
+});
+
+interface Case {
+  name: string;
+  env: Record<string, string>;
+  flags: string[];
+  cli: string;
+  model: string | null;
+  variant: string | null;
+}
+
+/** Starts `c` (no --cli unless a flag says so) in a directory of its own; returns the start line, the finished record and the agent's argv. */
+function startCase(c: Case): { start: any; record: any; argv: string[] | null } {
+  const cwd = join(b.dir, 'cwd-' + c.name);
+  mkdirSync(cwd, { recursive: true });
+  const r = b.run('start-subagent', ['--name', c.name, '--prompt', 'echo hi', '--cwd', cwd, ...c.flags], { env: { PATH: `${fakeBin}:${b.env.PATH}`, ...c.env } });
+  assert.equal(r.code, 0, `${c.name}: ${r.stdout}${r.stderr}`);
+  const record = waitTerminal(b, [c.name])[c.name];
+  let argv: string[] | null = null;
+  try {
+    argv = readFileSync(join(cwd, 'args'), 'utf8').split('\n').slice(0, -1);
+  } catch {
+    argv = null; // the shell CLI writes nothing
+  }
+  return { start: r.json, record, argv };
+}
+
+/** The value after `flag` in argv, or null when the flag is absent. */
+function valueAfter(argv: string[], flag: string): string | null {
+  const i = argv.indexOf(flag);
+  return i < 0 ? null : argv[i + 1]!;
+}
+
+describe('start-subagent applies the environment defaults', () => {
+  const M = { SUBAGENT_MODEL: 'prov/sub-model', SUBAGENT_VARIANT: 'sub-variant' };
+  const P = { OPENCODE_PSA_MODEL: 'prov/psa-model', OPENCODE_PSA_VARIANT: 'psa-variant' };
+  const cases: Case[] = [
+    { name: 'env/subagent', env: { SUBAGENT_CLI: 'opencode', ...M }, flags: [], cli: 'opencode', model: 'prov/sub-model', variant: 'sub-variant' },
+    { name: 'env/psa', env: { SUBAGENT_CLI: 'opencode', ...P }, flags: [], cli: 'opencode', model: 'prov/psa-model', variant: 'psa-variant' },
+    { name: 'env/both', env: { SUBAGENT_CLI: 'opencode', ...P, ...M }, flags: [], cli: 'opencode', model: 'prov/sub-model', variant: 'sub-variant' },
+    { name: 'env/mixed', env: { SUBAGENT_CLI: 'opencode', SUBAGENT_MODEL: 'prov/sub-model', OPENCODE_PSA_VARIANT: 'psa-variant' }, flags: [], cli: 'opencode', model: 'prov/sub-model', variant: 'psa-variant' },
+    { name: 'env/flags', env: { SUBAGENT_CLI: 'opencode', ...P, ...M }, flags: ['--model', 'prov/flag-model', '--variant', 'flag-variant'], cli: 'opencode', model: 'prov/flag-model', variant: 'flag-variant' },
+    { name: 'env/none', env: { SUBAGENT_CLI: 'opencode' }, flags: [], cli: 'opencode', model: null, variant: null },
+    // The CLI flag beats SUBAGENT_CLI; a CLI without models ignores the model defaults (no E_ARG_UNSUPPORTED).
+    { name: 'env/shell', env: { SUBAGENT_CLI: 'opencode', ...M, ...P }, flags: ['--cli', 'shell'], cli: 'shell', model: null, variant: null },
+  ];
+  for (const c of cases) {
+    test(`${c.name}: cli ${c.cli}, model ${c.model}, variant ${c.variant}`, () => {
+      const { start, record, argv } = startCase(c);
+      assert.equal(start.cli, c.cli, JSON.stringify(start));
+      assert.equal(start.model, c.model, 'the start line');
+      assert.equal(record.cli, c.cli);
+      assert.equal(record.model, c.model, 'the record');
+      assert.equal(record.variant, c.variant, 'the record');
+      if (c.cli === 'opencode') {
+        assert.ok(argv, `the fake opencode ran (${JSON.stringify(record)})`);
+        assert.equal(argv[0], 'run');
+        assert.equal(valueAfter(argv, '--model'), c.model, `the agent's arguments: ${argv.join(' ')}`);
+        assert.equal(valueAfter(argv, '--variant'), c.variant, `the agent's arguments: ${argv.join(' ')}`);
+      } else assert.equal(argv, null, 'no opencode ran');
+    });
+  }
+});
+
+describe('status --wait-terminal takes its timeout from the environment', () => {
+  const g = join(b.dir, 'gate-wait');
+  before(async () => {
+    startShell(b, 'slow', gate(g));
+    await untilStatus(b, 'slow', (a) => a.status === 'running', 'running');
+  });
+
+  /** The seconds a --wait-terminal on the gated run gave up after (details.timeoutSec of its E_WAIT_TIMEOUT). */
+  async function timedOutAfter(env: Record<string, string>, flags: string[] = []): Promise<number> {
+    const r = await b.runAsync('status', ['--wait-terminal', '--name', 'slow', ...flags], { env });
+    const j = assertError(r, 'E_WAIT_TIMEOUT', 124);
+    assert.equal(j.agents[0].name, 'slow');
+    return j.details.timeoutSec;
+  }
+
+  test('OPENCODE_PSA_WAIT_TIMEOUT_SEC alone; SUBAGENT_WAIT_TIMEOUT_SEC wins over it; --timeout wins over both', async () => {
+    assert.equal(await timedOutAfter({ OPENCODE_PSA_WAIT_TIMEOUT_SEC: '0.7' }), 0.7);
+    assert.equal(await timedOutAfter({ SUBAGENT_WAIT_TIMEOUT_SEC: '0.5', OPENCODE_PSA_WAIT_TIMEOUT_SEC: '0.7' }), 0.5);
+    // The losing variable is not even read: a bad value there is no error.
+    assert.equal(await timedOutAfter({ SUBAGENT_WAIT_TIMEOUT_SEC: '0.5', OPENCODE_PSA_WAIT_TIMEOUT_SEC: 'soon' }), 0.5);
+    assert.equal(await timedOutAfter({ SUBAGENT_WAIT_TIMEOUT_SEC: 'soon', OPENCODE_PSA_WAIT_TIMEOUT_SEC: 'soon' }, ['--timeout', '0.6']), 0.6);
+    // The run is still going: none of these waits touched it.
+    open(g);
+    assert.equal(waitTerminal(b, ['slow']).slow.outcome, 'succeeded');
+  });
+});
