@@ -1,3 +1,4 @@
+import { checkpoint } from './checkpoint.js';
 import { isAlive, type ProcessIdentity } from './proc/identity.js';
 import { snapshotRun } from './proc/tree.js';
 import { latestRun, latestRunDirOfListed, nameDir, readLauncher, readRecord, runDir } from './registry/store.js';
@@ -35,6 +36,7 @@ function watcher(dir: string, r: RunRecord): { supervisor: ProcessIdentity | nul
 export function observeRun(dir: string): Observation {
   const first = readRecord(dir);
   if (first.status === 'done') return doneObservation(dir, first);
+  checkpoint('observe-before-liveness');
   const w1 = watcher(dir, first);
   if (w1.alive) return { record: first, status: first.status, statusReason: null, agentAlive: isAlive(first.agentProcess), dir, supervisor: w1.supervisor };
   const again = readRecord(dir);

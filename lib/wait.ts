@@ -1,4 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { checkpoint, testWaitBackstopMs } from './checkpoint.js';
 import { monotonicMs } from './time.js';
 
 /**
@@ -20,7 +21,7 @@ export interface WaitSpec<T> {
 export async function waitFor<T>(spec: WaitSpec<T>): Promise<{ value: T; timedOut: boolean }> {
   const watchers = new Map<string, FSWatcher | null>();
   const deadline = spec.timeoutMs === null ? null : monotonicMs() + spec.timeoutMs;
-  const backstop = spec.backstopMs ?? 1000;
+  const backstop = spec.backstopMs ?? testWaitBackstopMs ?? 1000;
   let woken = false;
   let wake: (() => void) | null = null;
   const poke = () => {
@@ -52,6 +53,8 @@ export async function waitFor<T>(spec: WaitSpec<T>): Promise<{ value: T; timedOu
       if (result.done) return { value: result.value, timedOut: false };
       const left = deadline === null ? backstop : deadline - monotonicMs();
       if (left <= 0) return { value: result.value, timedOut: true };
+      // The window a lost wake-up would fall into: read, not yet asleep (test/fault/wait.test.ts holds it open).
+      checkpoint('wait-after-read');
       if (woken) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(backstop, left));

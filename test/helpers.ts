@@ -3,6 +3,10 @@ import { mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TEST_KNOBS } from '../lib/checkpoint.js';
+
+/** The test-only variables of lib/checkpoint.ts: a sandbox starts without them; a test sets them per call. */
+export { TEST_KNOBS };
 
 /** The repository root (tests run from dist/test/…, the executables live in bin/). */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -54,7 +58,7 @@ export function sandbox(prefix = 'subagents-test-'): Sandbox {
     SUBAGENT_DIR: registry,
     SUBAGENT_CANCEL_GRACE_MS: '1500',
   };
-  for (const k of ['SUBAGENT_CLI', 'SUBAGENT_MODEL', 'SUBAGENT_VARIANT', 'SUBAGENT_WAIT_TIMEOUT_SEC', 'SUBAGENT_PARENT', 'SUBAGENT_RUN_ID', 'OPENCODE_PSA_DIR', 'OPENCODE_PSA_MODEL', 'OPENCODE_PSA_VARIANT', 'OPENCODE_PSA_WAIT_TIMEOUT_SEC', 'NO_COLOR']) delete env[k];
+  for (const k of ['SUBAGENT_CLI', 'SUBAGENT_MODEL', 'SUBAGENT_VARIANT', 'SUBAGENT_WAIT_TIMEOUT_SEC', 'SUBAGENT_PARENT', 'SUBAGENT_RUN_ID', 'OPENCODE_PSA_DIR', 'OPENCODE_PSA_MODEL', 'OPENCODE_PSA_VARIANT', 'OPENCODE_PSA_WAIT_TIMEOUT_SEC', 'NO_COLOR', ...TEST_KNOBS]) delete env[k];
   const box: Sandbox = {
     dir,
     registry,
@@ -98,6 +102,43 @@ export async function until<T>(what: string, fn: () => T | undefined | null | fa
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** True while `pid` is stopped (SIGSTOP), e.g. a verb holding still at a SUBAGENT_TEST_PAUSE_AT checkpoint. */
+export function isStopped(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] === 'T';
+  } catch {
+    return false;
+  }
+}
+
+export function procPpid(pid: number): number | null {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
+export function procPgid(pid: number): number | null {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return null;
+  }
+}
+
+export function procSid(pid: number): number | null {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[3]);
+  } catch {
+    return null;
   }
 }
 

@@ -1,6 +1,7 @@
 import { errorObject, jsonLine, jsonLineBytes, writeStdout } from './output.js';
 import { wantsHelp, type FlagSpec } from './flags.js';
 import { resolvedRegistry } from '../commands/common.js';
+import { checkpoint } from '../checkpoint.js';
 
 export type VerbResult = { json: Record<string, unknown> } | { text: string; exitCode?: number };
 
@@ -17,6 +18,8 @@ export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string
       return;
     }
     const out = await verb(argv);
+    // A verb that did its work and then met an unexpected exception (test-only: E_INTERNAL's line).
+    checkpoint('before-output');
     if ('json' in out) {
       writeStdout(jsonLineBytes(out.json));
       process.exitCode = out.json.ok === false ? 1 : 0;

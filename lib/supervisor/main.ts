@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 
 import { join } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
 import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
-import { checkpoint } from '../checkpoint.js';
+import { TEST_KNOBS, checkpoint } from '../checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
 import type { RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
@@ -89,7 +89,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     SUBAGENT_RUN: String(record.run),
     SUBAGENT_RUN_ID: record.runId,
   };
-  delete env.SUBAGENT_TEST_CRASH_AT;
+  for (const knob of TEST_KNOBS) delete env[knob];
   // Programs that trust $PWD over their real cwd (OpenCode) must see the run's directory.
   env.PWD = record.cwd;
   try {

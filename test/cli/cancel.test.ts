@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAKE_AGENT, LONG, expectError, gate, makeBox, pidAlive, pidsWithEnv, readJson, runDirOf, spawnVerb, startShell, statusOf, until, untilStatus, waitTerminal, resultText } from './util.js';
+import { FAKE_AGENT, LONG, expectError, gate, makeBox, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, readJson, runDirOf, spawnVerb, startShell, statusOf, until, untilStatus, waitTerminal, resultText } from './util.js';
 
 const b = makeBox('cancel');
 
@@ -68,6 +68,40 @@ describe('cancel', () => {
     assert.deepEqual(pidsWithEnv(m), [], 'every process of the run is gone');
     assert.ok(!pidAlive(a.agentPid));
     assertCancelled('c/tree');
+  });
+
+  test('descendants that dropped the run marker (SUBAGENT_RUN_ID) are found by the parent-pid walk: one in its own session, one below that, one in the agent\'s group; none survives', async () => {
+    const m = `MARK_NOID=${b.dir}-noid`;
+    const script = [
+      `env -u SUBAGENT_RUN_ID ${m} setsid sleep 310 &`,
+      `env -u SUBAGENT_RUN_ID ${m} setsid sh -c 'sleep 311 & wait' &`,
+      `env -u SUBAGENT_RUN_ID ${m} sleep 312 &`,
+      'echo children-started',
+      'wait',
+    ].join('\n');
+    const a = await running('c/nomark', script, () => pidsWithEnv(m).length >= 4);
+    const kids = pidsWithEnv(m);
+    const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+    const sleeping = (secs: string) => kids.find((p) => readFileSync(`/proc/${p}/cmdline`, 'latin1') === `sleep\0${secs}\0`);
+    // What the test is about, checked in /proc: no marker to find them by; sessions and groups of their own.
+    for (const p of kids) assert.ok(!environ(p).some((e) => e.startsWith('SUBAGENT_RUN_ID=')), `pid ${p} still carries the run marker`);
+    const own = sleeping('310');
+    const below = sleeping('311');
+    const inGroup = sleeping('312');
+    assert.ok(own && below && inGroup, `the sleeps are up: ${kids.join(' ')}`);
+    assert.equal(procSid(own), own, 'sleep 310 leads its own session');
+    assert.equal(procPpid(own), a.agentPid, 'sleep 310 is still the agent\'s child (a descendant, not an escapee)');
+    assert.equal(procPpid(procPpid(below)!), a.agentPid, 'sleep 311 is the agent\'s grandchild');
+    assert.notEqual(procSid(below), procSid(a.agentPid), 'sleep 311 is outside the agent\'s session');
+    assert.notEqual(procPgid(below), procPgid(a.agentPid), 'sleep 311 is outside the agent\'s group');
+    assert.equal(procPgid(inGroup), procPgid(a.agentPid), 'sleep 312 is in the agent\'s group');
+    const r = b.run('cancel', ['--name', 'c/nomark']);
+    assert.equal(r.code, 0, r.stdout);
+    assert.deepEqual(r.json.survivors, []);
+    assert.deepEqual(pidsWithEnv(m), [], 'no descendant of the run is alive (/proc)');
+    for (const p of kids) assert.ok(!pidAlive(p), `pid ${p} survived the cancel`);
+    assert.ok(!pidAlive(a.agentPid));
+    assertCancelled('c/nomark');
   });
 
   test('--signal KILL', async () => {

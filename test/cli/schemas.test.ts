@@ -466,12 +466,29 @@ describe('real outputs against the schemas', () => {
     assert.ok(seen.size >= 10, `at least 10 different codes (${seen.size})`);
   });
 
-  test('E_INTERNAL: a record that is a directory (today a crash, not E_REGISTRY_CORRUPT) still gives one valid error line', () => {
+  test('a record that is a directory: E_REGISTRY_CORRUPT naming it, one valid error line', () => {
     const env = otherRegistry('eisdir');
-    mkdirSync(join(env.SUBAGENT_DIR!, 'agents', 'odd', '1', 'record.json'), { recursive: true });
-    const r = box.run('status', ['--name', 'odd'], { env });
-    assert.ok(r.json && ['E_INTERNAL', 'E_REGISTRY_CORRUPT'].includes(r.json.code), r.stdout);
-    failed(r, r.json.code, 'status of a record that is a directory');
+    const path = join(env.SUBAGENT_DIR!, 'agents', 'odd', '1', 'record.json');
+    mkdirSync(path, { recursive: true });
+    const j = failed(box.run('status', ['--name', 'odd'], { env }), 'E_REGISTRY_CORRUPT', 'status of a record that is a directory');
+    assert.equal(j.details.path, path);
+  });
+
+  test('E_INTERNAL: an unexpected exception in a verb (test-only SUBAGENT_TEST_THROW_AT=before-output) is one error line with the first lines of its stack, exit 1, nothing on stderr', () => {
+    const env = otherRegistry('internal');
+    const r = box.run('status', [], { env: { ...env, SUBAGENT_TEST_THROW_AT: 'before-output' } });
+    const j = failed(r, 'E_INTERNAL', 'status with an injected exception');
+    assert.equal(r.stderr, '');
+    assert.deepEqual(Object.keys(j), ['ok', 'code', 'error', 'details']);
+    assert.equal(j.ok, false);
+    assert.equal(j.error, 'internal error: injected by SUBAGENT_TEST_THROW_AT=before-output');
+    const { stack, ...details } = j.details;
+    assert.deepEqual(details, { registry: env.SUBAGENT_DIR, hint: 'this is a bug in subagents; please report it with the command line that caused it' });
+    assert.ok(Array.isArray(stack) && stack.length >= 2 && stack.length <= 6, `details.stack holds the first lines only: ${JSON.stringify(stack)}`);
+    assert.equal(stack[0], 'Error: injected by SUBAGENT_TEST_THROW_AT=before-output');
+    for (const line of stack.slice(1)) assert.match(line, /^ {4}at /);
+    // The knob alone makes the difference: the same command without it succeeds.
+    ok(box.run('status', [], { env }), 'status without the injected exception');
   });
 
   test('E_LOCK_TIMEOUT: a record lock held by a live process for 15 s', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ISO_UTC, LONG, bootId, expectError, gate, makeBox, open, pidAlive, procStartTime, readJson, runDirOf, startShell, statusOf, tree, until, untilStatus, waitTerminal, resultText, resultJson } from './util.js';
+import { ISO_UTC, LONG, bootId, expectError, gate, isStopped, makeBox, open, pidAlive, procStartTime, readJson, runDirOf, spawnVerb, startShell, statusOf, tree, until, untilStatus, waitTerminal, resultText, resultJson } from './util.js';
 
 const b = makeBox('status');
 
@@ -238,6 +238,27 @@ describe('status: a clean end is never reported unknown', () => {
     );
     assert.ok(seen.has('done'));
     for (const a of Object.values(waitTerminal(c, names))) assert.equal((a as any).outcome, 'succeeded');
+  });
+
+  test('a run that ends cleanly between status\'s read of the record and its liveness check is done/succeeded, not unknown (the record is read again)', async () => {
+    const g = join(c.dir, 'gate-between');
+    startShell(c, 'between', `${gate(g)}; echo bye`);
+    const a = await untilStatus(c, 'between', (x) => x.status === 'running' && x.agentPid, 'running');
+    // Held still right after it read "running", before it asks /proc whether the supervisor lives.
+    const s = spawnVerb(c, 'status', ['--name', 'between'], { env: { SUBAGENT_TEST_PAUSE_AT: 'observe-before-liveness' } });
+    await until('status holds still after its first read', () => isStopped(s.pid) || s.settled(), LONG);
+    assert.equal(s.settled(), false, 'status returned without stopping at its checkpoint');
+    // The run ends cleanly and its supervisor exits: the liveness check will find it dead.
+    open(g);
+    await until('the run is done and its supervisor gone', () => readJson(join(runDirOf(c.registry, 'between'), 'record.json')).status === 'done' && !pidAlive(a.pid), LONG);
+    process.kill(s.pid, 'SIGCONT');
+    const r = await s.done;
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const got = r.json.agents[0];
+    assert.equal(got.status, 'done', `a clean end was reported ${got.status}: ${r.stdout}`);
+    assert.equal(got.outcome, 'succeeded');
+    assert.equal(got.exitCode, 0);
+    assert.equal(got.statusReason, null);
   });
 });
 

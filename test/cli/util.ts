@@ -8,9 +8,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after } from 'node:test';
-import { BIN, ROOT, killPids, parseOneLine, pidAlive, pidsWithEnv, readJson, sandbox, until, type RunOut, type Sandbox, type Verb } from '../helpers.js';
+import { BIN, ROOT, isStopped, killPids, parseOneLine, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, readJson, sandbox, until, type RunOut, type Sandbox, type Verb } from '../helpers.js';
 
-export { BIN, ROOT, killPids, pidAlive, pidsWithEnv, readJson, until };
+export { BIN, ROOT, isStopped, killPids, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, readJson, until };
 export type { RunOut, Sandbox, Verb };
 
 export const MARK_KEY = 'SUBAGENTS_CLI_TEST_BOX';

@@ -13,10 +13,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { BIN, ROOT, killPids, parseOneLine, pidAlive, pidsWithEnv, until, type RunOut, type Verb } from '../helpers.js';
+import { BIN, ROOT, TEST_KNOBS, isStopped, killPids, parseOneLine, pidAlive, pidsWithEnv, procPgid, procSid, until, type RunOut, type Verb } from '../helpers.js';
 import { encodeName } from '../../lib/registry/names.js';
 
-export { BIN, ROOT, killPids, parseOneLine, pidAlive, pidsWithEnv, until };
+export { BIN, ROOT, isStopped, killPids, parseOneLine, pidAlive, pidsWithEnv, procPgid, procSid, until };
 export type { RunOut, Verb };
 
 export const MARK_KEY = 'SUBAGENTS_FAULT_BOX';
@@ -70,7 +70,7 @@ export function makeBox(label: string, base = tmpdir()): Box {
   const registry = join(dir, 'registry');
   const marker = `${MARK_KEY}=${dir}`;
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, SUBAGENT_DIR: registry, SUBAGENT_CANCEL_GRACE_MS: '1500', [MARK_KEY]: dir };
-  for (const k of ['SUBAGENT_CLI', 'SUBAGENT_MODEL', 'SUBAGENT_VARIANT', 'SUBAGENT_WAIT_TIMEOUT_SEC', 'SUBAGENT_PARENT', 'SUBAGENT_RUN_ID', 'SUBAGENT_NAME', 'SUBAGENT_RUN', 'SUBAGENT_MAX_CONCURRENT', 'SUBAGENT_MAX_DEPTH', 'SUBAGENT_TEST_CRASH_AT', 'OPENCODE_PSA_DIR', 'OPENCODE_PSA_MODEL', 'OPENCODE_PSA_VARIANT', 'OPENCODE_PSA_WAIT_TIMEOUT_SEC', 'NO_COLOR']) delete env[k];
+  for (const k of ['SUBAGENT_CLI', 'SUBAGENT_MODEL', 'SUBAGENT_VARIANT', 'SUBAGENT_WAIT_TIMEOUT_SEC', 'SUBAGENT_PARENT', 'SUBAGENT_RUN_ID', 'SUBAGENT_NAME', 'SUBAGENT_RUN', 'SUBAGENT_MAX_CONCURRENT', 'SUBAGENT_MAX_DEPTH', 'OPENCODE_PSA_DIR', 'OPENCODE_PSA_MODEL', 'OPENCODE_PSA_VARIANT', 'OPENCODE_PSA_WAIT_TIMEOUT_SEC', 'NO_COLOR', ...TEST_KNOBS]) delete env[k];
   const box: Box = {
     dir,
     registry,
@@ -291,24 +291,6 @@ export function procStartTime(pid: number): string | null {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
     return s.slice(s.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
-
-export function procPgid(pid: number): number | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[2]);
-  } catch {
-    return null;
-  }
-}
-
-export function procSid(pid: number): number | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[3]);
   } catch {
     return null;
   }
