@@ -19,7 +19,7 @@ build: install
 	node scripts/bundle.mjs
 
 # The real agent CLIs, pinned, installed for the tests only (a user brings their own), and the system
-# tools the fault suite uses (faketime).
+# tools the tests use (faketime, xmllint: test/fault/setup.sh).
 test-clis:
 	bash test/clis/install.sh
 

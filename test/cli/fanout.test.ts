@@ -34,7 +34,7 @@ import {
   waitTerminal,
   type Box,
 } from './util.js';
-import { findAll, liveRunIds, maxOverlap, parseXml, untilAsync, xmllint, type XmlElement } from './fanout-util.js';
+import { findAll, liveRunIds, maxOverlap, parseXml, untilAsync, validateJunit, type XmlElement } from './fanout-util.js';
 
 const bRace = makeBox('fan-race');
 const bKill = makeBox('fan-kill');
@@ -70,14 +70,22 @@ function git(cwd: string, args: string[]): string {
   return r.stdout.trim();
 }
 
-/** Asserts the JUnit file parses (xmllint when installed, and the strict JS parser), returns its root. */
+/**
+ * Asserts the JUnit file is what CI dashboards read: valid against test/fixtures/junit.xsd (xmllint,
+ * which test/fault/setup.sh installs) and, always, the strict JS parser plus the schema's rules the
+ * parser alone would not check (the timestamp form). Returns its root.
+ */
 function checkJunit(t: { diagnostic(msg: string): void }, file: string): XmlElement {
   assert.ok(existsSync(file), `${file} was written`);
-  if (!xmllint(file)) t.diagnostic('xmllint is not installed (apt-get install -y libxml2-utils): only the JS structural check ran');
+  const v = validateJunit(file);
+  if (v === null) t.diagnostic('xmllint is not installed (bash test/fault/setup.sh, or apt-get install -y libxml2-utils): the schema was not checked, only the JS structural checks ran');
+  else assert.ok(v.ok, `${file} is not valid against the JUnit schema: ${v.why}`);
   const root = parseXml(readFileSync(file, 'utf8'));
   assert.equal(root.name, 'testsuites');
   const suites = root.children.filter((c) => c.name === 'testsuite');
   assert.equal(suites.length, 1);
+  assert.match(suites[0]!.attrs.timestamp ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/, 'timestamp: an xs:dateTime without fraction or zone');
+  for (const c of findAll(root, 'testcase')) assert.match(c.attrs.time ?? '', /^\d+(\.\d+)?$/, 'testcase time: seconds');
   return root;
 }
 
@@ -463,6 +471,11 @@ describe('waiting for many (CI)', () => {
     assert.match(bad.error, /status 3/);
 
     const root = checkJunit(t, report);
+    // Control: the schema is strict enough to refuse what the report used to hold (a zoned timestamp).
+    const zoned = join(b.dir, 'zoned.xml');
+    writeFileSync(zoned, readFileSync(report, 'utf8').replace(/timestamp="([^"]+)"/, 'timestamp="$1.123Z"'));
+    const refusedZoned = validateJunit(zoned);
+    if (refusedZoned) assert.equal(refusedZoned.ok, false, 'the JUnit schema must refuse a timestamp with a fraction and a zone');
     assert.equal(root.attrs.tests, '3');
     assert.equal(root.attrs.failures, '1');
     assert.equal(root.attrs.errors, '0');
