@@ -21,7 +21,7 @@ build: install
 
 # The real agent CLIs, pinned, installed for the tests only (a user brings their own; this needs the npm
 # registry), and the system tools the tests shell out to (git, tmux, script, setsid, unshare, perl,
-# libfaketime), installed with apt-get where missing.
+# libfaketime, xmllint), installed with apt-get where missing.
 test-clis:
 	bash test/clis/install.sh
 

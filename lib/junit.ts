@@ -15,6 +15,14 @@ import { dirname } from 'node:path';
  */
 const MAX_OUT = 64 * 1024;
 
+/**
+ * The suite's `timestamp` as the Ant/Jenkins JUnit schemas want it: an xs:dateTime without a fraction
+ * or a zone designator (`2026-11-24T02:10:31`). It is UTC, like every other time this tool writes.
+ */
+export function junitTimestamp(iso: string = nowIso()): string {
+  return iso.slice(0, 19);
+}
+
 function esc(text: string): string {
   return text
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
@@ -64,7 +72,7 @@ export async function writeJunit(file: string, registry: string, observations: O
   const xml =
     `<?xml version="1.0" encoding="UTF-8"?>\n` +
     `<testsuites name="subagents" tests="${observations.length}" failures="${failures}" errors="${errors}" time="${(totalMs / 1000).toFixed(3)}">\n` +
-    ` <testsuite name="${esc(registry)}" tests="${observations.length}" failures="${failures}" errors="${errors}" skipped="0" time="${(totalMs / 1000).toFixed(3)}" timestamp="${nowIso()}">\n` +
+    ` <testsuite name="${esc(registry)}" tests="${observations.length}" failures="${failures}" errors="${errors}" skipped="0" time="${(totalMs / 1000).toFixed(3)}" timestamp="${junitTimestamp()}">\n` +
     cases.join('\n') +
     `\n </testsuite>\n</testsuites>\n`;
   try {

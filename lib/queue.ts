@@ -11,6 +11,8 @@ import { observeRun } from './observe.js';
  * that tickets sort in start order; a supervisor may run its agent only while holding a slot. Under
  * the queue lock a supervisor takes a slot when fewer than `limit` live slots exist and its ticket is
  * the first live one. Slots and tickets of dead processes are swept by whoever holds the lock next.
+ * A slot counts agents, not supervisors: it is held while its supervisor lives or, after that died,
+ * while its run's agent (or any process of the run) still does.
  *
  *   <registry>/queue/limit             the limit in force (absent or 0: none)
  *   <registry>/queue/tickets/<ticket>  a waiting run: {"dir": run directory}
@@ -94,6 +96,23 @@ function ticketLive(path: string): boolean {
   }
 }
 
+/**
+ * A slot is held while its supervisor lives (by identity), and after that died for as long as its run's
+ * agent is proven alive: by the identity in the record, or, for an agent the supervisor never got to
+ * record, by the run's marker. A slot whose run cannot be read any more is free: a corrupt record must
+ * not block the queue for ever.
+ */
+function slotHeld(slot: Record<string, unknown> | null): boolean {
+  if (!slot) return false;
+  if (isIdentity(slot.owner) && isAlive(slot.owner)) return true;
+  if (typeof slot.dir !== 'string') return false;
+  try {
+    return observeRun(slot.dir).agentAlive;
+  } catch {
+    return false;
+  }
+}
+
 export interface QueueView {
   limit: number;
   running: string[];
@@ -107,7 +126,7 @@ export function queueView(registry: string): QueueView {
   const running: string[] = [];
   for (const s of list(join(base, 'slots'))) {
     const slot = readJson(join(base, 'slots', s));
-    if (slot && isIdentity(slot.owner) && isAlive(slot.owner) && typeof slot.dir === 'string') running.push(slot.dir);
+    if (slotHeld(slot) && typeof slot?.dir === 'string') running.push(slot.dir);
   }
   const queued: QueueView['queued'] = [];
   for (const t of list(join(base, 'tickets'))) {
@@ -140,8 +159,7 @@ function tryTake(registry: string, ticket: string, runId: string, dir: string, m
     const limit = readLimit(registry);
     let live = 0;
     for (const s of list(join(base, 'slots'))) {
-      const slot = readJson(join(base, 'slots', s));
-      if (slot && isIdentity(slot.owner) && isAlive(slot.owner)) live++;
+      if (slotHeld(readJson(join(base, 'slots', s)))) live++;
       else removeQuietly(join(base, 'slots', s));
     }
     let first: string | null = null;
@@ -162,7 +180,7 @@ function tryTake(registry: string, ticket: string, runId: string, dir: string, m
 
 /**
  * Waits for a slot: woken by any change in the queue directories, with a backstop that notices a slot
- * holder that died without a trace. Resolves when the slot is ours.
+ * holder (supervisor or orphaned agent) that died without a trace. Resolves when the slot is ours.
  */
 export async function waitForSlot(registry: string, ticket: string, runId: string, dir: string, me: ProcessIdentity, backstopMs = 1000): Promise<void> {
   ensureDirs(registry);

@@ -80,3 +80,12 @@ export function discardFreshWorktree(w: Worktree): void {
   git(w.repo, ['worktree', 'remove', w.path]);
   git(w.repo, ['branch', '-D', w.branch]);
 }
+
+/**
+ * The command that puts a removed run worktree back on its own branch (what a resume needs). `prune`
+ * first: it only forgets worktrees whose directories are gone, so one deleted with rm is accepted too.
+ */
+export function restoreWorktreeCommand(w: Worktree): string {
+  const q = (s: string) => (/^[A-Za-z0-9_./+@:-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
+  return `git -C ${q(w.repo)} worktree prune && git -C ${q(w.repo)} worktree add ${q(w.path)} ${q(w.branch)}`;
+}

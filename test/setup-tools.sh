@@ -9,6 +9,7 @@
 #   setsid, unshare               cancel/tree tests; disk-full and pid-reuse tests  util-linux
 #   perl                          a process that leaves its process group           perl-base
 #   libfaketime                   the wall-clock-jump tests (test/fault/time)       faketime
+#   xmllint                       JUnit reports checked against test/fixtures/junit.xsd  libxml2-utils
 #
 # It needs root (or password-less sudo) and apt-get; elsewhere it says what is missing and leaves the
 # rest to the tests: without tmux the terminal tests fail when CI is set (skip otherwise), without
@@ -35,6 +36,7 @@ missing_packages() {
   { command -v setsid && command -v unshare; } >/dev/null 2>&1 || echo util-linux
   command -v perl >/dev/null 2>&1 || echo perl-base
   have_faketime || echo faketime
+  command -v xmllint >/dev/null 2>&1 || echo libxml2-utils
 }
 
 mapfile -t want < <(missing_packages)

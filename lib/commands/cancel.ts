@@ -4,6 +4,7 @@ import { isTerminal, observeRun, type Observation } from '../observe.js';
 import { isAlive, type ProcessIdentity } from '../proc/identity.js';
 import { signalAll, signalIdentity } from '../proc/signal.js';
 import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
+import { leaveQueue } from '../queue.js';
 import { validateName } from '../registry/names.js';
 import { listNames, updateRecord } from '../registry/store.js';
 import { monotonicMs, nowIso, sleep } from '../time.js';
@@ -160,6 +161,9 @@ async function cancelOne(registry: string, nameArg: string, o: CancelOptions): P
     unrecorded ??= err.message;
   }
   const view = observeRun(ob.dir);
+  // A dead supervisor cannot give back its queue slot; once its run is done, wake the waiting ones now
+  // rather than at their next backstop check.
+  if (view.status === 'done' && !(supervisor && isAlive(supervisor))) leaveQueue(registry, marked.queueTicket, marked.runId);
   return {
     ok: true,
     registry,

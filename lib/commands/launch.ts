@@ -10,13 +10,21 @@ import { enqueue, newTicket, parseLimit, readLimit, writeLimit } from '../queue.
 import { envValue, findOnPath } from './common.js';
 
 /**
- * The concurrency limit: --max-concurrent or SUBAGENT_MAX_CONCURRENT sets the registry's limit (0
- * removes it); a run started while a limit is in force gets a queue ticket.
+ * The concurrency limit asked for: --max-concurrent, else SUBAGENT_MAX_CONCURRENT, else nothing (the
+ * registry's limit stays). Pure: checked with the flags, before anything is created.
  */
-export function queueTicketFor(registry: string, flag: string | undefined, env: NodeJS.ProcessEnv): string | null {
+export function requestedLimit(flag: string | undefined, env: NodeJS.ProcessEnv): number | undefined {
+  if (flag !== undefined) return parseLimit(flag, '--max-concurrent');
   const fromEnv = envValue(env, 'SUBAGENT_MAX_CONCURRENT');
-  if (flag !== undefined) writeLimit(registry, parseLimit(flag, '--max-concurrent'));
-  else if (fromEnv !== undefined) writeLimit(registry, parseLimit(fromEnv, 'SUBAGENT_MAX_CONCURRENT'));
+  return fromEnv === undefined ? undefined : parseLimit(fromEnv, 'SUBAGENT_MAX_CONCURRENT');
+}
+
+/**
+ * Sets the registry's limit when one was asked for (0 removes it); a run started while a limit is in
+ * force gets a queue ticket. The first write a start makes: it comes before the worktree and the name.
+ */
+export function queueTicketFor(registry: string, limit: number | undefined): string | null {
+  if (limit !== undefined) writeLimit(registry, limit);
   return readLimit(registry) > 0 ? newTicket(randomUUID()) : null;
 }
 

@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
@@ -6,8 +6,10 @@ import { childProcess } from '../proc/child-process.js';
 import { createRun, latestRun, nameDir } from '../registry/store.js';
 import { observeLatest } from '../observe.js';
 import { resolveCwd, resolveRegistry, type Context } from './common.js';
-import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicketFor, storeEnvOf } from './launch.js';
+import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicketFor, requestedLimit, storeEnvOf } from './launch.js';
 import { promptRequired } from './start.js';
+import { restoreWorktreeCommand } from '../worktree.js';
+import type { RunRecord } from '../registry/record.js';
 
 export interface ResumeOptions extends Context {
   name: string | undefined;
@@ -25,6 +27,7 @@ export interface ResumeOptions extends Context {
 export async function resume(o: ResumeOptions): Promise<Record<string, unknown>> {
   const env = o.env ?? process.env;
   const callerCwd = o.cwd ?? process.cwd();
+  const limit = requestedLimit(o.maxConcurrent, env);
   const name = validateName(o.name);
   const prompt = typeof o.prompt === 'string' ? Buffer.from(o.prompt, 'utf8') : o.prompt;
   if (prompt.length === 0) throw promptRequired();
@@ -52,6 +55,7 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
       });
     }
   }
+  checkRunDirectory(name, last);
   const adapter = await loadAdapter(last.cli);
   if (adapter.cli !== 'shell' && !last.sessionId) {
     throw new SubagentError('E_SESSION_NOT_FOUND', `"${name}" has no session id to resume (run ${last.run} never reported one)`, {
@@ -64,7 +68,7 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
   // Building the launch is pure: do it once here, so a session id the CLI cannot resume is refused
   // before a run is published, not discovered by the supervisor afterwards.
   adapter.launch({ mode: 'resume', cwd: last.cwd, runDir: nameDir(registry, name), model: o.model ?? last.model, variant: o.variant ?? last.variant, agent: last.agent, files: [], extraArgs: o.extraArgs ?? last.extraArgs, sessionId: last.sessionId });
-  const queueTicket = queueTicketFor(registry, o.maxConcurrent, env);
+  const queueTicket = queueTicketFor(registry, limit);
   const record = newRecord({
     name,
     run: last.run + 1,
@@ -90,6 +94,31 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
   const pid = await launchSupervisor(registry, run, env, queueTicket);
   return launchOutput(registry, record, pid, 'resume');
+}
+
+/**
+ * A session belongs to its directory: when that is gone (a worktree removed after review, say), the
+ * resume is refused before a run is published, with the way to bring the directory back.
+ */
+function checkRunDirectory(name: string, last: RunRecord): void {
+  if (isDirectory(last.cwd)) return;
+  const w = last.worktree;
+  throw new SubagentError('E_CWD_INVALID', `"${name}" runs in ${last.cwd}, which no longer exists`, {
+    name,
+    cwd: last.cwd,
+    ...(w ? { worktree: w.path, branch: w.branch, restore: restoreWorktreeCommand(w) } : {}),
+    hint: w
+      ? `its worktree was removed; bring it back on its branch with: ${restoreWorktreeCommand(w)} (if the branch is gone too, start a new name)`
+      : 'the session belongs to that directory: recreate it, or start a new name elsewhere',
+  });
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function busy(name: string, run: number, orphanAgent: boolean, lostRace = false): SubagentError {

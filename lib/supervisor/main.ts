@@ -85,6 +85,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     ...launch.env,
     SUBAGENT_DIR: registry,
     SUBAGENT_PARENT: record.name,
+    SUBAGENT_DEPTH: String(record.depth ?? 1),
     SUBAGENT_NAME: record.name,
     SUBAGENT_RUN: String(record.run),
     SUBAGENT_RUN_ID: record.runId,

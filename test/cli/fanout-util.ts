@@ -1,12 +1,13 @@
 /**
  * Helpers of test/cli/fanout.test.ts: a strict little XML parser (a structural check of the JUnit
- * report that does not trust the writer), xmllint when it is installed, /proc scans by run marker,
+ * report that does not trust the writer), xmllint against the JUnit schema when it is installed, /proc scans by run marker,
  * and an async `until` that does not block the event loop (so concurrent pollers keep polling).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { pidAlive } from '../helpers.js';
+import { join } from 'node:path';
+import { ROOT, pidAlive } from '../helpers.js';
 
 export interface XmlElement {
   name: string;
@@ -143,17 +144,25 @@ export function findAll(el: XmlElement, name: string): XmlElement[] {
   return out;
 }
 
-let xmllintPath: string | null | undefined;
-/** `xmllint --noout FILE` when xmllint is installed: returns null when it is missing, else asserts it parsed. */
-export function xmllint(file: string): string | null {
-  if (xmllintPath === undefined) {
+let cachedXmllint: string | null | undefined;
+/** The JUnit schema the reports are validated against (see its header for where its rules come from). */
+export const JUNIT_XSD = join(ROOT, 'test', 'fixtures', 'junit.xsd');
+
+/** The path of xmllint, or null when it is not installed (test/fault/setup.sh installs it). */
+function findXmllint(): string | null {
+  if (cachedXmllint === undefined) {
     const w = spawnSync('sh', ['-c', 'command -v xmllint'], { encoding: 'utf8' });
-    xmllintPath = w.status === 0 ? w.stdout.trim() : null;
+    cachedXmllint = w.status === 0 ? w.stdout.trim() : null;
   }
-  if (!xmllintPath) return null;
-  const r = spawnSync(xmllintPath, ['--noout', file], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `xmllint refused ${file}: ${r.stderr}`);
-  return xmllintPath;
+  return cachedXmllint;
+}
+
+/** `xmllint --schema junit.xsd FILE`: null when xmllint is missing; else its verdict (ok, and why not). */
+export function validateJunit(file: string): { ok: boolean; why: string } | null {
+  const bin = findXmllint();
+  if (!bin) return null;
+  const r = spawnSync(bin, ['--noout', '--schema', JUNIT_XSD, file], { encoding: 'utf8' });
+  return { ok: r.status === 0, why: r.stderr };
 }
 
 /** Run ids (SUBAGENT_RUN_ID) of the live processes carrying `marker` (`KEY=value`) in their environment, with their pids. */

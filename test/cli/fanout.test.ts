@@ -9,7 +9,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   BIN,
@@ -34,7 +34,7 @@ import {
   waitTerminal,
   type Box,
 } from './util.js';
-import { findAll, liveRunIds, maxOverlap, parseXml, untilAsync, xmllint, type XmlElement } from './fanout-util.js';
+import { findAll, liveRunIds, maxOverlap, parseXml, untilAsync, validateJunit, type XmlElement } from './fanout-util.js';
 
 const bRace = makeBox('fan-race');
 const bKill = makeBox('fan-kill');
@@ -70,14 +70,36 @@ function git(cwd: string, args: string[]): string {
   return r.stdout.trim();
 }
 
-/** Asserts the JUnit file parses (xmllint when installed, and the strict JS parser), returns its root. */
+/**
+ * Proves that the queued run `waiter` looked at the queue after the slot holder's supervisor died and
+ * found no free slot: its ticket is removed, which wakes its supervisor, and a supervisor that did not
+ * get a slot puts its ticket back (one that got it would start the run instead).
+ */
+async function assertSlotStillHeld(b: Box, waiter: string): Promise<void> {
+  const ticket = join(b.registry, 'queue', 'tickets', recordOf(b, waiter).queueTicket);
+  assert.ok(existsSync(ticket), `${waiter} must still be waiting in the queue (its ticket is gone: it took a slot)`);
+  unlinkSync(ticket);
+  await until(`${waiter} looked at the queue again`, () => existsSync(ticket) || statusOf(b, waiter).status !== 'scheduled', LONG, 100);
+  const w = statusOf(b, waiter);
+  assert.deepEqual([w.status, w.queued], ['scheduled', true], `${waiter} must still wait: the slot holder's agent is alive`);
+}
+
+/**
+ * Asserts the JUnit file is what CI dashboards read: valid against test/fixtures/junit.xsd (xmllint,
+ * which test/fault/setup.sh installs) and, always, the strict JS parser plus the schema's rules the
+ * parser alone would not check (the timestamp form). Returns its root.
+ */
 function checkJunit(t: { diagnostic(msg: string): void }, file: string): XmlElement {
   assert.ok(existsSync(file), `${file} was written`);
-  if (!xmllint(file)) t.diagnostic('xmllint is not installed (apt-get install -y libxml2-utils): only the JS structural check ran');
+  const v = validateJunit(file);
+  if (v === null) t.diagnostic('xmllint is not installed (bash test/fault/setup.sh, or apt-get install -y libxml2-utils): the schema was not checked, only the JS structural checks ran');
+  else assert.ok(v.ok, `${file} is not valid against the JUnit schema: ${v.why}`);
   const root = parseXml(readFileSync(file, 'utf8'));
   assert.equal(root.name, 'testsuites');
   const suites = root.children.filter((c) => c.name === 'testsuite');
   assert.equal(suites.length, 1);
+  assert.match(suites[0]!.attrs.timestamp ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/, 'timestamp: an xs:dateTime without fraction or zone');
+  for (const c of findAll(root, 'testcase')) assert.match(c.attrs.time ?? '', /^\d+(\.\d+)?$/, 'testcase time: seconds');
   return root;
 }
 
@@ -205,7 +227,7 @@ describe('concurrency limit', () => {
     }
   });
 
-  test('a killed supervisor frees its slot: the queued run starts within seconds', async (t) => {
+  test('a killed supervisor frees its slot only once its agent is gone too: by cancel, or when the agent dies', async (t) => {
     const b = bKill;
     const a = startShell(b, 'kill/a', 'sleep 120', ['--max-concurrent', '1']);
     const ra = await untilStatus(b, 'kill/a', (x) => x.status === 'running' && x.agentPid, 'a running');
@@ -232,13 +254,33 @@ describe('concurrency limit', () => {
     assert.deepEqual([m1['kill/b'].queuePosition, m1['kill/y'].queuePosition], [1, 2]);
     assert.equal(m1['kill/a'].status, 'running');
 
+    // a's supervisor dies; its agent lives on: the slot stays taken (the limit counts agents).
     assert.equal(ra.pid, a.pid);
     process.kill(ra.pid, 'SIGKILL');
-    const killedAt = Date.now();
     await until('the supervisor of a is gone', () => !pidAlive(ra.pid), LONG);
+    await assertSlotStillHeld(b, 'kill/b');
+    const ua = statusOf(b, 'kill/a');
+    assert.deepEqual([ua.status, ua.agentAlive, pidAlive(ra.agentPid)], ['unknown', true, true]);
+    const held = await statusAsync(b, ['--prefix', 'kill']);
+    assert.deepEqual(held.queue, { limit: 1, running: 1, queued: 2 }, 'the orphaned agent holds the slot');
+    assert.deepEqual([byName(held.agents)['kill/b'].status, byName(held.agents)['kill/b'].queuePosition], ['scheduled', 1]);
+
+    const ju = b.run('status', ['--name', 'kill/a', '--junit', 'unknown.xml', '--require-success']);
+    assert.equal(assertError(ju, 'E_RUN_FAILED').junit, join(b.dir, 'unknown.xml'));
+    const uroot = checkJunit(t, join(b.dir, 'unknown.xml'));
+    assert.equal(uroot.attrs.errors, '1');
+    assert.deepEqual(findAll(uroot, 'error').map((e) => e.attrs.type), ['unknown']);
+
+    // Cancelling the unknown run ends the orphaned agent; then the slot is free and b starts.
+    const cancelledAt = Date.now();
+    const c = b.run('cancel', ['--name', 'kill/a']);
+    assert.equal(c.code, 0, c.stdout + c.stderr);
+    assert.equal(c.json.previousStatus, 'unknown');
+    assert.deepEqual(c.json.survivors, []);
+    assert.equal(pidAlive(ra.agentPid), false);
     const started = await untilStatus(b, 'kill/b', (x) => x.status !== 'scheduled', 'b started');
-    const latency = Date.now() - killedAt;
-    assert.ok(latency < 10_000, `b started ${latency} ms after the slot holder died`);
+    const latency = Date.now() - cancelledAt;
+    assert.ok(latency < 10_000, `b started ${latency} ms after the cancel`);
     assert.equal(started.queued, false);
     const done = waitTerminal(b, ['kill/b', 'kill/y']);
     assert.equal(done['kill/b'].outcome, 'succeeded');
@@ -247,21 +289,23 @@ describe('concurrency limit', () => {
     assert.equal(resultText(b, 'kill/b'), 'b-done\n');
     assert.equal(resultText(b, 'kill/x'), '', 'x never ran');
 
-    // a is unknown with its orphaned agent alive; cancel ends the agent and records the end.
-    const ua = statusOf(b, 'kill/a');
-    assert.equal(ua.status, 'unknown');
-    assert.equal(ua.agentAlive, true);
-    assert.ok(pidAlive(ra.agentPid));
-    const ju = b.run('status', ['--name', 'kill/a', '--junit', 'unknown.xml', '--require-success']);
-    assert.equal(assertError(ju, 'E_RUN_FAILED').junit, join(b.dir, 'unknown.xml'));
-    const uroot = checkJunit(t, join(b.dir, 'unknown.xml'));
-    assert.equal(uroot.attrs.errors, '1');
-    assert.deepEqual(findAll(uroot, 'error').map((e) => e.attrs.type), ['unknown']);
-    const c = b.run('cancel', ['--name', 'kill/a']);
-    assert.equal(c.code, 0, c.stdout + c.stderr);
-    assert.equal(c.json.previousStatus, 'unknown');
-    assert.deepEqual(c.json.survivors, []);
-    assert.equal(pidAlive(ra.agentPid), false);
+    // Again, but the orphaned agent ends by itself (here its whole process group is killed, so the shell
+    // and its `sleep` go together): the next look at the queue frees the slot.
+    startShell(b, 'kill/c', 'sleep 120');
+    const rc = await untilStatus(b, 'kill/c', (x) => x.status === 'running' && x.agentPid, 'c running');
+    startShell(b, 'kill/d', 'echo d-done');
+    await untilStatus(b, 'kill/d', (x) => x.queued === true, 'd queued');
+    process.kill(rc.pid, 'SIGKILL');
+    await until('the supervisor of c is gone', () => !pidAlive(rc.pid), LONG);
+    await assertSlotStillHeld(b, 'kill/d');
+    const agentKilledAt = Date.now();
+    process.kill(-rc.agentPid, 'SIGKILL'); // the agent leads its own process group
+    const dStarted = await untilStatus(b, 'kill/d', (x) => x.status !== 'scheduled', 'd started');
+    const dLatency = Date.now() - agentKilledAt;
+    assert.ok(dLatency < 10_000, `d started ${dLatency} ms after the orphaned agent died`);
+    assert.equal(dStarted.queued, false);
+    assert.equal(waitTerminal(b, ['kill/d'])['kill/d'].outcome, 'succeeded');
+    assert.deepEqual([statusOf(b, 'kill/c').status, statusOf(b, 'kill/c').agentAlive], ['unknown', false]);
     assert.deepEqual([...liveRunIds(b.marker).keys()], [], 'no agent process of the box survives');
     const s2 = b.run('status', ['--prefix', 'kill']);
     assert.deepEqual(s2.json.queue, { limit: 1, running: 0, queued: 0 });
@@ -463,6 +507,11 @@ describe('waiting for many (CI)', () => {
     assert.match(bad.error, /status 3/);
 
     const root = checkJunit(t, report);
+    // Control: the schema is strict enough to refuse what the report used to hold (a zoned timestamp).
+    const zoned = join(b.dir, 'zoned.xml');
+    writeFileSync(zoned, readFileSync(report, 'utf8').replace(/timestamp="([^"]+)"/, 'timestamp="$1.123Z"'));
+    const refusedZoned = validateJunit(zoned);
+    if (refusedZoned) assert.equal(refusedZoned.ok, false, 'the JUnit schema must refuse a timestamp with a fraction and a zone');
     assert.equal(root.attrs.tests, '3');
     assert.equal(root.attrs.failures, '1');
     assert.equal(root.attrs.errors, '0');
@@ -706,6 +755,54 @@ describe('nested orchestration', () => {
     assert.equal(rc, 'rc=1');
     assert.equal(b.run('status', ['--name', 'flat/child']).json.agents.length, 0);
   });
+
+  test('the depth travels in SUBAGENT_DEPTH: dropping SUBAGENT_DIR does not reset it; a depth that cannot be told is refused', () => {
+    const b = bNest;
+    const start = join(BIN, 'start-subagent');
+    // Each level starts the next with SUBAGENT_DIR removed (the registry given by --registry instead):
+    // the parent's record cannot be read that way, the exported depth still counts.
+    const leaf = join(b.dir, 'lost-leaf.sh');
+    writeFileSync(leaf, `echo "depth=$SUBAGENT_DEPTH"\nenv -u SUBAGENT_DIR '${start}' --registry '${b.registry}' --name lost/deeper --cli shell --prompt 'echo no'\necho "rc=$?"\n`);
+    const mid = join(b.dir, 'lost-mid.sh');
+    writeFileSync(mid, `echo "depth=$SUBAGENT_DEPTH"\nenv -u SUBAGENT_DIR '${start}' --registry '${b.registry}' --name lost/leaf --cli shell --prompt-file '${leaf}'\necho "rc=$?"\n`);
+    const s = b.run('start-subagent', ['--name', 'lost/top', '--cli', 'shell', '--prompt-file', mid], { env: { SUBAGENT_MAX_DEPTH: '2' } });
+    assert.equal(s.code, 0, s.stdout + s.stderr);
+    waitTerminal(b, ['lost/top']);
+    const top = resultText(b, 'lost/top').split('\n');
+    assert.equal(top[0], 'depth=1', 'the supervisor exports the run\'s depth');
+    assert.equal(JSON.parse(top[1]!).ok, true, top[1]);
+    const l = waitTerminal(b, ['lost/leaf'])['lost/leaf'];
+    assert.deepEqual([l.parent, l.depth], ['lost/top', 2]);
+    const [depthLine, line, rc] = resultText(b, 'lost/leaf').split('\n');
+    assert.equal(depthLine, 'depth=2');
+    const refused = JSON.parse(line!);
+    assert.equal(refused.code, 'E_DEPTH_LIMIT', line);
+    assert.deepEqual([refused.details.parent, refused.details.depth, refused.details.max], ['lost/leaf', 3, 2]);
+    assert.equal(rc, 'rc=1');
+    assert.equal(b.run('status', ['--name', 'lost/deeper']).json.agents.length, 0);
+
+    // SUBAGENT_PARENT without SUBAGENT_DEPTH: the depth is read from the parent's record if it can be…
+    const viaRecord = b.run('start-subagent', shellArgs('lost/by-record', 'echo ok'), { env: { SUBAGENT_PARENT: 'lost/leaf', SUBAGENT_MAX_DEPTH: '3' } });
+    assert.equal(viaRecord.code, 0, viaRecord.stdout);
+    assert.equal(waitTerminal(b, ['lost/by-record'])['lost/by-record'].depth, 3);
+    // …and when it cannot (no registry to read it from, no such parent, a garbled SUBAGENT_DEPTH), the
+    // limit counts as reached: the limit fails closed.
+    const noDir: NodeJS.ProcessEnv = { ...b.env, SUBAGENT_PARENT: 'lost/leaf', SUBAGENT_MAX_DEPTH: '9' };
+    delete noDir.SUBAGENT_DIR;
+    const cases: Array<[string, NodeJS.ProcessEnv]> = [
+      ['no SUBAGENT_DIR to read the parent from', noDir],
+      ['no such parent', { ...b.env, SUBAGENT_PARENT: 'lost/nobody', SUBAGENT_MAX_DEPTH: '9' }],
+      ['a garbled SUBAGENT_DEPTH', { ...b.env, SUBAGENT_PARENT: 'lost/top', SUBAGENT_DEPTH: 'x1', SUBAGENT_MAX_DEPTH: '9' }],
+    ];
+    for (const [label, env] of cases) {
+      const r = spawnSync(join(BIN, 'start-subagent'), [...shellArgs('lost/unknown-depth', 'echo no'), '--registry', b.registry], { cwd: b.dir, env, encoding: 'utf8' });
+      assert.equal(r.status, 1, `${label}: ${r.stdout}${r.stderr}`);
+      const j = JSON.parse(r.stdout);
+      assert.equal(j.code, 'E_DEPTH_LIMIT', label);
+      assert.deepEqual([j.details.depthKnown, j.details.depth, j.details.max], [false, 10, 9], label);
+    }
+    assert.equal(b.run('status', ['--name', 'lost/unknown-depth']).json.agents.length, 0);
+  });
 });
 
 describe('worktrees', () => {
@@ -837,6 +934,77 @@ describe('worktrees', () => {
     expectError(b, 'start-subagent', [...shellArgs('wt/plain', 'echo no'), '--worktree', '--cwd', plain], 'E_ARG_INVALID');
     expectError(b, 'start-subagent', [...shellArgs('wt/nobase', 'echo no'), '--base', 'v1', '--cwd', repo], 'E_ARG_INVALID');
     assert.equal(b.run('status', ['--prefix', 'wt']).json.agents.map((a: any) => a.name).join(' '), 'wt/based wt/batched wt/dup wt/one', 'nothing else was recorded');
+  });
+
+  test('a start refused after its checks (a bad SUBAGENT_MAX_CONCURRENT, an unwritable queue limit) leaves no worktree or branch behind', () => {
+    assert.ok(c2, 'the repository exists (first test)');
+    const state = () => [git(repo, ['branch', '--list']), git(repo, ['worktree', 'list', '--porcelain'])];
+    const before = state();
+    const bad = expectError(b, 'start-subagent', [...shellArgs('wtleak/env', 'echo no'), '--worktree', '--cwd', repo], 'E_ARG_INVALID', { env: { SUBAGENT_MAX_CONCURRENT: 'many' } });
+    assert.match(bad.error, /SUBAGENT_MAX_CONCURRENT/);
+    assert.deepEqual(state(), before, 'no branch, no worktree');
+    assert.equal(existsSync(join(b.registry, 'worktrees', 'wtleak+env')), false);
+
+    // The limit cannot be written (queue/ of this registry is a file): refused before the worktree.
+    const reg = join(b.dir, 'reg-noqueue');
+    mkdirSync(reg, { recursive: true });
+    writeFileSync(join(reg, 'queue'), 'not a directory\n');
+    expectError(b, 'start-subagent', [...shellArgs('wtleak/limit', 'echo no'), '--worktree', '--cwd', repo, '--max-concurrent', '2', '--registry', reg], 'E_REGISTRY_UNWRITABLE');
+    assert.deepEqual(state(), before, 'no branch, no worktree');
+    assert.equal(existsSync(join(reg, 'worktrees', 'wtleak+limit')), false);
+
+    // Nothing was left to block the names: once the cause is gone both start.
+    startShell(b, 'wtleak/env', 'git rev-parse --abbrev-ref HEAD', ['--worktree', '--cwd', repo]);
+    assert.equal(waitTerminal(b, ['wtleak/env'])['wtleak/env'].outcome, 'succeeded');
+    assert.equal(resultText(b, 'wtleak/env'), 'subagents/wtleak/env\n');
+    unlinkSync(join(reg, 'queue'));
+    startShell(b, 'wtleak/limit', 'git rev-parse --abbrev-ref HEAD', ['--worktree', '--cwd', repo, '--max-concurrent', '2', '--registry', reg]);
+    const w = b.run('status', ['--wait-terminal', '--name', 'wtleak/limit', '--registry', reg, '--timeout', WAIT_SEC]);
+    assert.equal(w.code, 0, w.stdout);
+    assert.equal(w.json.agents[0].outcome, 'succeeded', w.json.agents[0].error);
+    assert.equal(w.json.queue.limit, 2);
+  });
+
+  test('clean-up as documented: git refuses a dirty run worktree; status and result outlive the worktree; resume without it is E_CWD_INVALID with the way back', () => {
+    assert.ok(c2, 'the repository exists (first test)');
+    startShell(b, 'wtclean/dirty', 'echo changed >> README; echo new > untracked.txt; echo dirty-done', ['--worktree', '--cwd', repo]);
+    startShell(b, 'wtclean/done', `echo work > work.txt; git add work.txt && ${commit('work')} && echo clean-done`, ['--worktree', '--cwd', repo]);
+    const w = waitTerminal(b, ['wtclean/dirty', 'wtclean/done']);
+    assert.equal(w['wtclean/dirty'].outcome, 'succeeded', w['wtclean/dirty'].error);
+    assert.equal(w['wtclean/done'].outcome, 'succeeded', w['wtclean/done'].error);
+
+    // The documented removal refuses a worktree with uncommitted or untracked changes, and keeps them.
+    const dirty = w['wtclean/dirty'].worktree.path;
+    const refused = spawnSync('git', ['worktree', 'remove', dirty], { cwd: repo, encoding: 'utf8' });
+    assert.notEqual(refused.status, 0, 'git worktree remove must refuse a dirty worktree');
+    assert.match(refused.stderr, /modified or untracked/);
+    assert.equal(readFileSync(join(dirty, 'untracked.txt'), 'utf8'), 'new\n');
+    assert.equal(readFileSync(join(dirty, 'README'), 'utf8'), 'one\nchanged\n');
+
+    // A clean one goes; its branch keeps the work, and `git branch -d` refuses while it is unmerged.
+    const done = w['wtclean/done'].worktree.path;
+    git(repo, ['worktree', 'remove', done]);
+    assert.equal(existsSync(done), false);
+    const unmerged = spawnSync('git', ['branch', '-d', 'subagents/wtclean/done'], { cwd: repo, encoding: 'utf8' });
+    assert.notEqual(unmerged.status, 0, 'git branch -d must refuse an unmerged run branch');
+    assert.equal(git(repo, ['log', '-1', '--format=%s', 'subagents/wtclean/done']), 'work');
+
+    // The record does not depend on the worktree.
+    const st = statusOf(b, 'wtclean/done');
+    assert.deepEqual([st.status, st.outcome, st.worktree.path], ['done', 'succeeded', done]);
+    assert.equal(resultText(b, 'wtclean/done'), 'clean-done\n');
+
+    // Resume refuses before publishing a run, and says how to bring the worktree back.
+    const e = expectError(b, 'resume-subagent', ['--name', 'wtclean/done', '--prompt', 'cat work.txt'], 'E_CWD_INVALID');
+    assert.deepEqual([e.details.cwd, e.details.worktree, e.details.branch], [st.cwd, done, 'subagents/wtclean/done']);
+    assert.ok(e.details.hint.includes(e.details.restore), e.details.hint);
+    assert.equal(statusOf(b, 'wtclean/done').run, 1, 'no run was published');
+    const restored = spawnSync('sh', ['-c', e.details.restore], { encoding: 'utf8' });
+    assert.equal(restored.status, 0, `${e.details.restore}: ${restored.stderr}`);
+    const r = b.run('resume-subagent', ['--name', 'wtclean/done', '--prompt', 'cat work.txt; git rev-parse --abbrev-ref HEAD']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(waitTerminal(b, ['wtclean/done'])['wtclean/done'].run, 2);
+    assert.equal(resultText(b, 'wtclean/done'), 'work\nsubagents/wtclean/done\n');
   });
 });
 
