@@ -24,7 +24,7 @@ import { RECORD_FORMAT } from './record.js';
  */
 const FILE = 'status-cache';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 1 record format ${RECORD_FORMAT} crc32 `;
+const VERSION = `subagents status cache 2 record format ${RECORD_FORMAT} crc32 `;
 /**
  * Only records whose timestamps are older than this (before the cache was opened) are remembered. A
  * change within the same clock tick as the stat that keyed a record could leave size and timestamps
