@@ -11,8 +11,8 @@ import { emptyState } from './types.js';
 /**
  * The `codex` CLI (OpenAI Codex 0.169): `codex exec --json`, the prompt on stdin (`-`).
  *
- *   new run  codex exec --json --skip-git-repo-check -C <cwd> [-m M] [-c model_reasoning_effort="V"] [extra…] -
- *   resume   codex exec --json --skip-git-repo-check -C <cwd> [-m M] [-c …] [extra…] resume <thread_id> -
+ *   new run  codex exec [extra…] --json --skip-git-repo-check -C <cwd> [-m M] [-c model_reasoning_effort="V"] -
+ *   resume   codex exec [extra…] --json --skip-git-repo-check -C <cwd> [-m M] [-c …] resume <thread_id> -
  *
  * Every exec-level option goes *before* `resume` (`-s`, `-C`, `-p`, `--add-dir` are refused after it).
  * Stdout is one JSON event per line: `thread.started {thread_id}` first, `item.started|completed`,
