@@ -1,10 +1,9 @@
-import { join } from 'node:path';
 import type { AgentAdapter, Message } from './agents/types.js';
 import { loadAdapter } from './agents/index.js';
 import { SubagentError } from './errors.js';
-import { LineFollower } from './lines.js';
 import type { ChildAgent, RunRecord } from './registry/record.js';
-import { FILES, listRuns, readRecord, runDir } from './registry/store.js';
+import { listRuns, readRecord, runDir } from './registry/store.js';
+import { parseLog } from './transcript.js';
 
 /** A child sub-agent of one of a name's runs, and where its words were read from. */
 export interface ChildTranscript {
@@ -52,7 +51,6 @@ export async function childTranscript(registry: string, name: string, childId: s
   const parser = adapter.parser((m) => {
     if (m.childId === childId) fromStream.push(m);
   });
-  new LineFollower(join(dir, FILES.events), (line) => parser.line(line)).flush();
-  parser.end?.();
+  parseLog(dir, parser);
   return { run: record.run, child, messages: fromStream, source: 'stream' };
 }

@@ -10,9 +10,11 @@ export class LineFollower {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private readonly chunk = Buffer.allocUnsafe(256 * 1024);
-  /** Lines longer than this are cut (and counted) so a runaway line cannot exhaust memory. */
+  /** Lines longer than this (in bytes, without the newline) are dropped whole and counted in `cutLines`, so a runaway line cannot exhaust memory. */
   static readonly MAX_LINE = 16 * 1024 * 1024;
   cutLines = 0;
+  /** Inside a line that was cut: the rest of it, up to its newline, is dropped too. */
+  private discarding = false;
 
   constructor(
     private readonly path: string,
@@ -56,7 +58,9 @@ export class LineFollower {
       const nl = data.indexOf(10, start);
       if (nl === -1) break;
       const piece = data.subarray(start, nl);
-      if (this.pendingBytes) {
+      if (this.discarding) this.discarding = false;
+      else if (this.pendingBytes + piece.length > LineFollower.MAX_LINE) this.cut();
+      else if (this.pendingBytes) {
         this.pending.push(piece);
         this.emit(Buffer.concat(this.pending));
         this.pending = [];
@@ -64,17 +68,23 @@ export class LineFollower {
       } else this.emit(piece);
       start = nl + 1;
     }
-    if (start < data.length) {
+    if (start < data.length && !this.discarding) {
       const rest = data.subarray(start);
       if (this.pendingBytes + rest.length > LineFollower.MAX_LINE) {
-        this.cutLines++;
-        this.pending = [];
-        this.pendingBytes = 0;
+        this.cut();
+        this.discarding = true;
       } else {
         this.pending.push(Buffer.from(rest));
         this.pendingBytes += rest.length;
       }
     }
+  }
+
+  /** The line being read is longer than MAX_LINE: what was kept of it goes, and it is counted. */
+  private cut(): void {
+    this.cutLines++;
+    this.pending = [];
+    this.pendingBytes = 0;
   }
 
   private emit(line: Buffer): void {

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentAdapter, Message, StreamState } from './agents/types.js';
+import type { AgentAdapter, Message, StreamParser } from './agents/types.js';
 import { LineFollower } from './lines.js';
 import type { RunRecord } from './registry/record.js';
 import { FILES } from './registry/store.js';
@@ -21,7 +21,8 @@ export interface TranscriptItem {
   childId?: string;
 }
 
-export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapter, visit: (item: TranscriptItem) => void): StreamState {
+/** Yields the run's transcript; returns how many lines of its event log were skipped (see skippedLines). */
+export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapter, visit: (item: TranscriptItem) => void): number {
   const run = record.run;
   const prompt = readFileSync(join(dir, FILES.prompt)).toString('utf8');
   if (adapter.stream === 'text') {
@@ -29,20 +30,36 @@ export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapte
     let line = 0;
     const follower = new LineFollower(join(dir, FILES.events), (text) => visit({ run, index: 1, role: 'assistant', text, line: ++line }));
     follower.flush();
-    return adapter.parser().state;
+    return follower.cutLines;
   }
   visit({ run, index: 0, role: 'user', text: prompt });
   let index = 0;
   const parser = adapter.parser((m) => visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) }));
-  new LineFollower(join(dir, FILES.events), (line) => parser.line(line)).flush();
+  return parseLog(dir, parser);
+}
+
+/**
+ * Feeds a run's whole event log to a parser, streamed. Returns the lines skipped: those the parser
+ * could not read as events (noise, a torn last line) and those dropped for being over-long.
+ */
+export function parseLog(dir: string, parser: StreamParser): number {
+  const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
+  follower.flush();
   parser.end?.();
-  return parser.state;
+  return skippedLines(parser, follower);
+}
+
+/** The run's `skippedLines` as far as `follower` has read. */
+export function skippedLines(parser: StreamParser, follower: LineFollower): number {
+  return parser.state.skippedLines + follower.cutLines;
 }
 
 export interface Answer {
   text: string;
   truncated: boolean;
   bytes: number;
+  /** Event-log lines skipped while reading the answer (0 for shell, whose answer is its raw output). */
+  skippedLines: number;
 }
 
 export const RESULT_MAX_BYTES = 1024 * 1024;
@@ -51,10 +68,9 @@ export const RESULT_MAX_BYTES = 1024 * 1024;
 export function lastAnswer(dir: string, record: RunRecord, adapter: AgentAdapter): Answer {
   if (adapter.stream === 'text') return tail(join(dir, FILES.events), RESULT_MAX_BYTES);
   const parser = adapter.parser();
-  new LineFollower(join(dir, FILES.events), (line) => parser.line(line)).flush();
-  parser.end?.();
+  const skipped = parseLog(dir, parser);
   const text = parser.state.lastAssistantText ?? '';
-  return { text, truncated: false, bytes: Buffer.byteLength(text) };
+  return { text, truncated: false, bytes: Buffer.byteLength(text), skippedLines: skipped };
 }
 
 function tail(path: string, max: number): Answer {
@@ -62,7 +78,7 @@ function tail(path: string, max: number): Answer {
   try {
     fd = openSync(path, 'r');
   } catch {
-    return { text: '', truncated: false, bytes: 0 };
+    return { text: '', truncated: false, bytes: 0, skippedLines: 0 };
   }
   try {
     const size = fstatSync(fd).size;
@@ -80,7 +96,7 @@ function tail(path: string, max: number): Answer {
       const nl = body.indexOf(10);
       if (nl !== -1 && nl < body.length - 1) body = body.subarray(nl + 1);
     }
-    return { text: body.toString('utf8'), truncated: start > 0, bytes: size };
+    return { text: body.toString('utf8'), truncated: start > 0, bytes: size, skippedLines: 0 };
   } finally {
     closeSync(fd);
   }

@@ -34,6 +34,7 @@ export function viewOf(o: Observation): Record<string, unknown> {
     worktree: r.worktree ?? null,
     cancelRequested: r.cancel !== null,
     toolUses: r.toolUses,
+    skippedLines: r.skippedLines ?? 0,
     usage: r.usage,
     children: r.children,
     extraArgs: r.extraArgs,

@@ -11,8 +11,8 @@ import { emptyState } from './types.js';
 /**
  * The `codex` CLI (OpenAI Codex 0.169): `codex exec --json`, the prompt on stdin (`-`).
  *
- *   new run  codex exec --json --skip-git-repo-check -C <cwd> [-m M] [-c model_reasoning_effort="V"] [extra…] -
- *   resume   codex exec --json --skip-git-repo-check -C <cwd> [-m M] [-c …] [extra…] resume <thread_id> -
+ *   new run  codex exec [extra…] --json --skip-git-repo-check -C <cwd> [-m M] [-c model_reasoning_effort="V"] -
+ *   resume   codex exec [extra…] --json --skip-git-repo-check -C <cwd> [-m M] [-c …] resume <thread_id> -
  *
  * Every exec-level option goes *before* `resume` (`-s`, `-C`, `-p`, `--add-dir` are refused after it).
  * Stdout is one JSON event per line: `thread.started {thread_id}` first, `item.started|completed`,
@@ -695,11 +695,12 @@ async function childMessages(q: ChildQuery, onMessage: (m: Message) => void): Pr
 // Launch.
 
 function launch(input: LaunchInput): Launch {
-  // Exec-level options, valid for a new run and (placed before `resume`) for a resume.
-  const options = ['--json', '--skip-git-repo-check', '-C', input.cwd];
+  // Exec-level options, valid for a new run and (placed before `resume`) for a resume. The caller's
+  // arguments come first: a multi-value option among them (`-i a.png b.png`) then ends at our first
+  // flag instead of swallowing `resume <id> -` (codex would silently start a new thread) or `-`.
+  const options = [...input.extraArgs, '--json', '--skip-git-repo-check', '-C', input.cwd];
   if (input.model) options.push('-m', input.model);
   if (input.variant) options.push('-c', `model_reasoning_effort=${JSON.stringify(input.variant)}`);
-  options.push(...input.extraArgs);
   if (input.mode === 'new') return { command: 'codex', args: ['exec', ...options, '-'], env: {} };
   // `resume` with anything but a thread UUID is taken as a thread *name*, and an unknown name silently
   // starts a new thread: never let that happen.

@@ -108,6 +108,7 @@ export function newRecord(s: RunSettings): RunRecord {
     worktree: s.worktree ?? null,
     depth: s.depth ?? 1,
     eventBytes: 0,
+    skippedLines: 0,
   };
 }
 

@@ -54,7 +54,7 @@ export async function result(o: ResultOptions): Promise<Record<string, unknown>>
     for (const n of runs) {
       const r = n === latest.record.run ? latest : observeRun(runDir(registry, name, n));
       const a = lastAnswer(r.dir, r.record, await loadAdapter(r.record.cli));
-      out.push({ run: n, status: r.status, outcome: r.status === 'done' ? r.record.outcome : null, exitCode: r.record.exitCode, sessionId: r.record.sessionId, lastAssistantText: a.text, truncated: a.truncated, bytes: a.bytes });
+      out.push({ run: n, status: r.status, outcome: r.status === 'done' ? r.record.outcome : null, exitCode: r.record.exitCode, sessionId: r.record.sessionId, lastAssistantText: a.text, truncated: a.truncated, bytes: a.bytes, skippedLines: a.skippedLines });
     }
     return { ok: true, registry, name, since, latestRun: latest.record.run, runs: out };
   }
@@ -79,5 +79,6 @@ export async function result(o: ResultOptions): Promise<Record<string, unknown>>
     lastAssistantText: answer.text,
     truncated: answer.truncated,
     bytes: answer.bytes,
+    skippedLines: answer.skippedLines,
   };
 }

@@ -71,10 +71,11 @@ export async function search(o: SearchOptions): Promise<Record<string, unknown>>
     c.messages.forEach((m, i) => visit({ run: c.run, index: i, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}) }));
     return { ok: true, registry, name, child: c.child.id, source: c.source, pattern: o.pattern, role, matches, total, truncated: total > matches.length };
   }
+  let skippedLines = 0;
   for (const run of listRuns(registry, name) ?? []) {
     const dir = runDir(registry, name, run);
     const record = run === latest.record.run ? latest.record : readRecord(dir);
-    forEachItem(dir, record, await loadAdapter(record.cli), visit);
+    skippedLines += forEachItem(dir, record, await loadAdapter(record.cli), visit);
   }
-  return { ok: true, registry, name, pattern: o.pattern, role, matches, total, truncated: total > matches.length };
+  return { ok: true, registry, name, pattern: o.pattern, role, matches, total, truncated: total > matches.length, skippedLines };
 }

@@ -293,6 +293,7 @@ function history(registry: string, name: string): Record<string, unknown> {
         signal: r.signal,
         error: r.error,
         usage: r.usage,
+        skippedLines: r.skippedLines ?? 0,
       };
     }),
   };

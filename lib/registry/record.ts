@@ -83,6 +83,11 @@ export interface RunRecord {
   storeEnv: Record<string, string>;
   /** Bytes of the event log already digested by the supervisor's progress reader. */
   eventBytes: number;
+  /**
+   * Lines of the event log that were skipped: not JSON, a torn last line, or longer than 16 MiB.
+   * Absent in records written before the field existed (read as 0).
+   */
+  skippedLines?: number;
 }
 
 const STRING_OR_NULL = ['model', 'variant', 'agent', 'sessionId', 'parent', 'agentStartedAt', 'finishedAt', 'signal', 'error', 'endReason', 'lastActivityAt'] as const;

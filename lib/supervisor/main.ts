@@ -11,6 +11,7 @@ import { LineFollower } from '../lines.js';
 import { leaveQueue, waitForSlot } from '../queue.js';
 import { spawnAgent, type AgentProcess } from './agent-process.js';
 import { usageBefore } from '../usage.js';
+import { skippedLines } from '../transcript.js';
 
 /**
  * The supervisor: one detached Node process per run, the sole owner of the run while it lives.
@@ -142,7 +143,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   checkpoint('agent-exited');
   follower.flush();
   parser.end?.();
-  finish(dir, adapter, parser, exit, null);
+  finish(dir, adapter, parser, exit, null, null, skippedLines(parser, follower));
 }
 
 /**
@@ -199,14 +200,15 @@ class Progress {
     this.lastTickAt = monotonicMs();
     if (this.follower.poll() === 0) return;
     const s = this.parser.state;
-    const snapshot = JSON.stringify([s.sessionId, s.toolUses, s.usage, s.children]);
+    const skipped = skippedLines(this.parser, this.follower);
+    const snapshot = JSON.stringify([s.sessionId, s.toolUses, s.usage, s.children, skipped]);
     const activity = s.lastActivityAt;
     if (snapshot === this.lastWritten && !activity) return;
     this.lastWritten = snapshot;
     try {
       updateRecord(this.dir, (r) => {
         if (r.status === 'done') return null;
-        return { ...r, sessionId: r.sessionId ?? s.sessionId, toolUses: s.toolUses, usage: s.usage, children: s.children, lastActivityAt: activity ?? r.lastActivityAt, eventBytes: this.follower.position };
+        return { ...r, sessionId: r.sessionId ?? s.sessionId, toolUses: s.toolUses, usage: s.usage, children: s.children, skippedLines: skipped, lastActivityAt: activity ?? r.lastActivityAt, eventBytes: this.follower.position };
       });
     } catch (err) {
       log(`progress update failed: ${(err as Error).message}`);
@@ -221,6 +223,7 @@ function finish(
   exit: { code: number | null; signal: string | null },
   cancelledWhy: string | null,
   spawnError: string | null = null,
+  skipped: number | null = null,
 ): void {
   const s = parser?.state;
   // The verdict first: it may settle children the stream never ended (statusSource "inferred").
@@ -245,6 +248,7 @@ function finish(
       toolUses: s?.toolUses ?? r.toolUses,
       usage: s?.usage ?? r.usage,
       children: s?.children ?? r.children,
+      skippedLines: skipped ?? r.skippedLines ?? 0,
       lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
     };
   }, 'done');

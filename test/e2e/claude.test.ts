@@ -11,11 +11,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { startAnthropic } from '../fakes/anthropic.js';
 import type { FakeRequest, FakeServer } from '../fakes/script.js';
-import { claudeSetup, cliBin } from '../fakes/env.js';
+import { claudeSetup, requireCli } from '../fakes/env.js';
 import { killPids, pidsWithEnv, sandbox, until, type RunOut, type Sandbox } from '../helpers.js';
 
-const HAVE_CLI = existsSync(cliBin('claude'));
-const SKIP_WHY = `the pinned claude is not installed (${cliBin('claude')}); run bash test/clis/install.sh`;
 const MARK_KEY = 'SUBAGENTS_E2E_CLAUDE';
 
 let srv: FakeServer | null = null;
@@ -116,7 +114,7 @@ function record(b: Box, name: string, run = 1): any {
 }
 
 test('start → wait → result; resume continues the same session; search sees both runs; the tool call is a transcript tool', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'resume');
   const s = await server();
   const one = uniq('alpha');
@@ -186,7 +184,7 @@ test('start → wait → result; resume continues the same session; search sees 
 });
 
 test('an HTTP 500 from the API (no retries) → outcome failed with Claude\'s error; a bad --agent → failed with its stderr', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'error');
   const why = uniq('boom');
   ok(b.run('start-subagent', ['--name', 'e500', '--cli', 'claude', '--prompt', `ERROR:500:${why}`]), 'start e500');
@@ -213,7 +211,7 @@ test('an HTTP 500 from the API (no retries) → outcome failed with Claude\'s er
 });
 
 test('cancel during a long Bash tool leaves no process of the run', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'cancel');
   const marker = uniq('sleepmark');
   ok(b.run('start-subagent', ['--name', 'slow', '--cli', 'claude', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]), 'start');
@@ -234,7 +232,7 @@ test('cancel during a long Bash tool leaves no process of the run', async (t) =>
 });
 
 test('a sub-agent shows up in children; result --child returns its answer; search --child finds its words', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'child');
   const word = uniq('childword');
   const toolWord = uniq('childtool');
@@ -268,7 +266,7 @@ test('a sub-agent shows up in children; result --child returns its answer; searc
 });
 
 test('a 300 KB prompt arrives whole and byte-exact at the model', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'big');
   const s = await server();
   const tag = uniq('bigok');

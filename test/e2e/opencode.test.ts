@@ -3,18 +3,18 @@
 // XDG dirs (so its own opencode.db), and a marker in the environment of every process it starts, by which
 // `after` ends leftovers (by pid). An OpenCode run costs ~3 s and ~600 MB, so runs are few and serial.
 //
-// Errors use HTTP 400: OpenCode retries 5xx/429 silently for 60-100 s before it reports them.
+// OpenCode retries 5xx/429 silently (5 retries, 2 s doubling back-off, ~60 s) and no setting of its own
+// shortens that; it does honour the server's `retry-after-ms` header, which the fake sends as 0 on every
+// error status, so an HTTP 500 fails within seconds here.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
 import type { FakeRequest, FakeServer } from '../fakes/script.js';
-import { cliBin, opencodeSetup } from '../fakes/env.js';
+import { opencodeSetup, requireCli } from '../fakes/env.js';
 import { killPids, pidsWithEnv, readJson, sandbox, until, type Sandbox } from '../helpers.js';
 
-const HAVE_CLI = existsSync(cliBin('opencode'));
-const SKIP_WHY = `the pinned opencode is not installed (${cliBin('opencode')}); run bash test/clis/install.sh`;
 const MARK_KEY = 'SUBAGENTS_E2E_OPENCODE';
 
 let srv: FakeServer | null = null;
@@ -88,7 +88,7 @@ function requestsWith(s: FakeServer, needle: string): FakeRequest[] {
 }
 
 test('start → wait → result; resume continues the same session; search sees both runs; tool calls are transcript tools; --file and --model reach the CLI', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'resume');
   const s = await server();
   const one = uniq('alpha');
@@ -154,8 +154,8 @@ test('start → wait → result; resume continues the same session; search sees 
   for (const role of ['user', 'assistant', 'tool']) assert.ok(roles.has(role), `a ${role} match: ${JSON.stringify(both.matches)}`);
 });
 
-test('an API error (HTTP 400) is outcome failed with the error; a permission auto-reject (exit 0, no answer) too', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+test('an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed with the error; a permission auto-reject (exit 0, no answer) too', async (t) => {
+  if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'errors');
   ok(b.run('start-subagent', ['--name', 'e400', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:400:fake bad request for the e2e test']), 'start e400');
   // OpenCode creates its database on first use with no lock of its own: two first runs at once in a new
@@ -167,12 +167,24 @@ test('an API error (HTTP 400) is outcome failed with the error; a permission aut
   }
   // Reading a file outside the project asks for a permission; headless OpenCode rejects it and exits 0.
   ok(b.run('start-subagent', ['--name', 'denied', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'TOOL:read:{"filePath":"/etc/hostname"}']), 'start denied');
+  ok(b.run('start-subagent', ['--name', 'e500', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:500:fake upstream failure for the e2e test']), 'start e500');
 
   const e = await waitDone(b, 'e400', t);
   assert.equal(e.outcome, 'failed');
   assert.equal(e.exitCode, 1);
   assert.match(e.error, /APIError: fake bad request for the e2e test \(HTTP 400\)/);
   assert.match(e.sessionId ?? '', /^ses_/, 'the session id comes with the error event');
+
+  // HTTP 500: retried (retries are not failures), then failed with the API's error.
+  const f = await waitDone(b, 'e500', t);
+  assert.equal(f.outcome, 'failed');
+  assert.equal(f.exitCode, 1);
+  assert.match(f.error, /APIError: fake upstream failure for the e2e test \(HTTP 500\)/);
+  const tries = requestsWith(await server(), 'ERROR:500:fake upstream failure');
+  t.diagnostic(`HTTP 500: ${tries.length} requests in ${tries.at(-1)!.receivedAt - tries[0]!.receivedAt} ms`);
+  assert.ok(tries.length >= 2, `OpenCode retried the 500 (${tries.length} requests)`);
+  // With its own back-off the retries take ~60 s (2+4+8+16+30 s); `retry-after-ms: 0` makes them immediate.
+  assert.ok(tries.at(-1)!.receivedAt - tries[0]!.receivedAt < 20_000, 'the retries followed retry-after-ms, not the default back-off');
 
   const d = await waitDone(b, 'denied', t);
   assert.equal(d.exitCode, 0, 'OpenCode itself exits 0');
@@ -184,7 +196,7 @@ test('an API error (HTTP 400) is outcome failed with the error; a permission aut
 });
 
 test('cancel during a long bash tool leaves no process of the run', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'cancel');
   const marker = uniq('oc-cancel-marker');
   // The marker sits in the command line of the tool's shell: `sleep 300; echo <marker>`.
@@ -228,7 +240,7 @@ test('cancel during a long bash tool leaves no process of the run', async (t) =>
 });
 
 test('a sub-agent (task tool) is listed in children, and result --child reads its answer from the OpenCode store', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'child');
   const answer = uniq('child-answer');
   ok(b.run('start-subagent', ['--name', 'parent', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TASK:look around:REPLY:${answer}`]), 'start');
@@ -252,10 +264,19 @@ test('a sub-agent (task tool) is listed in children, and result --child reads it
   const sc = ok(b.run('search', ['--name', 'parent', '--child', child.id, '--pattern', 'REPLY:']), 'search --child');
   assert.ok(sc.matches.length >= 1 && sc.matches.every((m: any) => m.role === 'user'), JSON.stringify(sc));
   assert.ok(!sc.matches.some((m: any) => m.snippet.includes('TASK:')), JSON.stringify(sc));
+  // A session that is in the store but is not a child of this run (the run's own), and a made-up id.
+  for (const foreign of [a.sessionId, 'ses_0000000000000000000000000']) {
+    for (const args of [['result', '--json'], ['search', '--pattern', '.']]) {
+      const e = b.run(args[0] as 'result' | 'search', ['--name', 'parent', '--child', foreign, ...args.slice(1)]);
+      assert.equal(e.code, 1, e.stdout);
+      assert.equal(e.json?.code, 'E_CHILD_NOT_FOUND', e.stdout);
+      assert.deepEqual(e.json.details.children, [child.id]);
+    }
+  }
 });
 
 test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', async (t) => {
-  if (!HAVE_CLI) return t.skip(SKIP_WHY);
+  if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'big');
   const tag = uniq('big-ok');
   const lines: string[] = [`REPLY:${tag}`];

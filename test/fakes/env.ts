@@ -1,10 +1,12 @@
 // Environment (and config files) for running each real agent CLI against a fake model server, in a
 // temp HOME of the test's own, with no traffic off 127.0.0.1. See README.md beside this file for
 // why each variable is there.
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'node:test';
 
 export type Env = Record<string, string>;
 
@@ -58,6 +60,20 @@ export type CliName = 'claude' | 'codex' | 'opencode';
 /** Absolute path of a pinned CLI binary. */
 export function cliBin(name: CliName): string {
   return path.join(CLIS_BIN, name);
+}
+
+/**
+ * Whether an end-to-end test of `name` can run. Without the pinned CLI the test is skipped with the
+ * reason; under CI (CI set, as every CI service does) that is a failure instead: there the e2e tests
+ * must run, never pass by skipping.
+ */
+export function requireCli(t: TestContext, name: CliName): boolean {
+  if (fs.existsSync(cliBin(name))) return true;
+  const why = `the pinned ${name} is not installed (${cliBin(name)}); run: bash test/clis/install.sh`;
+  const ci = process.env.CI;
+  if (ci && !/^(0|false)$/i.test(ci)) assert.fail(`${why}. CI is set, so the end-to-end tests must not be skipped`);
+  t.skip(why);
+  return false;
 }
 
 /** True when test/clis/install.sh has installed all three CLIs. */

@@ -62,15 +62,22 @@ test('launch: a new run reads the prompt from stdin; model, variant and extra ar
   const plain = codex.launch({ ...base, mode: 'new', model: null, variant: null, extraArgs: [] });
   assert.deepEqual(plain, { command: 'codex', args: ['exec', '--json', '--skip-git-repo-check', '-C', '/w d', '-'], env: {} });
   const full = codex.launch({ ...base, mode: 'new', model: 'gpt-5', variant: 'high', extraArgs: ['-s', 'workspace-write', '-c', 'x="y z"'] });
-  assert.deepEqual(full.args, ['exec', '--json', '--skip-git-repo-check', '-C', '/w d', '-m', 'gpt-5', '-c', 'model_reasoning_effort="high"', '-s', 'workspace-write', '-c', 'x="y z"', '-']);
+  assert.deepEqual(full.args, ['exec', '-s', 'workspace-write', '-c', 'x="y z"', '--json', '--skip-git-repo-check', '-C', '/w d', '-m', 'gpt-5', '-c', 'model_reasoning_effort="high"', '-']);
   assert.equal(full.args.at(-1), '-', 'the prompt is "-" = stdin, never on argv');
+});
+
+test('launch: extra args come first, so a multi-value option (-i FILE…) ends at our flags, not at `-`', () => {
+  const base = { cwd: '/w', runDir: '/r', agent: null, files: [], model: null, variant: null, extraArgs: ['-i', 'a.png', 'b.png'] };
+  const id = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
+  assert.deepEqual(codex.launch({ ...base, mode: 'new', sessionId: null }).args, ['exec', '-i', 'a.png', 'b.png', '--json', '--skip-git-repo-check', '-C', '/w', '-']);
+  assert.deepEqual(codex.launch({ ...base, mode: 'resume', sessionId: id }).args, ['exec', '-i', 'a.png', 'b.png', '--json', '--skip-git-repo-check', '-C', '/w', 'resume', id, '-']);
 });
 
 test('launch: resume puts every exec option before `resume <thread_id>` and refuses anything but a thread UUID', () => {
   const id = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
   const base = { cwd: '/w', runDir: '/r', agent: null, files: [], mode: 'resume' as const };
   const r = codex.launch({ ...base, model: 'm', variant: 'low', extraArgs: ['-s', 'read-only'], sessionId: id });
-  assert.deepEqual(r.args, ['exec', '--json', '--skip-git-repo-check', '-C', '/w', '-m', 'm', '-c', 'model_reasoning_effort="low"', '-s', 'read-only', 'resume', id, '-']);
+  assert.deepEqual(r.args, ['exec', '-s', 'read-only', '--json', '--skip-git-repo-check', '-C', '/w', '-m', 'm', '-c', 'model_reasoning_effort="low"', 'resume', id, '-']);
   // `codex exec resume <name>` treats a non-UUID as a thread name and silently starts a new thread.
   for (const bad of [null, 'not-a-uuid', '--last']) {
     assert.throws(
