@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -195,4 +196,15 @@ export function hasInotify(pid: number): boolean {
     /* gone */
   }
   return false;
+}
+
+/**
+ * A test that cannot run here because a tool or program is missing: a skip that prints the reason on a
+ * developer's machine, a failure under CI (CI set, as every CI service does), where `make test` installs
+ * what the tests need and nothing may pass by skipping.
+ */
+export function skipUnlessCi(t: { skip(message?: string): void }, why: string): void {
+  const ci = process.env.CI;
+  if (ci && !/^(0|false)$/i.test(ci)) assert.fail(`${why}. CI is set, so this test must run, not skip`);
+  t.skip(why);
 }

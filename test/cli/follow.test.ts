@@ -12,7 +12,7 @@ import { startAnthropic } from '../fakes/anthropic.js';
 import { startOpenAIResponses } from '../fakes/openai-responses.js';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
 import type { FakeOptions, FakeServer } from '../fakes/script.js';
-import { claudeSetup, cliBin, codexSetup, opencodeSetup, type CliName } from '../fakes/env.js';
+import { claudeSetup, cliBin, codexSetup, opencodeSetup, requireCli, type CliName } from '../fakes/env.js';
 import { sandbox, type RunOut, type Sandbox } from '../helpers.js';
 import { BIN, LONG, assertError, gate, hasInotify, killPids, makeBox, open, pidsWithEnv, startShell, statusOf, until, untilStatus } from './util.js';
 
@@ -233,7 +233,8 @@ const PROMPTS: Record<CliName, { extra: string[] }> = {
 
 describe('result --follow on the real agent CLIs (fake model servers)', { concurrency: true }, () => {
   for (const cli of ['claude', 'codex', 'opencode'] as const) {
-    test(`${cli}: the answer text and a [tool] line stream, then the --json result`, { skip: existsSync(cliBin(cli)) ? false : `${cliBin(cli)} is not installed (bash test/clis/install.sh)` }, async (t) => {
+    test(`${cli}: the answer text and a [tool] line stream, then the --json result`, async (t) => {
+      if (!requireCli(t, cli)) return;
       // The model's answer after the tool call is held back until the test has seen the [tool] line:
       // the follow shows the run as it goes, not at its end.
       let release!: () => void;

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { parseOneLine } from '../helpers.js';
 import { BIN, ROOT, makeBox, tree } from './util.js';
-import { baseEnv, claudeSetup, cliBin } from '../fakes/env.js';
+import { baseEnv, claudeSetup, cliBin, requireCli } from '../fakes/env.js';
 import { startAnthropic } from '../fakes/anthropic.js';
 
 const SKILL_DIR = join(ROOT, 'skill', 'subagents');
@@ -523,7 +523,7 @@ function gitPlace(): Place {
 describe('the real harnesses find the installed skill', () => {
   for (const scope of ['project', 'user'] as const) {
     test(`Claude Code (${scope}): the skill reaches the model`, async (t) => {
-      if (!existsSync(cliBin('claude'))) return t.skip(`claude is not installed at ${cliBin('claude')} (bash test/clis/install.sh)`);
+      if (!requireCli(t, 'claude')) return;
       const p = gitPlace();
       const srv = await startAnthropic({ handler: () => ({ type: 'text', text: 'ok' }) });
       try {
@@ -544,7 +544,7 @@ describe('the real harnesses find the installed skill', () => {
     });
 
     test(`Codex (${scope}): codex debug prompt-input lists the skill from its path`, async (t) => {
-      if (!existsSync(cliBin('codex'))) return t.skip(`codex is not installed at ${cliBin('codex')} (bash test/clis/install.sh)`);
+      if (!requireCli(t, 'codex')) return;
       const p = gitPlace();
       const inst = install(p, ['--harness', 'codex', '--scope', scope]);
       assert.equal(inst.code, 0, inst.stdout);
@@ -559,7 +559,7 @@ describe('the real harnesses find the installed skill', () => {
     });
 
     test(`OpenCode (${scope}): opencode debug skill lists the skill at its path`, async (t) => {
-      if (!existsSync(cliBin('opencode'))) return t.skip(`opencode is not installed at ${cliBin('opencode')} (bash test/clis/install.sh)`);
+      if (!requireCli(t, 'opencode')) return;
       const p = gitPlace();
       const inst = install(p, ['--harness', 'opencode', '--scope', scope]);
       assert.equal(inst.code, 0, inst.stdout);

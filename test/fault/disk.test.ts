@@ -79,6 +79,10 @@ test('point 4: full disk and read-only registry (tmpfs in a private mount namesp
       assert.equal(f.stuckRunning, true, `the run to cancel was running: ${JSON.stringify(r.stuckStart)}`);
       assert.ok(f.cancelStuck.json, `one JSON line: ${JSON.stringify(f.cancelStuck)}`);
       assert.equal(f.stuckAgentAliveAfterCancel, false, `cancel on a full disk left the agent running: ${f.cancelStuck.stdout}`);
+      // The writes that failed on the full disk left the record as it was, or a whole one: never half.
+      const rec = f.stuckRecordAfter;
+      assert.equal(rec.unparsable, null, `the record parses after the failed rewrites: ${JSON.stringify(rec)}`);
+      assert.ok(rec.sameBytes || (rec.status === 'done' && rec.outcome === 'cancelled'), `byte-identical, or the whole cancelled record: ${JSON.stringify(rec)}`);
     });
 
     await t.test('the disk fills while a run is in flight: it still ends in an honest state, and recovers', () => {

@@ -11,6 +11,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { updateRecord } from '../../lib/registry/store.js';
 import { assertError, assertOk, gate, hasInotify, open, runDirOf, startShell, until, untilStatus, waitTerminal, withBox, type Box } from './util.js';
+import { skipUnlessCi } from '../helpers.js';
 
 function findLibfaketime(): string | null {
   for (const base of ['/usr/lib', '/usr/lib64', '/usr/local/lib']) {
@@ -63,6 +64,10 @@ async function pokeAndSeeRead(dir: string, pid: number, settled: () => boolean):
 }
 
 describe('point 12: time', { concurrency: 3 }, () => {
+  test('libfaketime is there to move the wall clock (required when CI is set)', (t) => {
+    if (!LIB) skipUnlessCi(t, SKIP as string);
+  });
+
   test('the wall clock jumps back two days during a run: finishedAt is before startedAt, and durationMs is not negative', { skip: SKIP }, () =>
     withBox('time-back', async (b) => {
       const clock = fake(b, '+1d');

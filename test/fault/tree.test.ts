@@ -29,6 +29,7 @@ import {
   works,
   type Box,
 } from './util.js';
+import { skipUnlessCi } from '../helpers.js';
 
 function cmdline(p: number): string {
   try {
@@ -170,7 +171,7 @@ describe('point 10: the caller\'s signals', { concurrency: 2 }, () => {
 
   test('a terminal hang-up (the pty of the caller goes away) does not touch the detached run', async (t) => {
     if (!works('script', ['-qec', 'true', '/dev/null'])) {
-      t.skip('util-linux `script` (to give the caller a terminal) is not available');
+      skipUnlessCi(t, 'util-linux `script` (to give the caller a terminal) is not available (bash test/setup-tools.sh installs it)');
       return;
     }
     await withBox('hangup', async (b) => {
