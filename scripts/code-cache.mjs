@@ -3,7 +3,7 @@
 // cache of what it compiled as it exits. Then every cache is checked to be accepted by this Node.
 // A failure here only costs speed, never correctness: it warns and leaves the verbs without a cache.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
@@ -30,18 +30,14 @@ try {
   verb('result', '--name', 'a');
   verb('search', '--name', 'a', '--pattern', 'train|again');
   verb('status');
+  const { cacheFor, wrapCommonJs } = await import(join(root, 'dist', 'lib', 'cli', 'load-verb.js'));
   const missing = [];
   for (const v of verbs) {
     const file = join(distBin, `${v}.cjs`);
-    const { header, wrapCommonJs } = await import(join(root, 'dist', 'lib', 'cli', 'load-verb.js'));
-    const data = existsSync(`${file}.cache`) ? readFileSync(`${file}.cache`) : null;
-    const nl = data ? data.indexOf(10) : -1;
-    const ok = data && data.toString('latin1', 0, nl + 1) === header(file) &&
-      !new Script(wrapCommonJs(readFileSync(file, 'utf8')), { filename: file, cachedData: data.subarray(nl + 1) }).cachedDataRejected;
-    if (!ok) {
-      missing.push(v);
-      if (data) unlinkSync(`${file}.cache`);
-    }
+    const cachedData = cacheFor(file);
+    if (cachedData && !new Script(wrapCommonJs(readFileSync(file, 'utf8')), { filename: file, cachedData }).cachedDataRejected) continue;
+    missing.push(v);
+    rmSync(`${file}.cache`, { force: true });
   }
   if (missing.length) console.warn(`scripts/code-cache.mjs: no usable code cache for ${missing.join(', ')}; those verbs start a little slower`);
 } catch (err) {

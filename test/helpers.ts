@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEST_KNOBS } from '../lib/checkpoint.js';
+import { readStat } from '../lib/proc/identity.js';
 
 /** The test-only variables of lib/checkpoint.ts: a sandbox starts without them; a test sets them per call. */
 export { TEST_KNOBS };
@@ -107,50 +108,14 @@ export async function until<T>(what: string, fn: () => T | undefined | null | fa
 }
 
 /** True while `pid` is stopped (SIGSTOP), e.g. a verb holding still at a SUBAGENT_TEST_PAUSE_AT checkpoint. */
-export function isStopped(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] === 'T';
-  } catch {
-    return false;
-  }
-}
-
-export function procPpid(pid: number): number | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return null;
-  }
-}
-
-export function procPgid(pid: number): number | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[2]);
-  } catch {
-    return null;
-  }
-}
-
-export function procSid(pid: number): number | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[3]);
-  } catch {
-    return null;
-  }
-}
+export const isStopped = (pid: number): boolean => readStat(pid)?.state === 'T';
+export const procPpid = (pid: number): number | null => readStat(pid)?.ppid ?? null;
+export const procPgid = (pid: number): number | null => readStat(pid)?.pgid ?? null;
+export const procSid = (pid: number): number | null => readStat(pid)?.sid ?? null;
 
 export function pidAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+  const state = readStat(pid)?.state;
+  return state !== undefined && state !== 'Z' && state !== 'X';
 }
 
 /** Pids of live processes whose environment holds `needle` (e.g. a marker a test put there). */

@@ -19,10 +19,9 @@ export function loadVerb(dir: string, verb: string): { main(): unknown } {
   const script = new Script(wrapCommonJs(source), { filename: file, cachedData });
   const mod = { exports: {} as { main(): unknown } };
   (script.runInThisContext() as (...a: unknown[]) => void).call(mod.exports, mod.exports, createRequire(file), mod, file, dir);
-  const out = process.env.SUBAGENT_BUILD_CODE_CACHE;
   // The build's training runs (scripts/code-cache.mjs) write the cache once the verb has done its work,
   // so that it holds the functions the verb really ran, not only its top level.
-  if (out === '1') process.once('exit', () => writeCache(file, script));
+  if (process.env.SUBAGENT_BUILD_CODE_CACHE === '1') process.once('exit', () => writeCache(file, script));
   return mod.exports;
 }
 
@@ -31,12 +30,13 @@ export function wrapCommonJs(source: string): string {
   return `(function (exports, require, module, __filename, __dirname) { ${source}\n});`;
 }
 
-export function header(file: string): string {
+function header(file: string): string {
   const s = statSync(file);
   return `subagents-code-cache ${process.version} ${s.size} ${s.mtimeMs}\n`;
 }
 
-function cacheFor(file: string): Buffer | undefined {
+/** The verb's code cache, when its header says it was made for this bundle by this Node. */
+export function cacheFor(file: string): Buffer | undefined {
   let data: Buffer;
   try {
     data = readFileSync(`${file}.cache`);

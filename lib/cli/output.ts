@@ -2,13 +2,12 @@ import { writeSync } from 'node:fs';
 import { SubagentError, ERROR_CODES } from '../errors.js';
 
 /**
- * JSON text serialised earlier (a cached view of a run), followed by `tail`: jsonLine puts both in as
- * they are, which spares parsing and serialising them again. Bytes (a Buffer) must hold no raw
- * U+2028/U+2029 (the cache stores them escaped); text is escaped like the rest of the line. Anything
- * else that serialises a RawJson gets the value.
+ * JSON text serialised earlier (cached views of runs), in pieces: jsonLine puts them in as they are,
+ * which spares parsing and serialising them again. Bytes (Buffers) must hold no raw U+2028/U+2029 (the
+ * status cache stores them escaped) and go out unchanged; strings are escaped like the rest of the line.
+ * Anything else that serialises a RawJson gets the value.
  */
 export class RawJson {
-  /** The JSON text in pieces: strings, and bytes (U+2028/U+2029 already escaped). */
   constructor(readonly parts: ReadonlyArray<string | Buffer>) {}
   toJSON(): unknown {
     if (splicing === null) return JSON.parse(this.parts.map((p) => p.toString()).join(''));
