@@ -107,6 +107,44 @@ export async function until<T>(what: string, fn: () => T | undefined | null | fa
   }
 }
 
+/**
+ * until() for a condition only a live run can meet (its tool running, its session known): gives up at once
+ * when the run's record says done, and either way the error carries the record and the end of the run's
+ * stderr. The deadline is generous because an agent CLI's boot on a loaded CI machine can take tens of
+ * seconds; a run that ended early fails fast, so the deadline is only reached by a real hang.
+ */
+export async function untilInRun<T>(what: string, runDir: string, fn: () => T | undefined | null | false, timeoutMs = 120_000): Promise<T> {
+  const start = Date.now();
+  const state = (): string => {
+    let rec = '(no record)';
+    let err = '';
+    try {
+      rec = JSON.stringify(JSON.parse(readFileSync(join(runDir, 'record.json'), 'utf8')));
+    } catch {
+      /* not written yet */
+    }
+    try {
+      err = readFileSync(join(runDir, 'stderr.log'), 'utf8').slice(-2000);
+    } catch {
+      /* none */
+    }
+    return `after ${Date.now() - start} ms; record: ${rec}; stderr: ${err || '(empty)'}`;
+  };
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    let ended = false;
+    try {
+      ended = JSON.parse(readFileSync(join(runDir, 'record.json'), 'utf8')).status === 'done';
+    } catch {
+      /* mid-write or not there yet: ask again */
+    }
+    if (ended && !fn()) throw new Error(`the run ended before ${what}: ${state()}`);
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}: ${state()}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** True while `pid` is stopped (SIGSTOP), e.g. a verb holding still at a SUBAGENT_TEST_PAUSE_AT checkpoint. */
 export const isStopped = (pid: number): boolean => readStat(pid)?.state === 'T';
 export const procPpid = (pid: number): number | null => readStat(pid)?.ppid ?? null;
@@ -127,6 +165,20 @@ export function pidsWithEnv(needle: string): number[] {
       if (readFileSync(`/proc/${e}/environ`, 'latin1').split('\0').includes(needle) && pidAlive(Number(e))) out.push(Number(e));
     } catch {
       /* gone or not ours */
+    }
+  }
+  return out;
+}
+
+/** Living processes (not this one) whose command line, arguments joined by spaces, contains `needle`. */
+export function pidsWithCmdline(needle: string): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'latin1').split('\0').join(' ').includes(needle) && pidAlive(Number(e))) out.push(Number(e));
+    } catch {
+      /* gone */
     }
   }
   return out;

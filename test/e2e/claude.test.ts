@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { startAnthropic } from '../fakes/anthropic.js';
 import type { FakeRequest, FakeServer } from '../fakes/script.js';
 import { claudeSetup, requireCli } from '../fakes/env.js';
-import { killPids, pidsWithEnv, sandbox, until, type RunOut, type Sandbox } from '../helpers.js';
+import { killPids, pidsWithCmdline, pidsWithEnv, sandbox, until, untilInRun, type RunOut, type Sandbox } from '../helpers.js';
 
 const MARK_KEY = 'SUBAGENTS_E2E_CLAUDE';
 
@@ -89,19 +89,6 @@ function userTexts(r: FakeRequest): string[] {
 /** Main-thread model requests (not a sub-agent's) whose last user text holds `needle`. */
 function requestsWith(s: FakeServer, needle: string): FakeRequest[] {
   return s.modelRequests().filter((r) => (r.conversation?.lastUserText ?? '').includes(needle));
-}
-
-function cmdlinesWith(needle: string): number[] {
-  const out: number[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/cmdline`, 'latin1').includes(needle)) out.push(Number(e));
-    } catch {
-      /* gone */
-    }
-  }
-  return out.filter((p) => p !== process.pid);
 }
 
 /** The distinct transcript items (run:index) a search matched (one item can match several times). */
@@ -217,7 +204,7 @@ test('cancel during a long Bash tool leaves no process of the run', async (t) =>
   ok(b.run('start-subagent', ['--name', 'slow', '--cli', 'claude', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]), 'start');
   const runId = record(b, 'slow').runId as string;
   // The tool runs: its shell carries the marker on its command line.
-  await until('the Bash tool to be running', () => cmdlinesWith(marker).length > 0, 30_000);
+  await untilInRun('the Bash tool to be running', join(b.registry, 'agents', 'slow', '1'), () => pidsWithCmdline(marker).length > 0);
   assert.ok(pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length >= 2, 'the agent and its tool carry the run marker');
   const c = ok(await b.runAsync('cancel', ['--name', 'slow']), 'cancel');
   assert.equal(c.signalSent, 'INT', 'SIGINT is Claude\'s graceful stop');
@@ -225,7 +212,7 @@ test('cancel during a long Bash tool leaves no process of the run', async (t) =>
   assert.deepEqual(c.survivors, []);
   const a = await waitDone(b, 'slow');
   assert.equal(a.outcome, 'cancelled');
-  await until('no process of the run', () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0 && cmdlinesWith(marker).length === 0, 5_000);
+  await until('no process of the run', () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0 && pidsWithCmdline(marker).length === 0);
   // The transcript keeps the interrupted call.
   const found = ok(b.run('search', ['--name', 'slow', '--pattern', marker, '--role', 'tool']), 'search');
   assert.equal(items(found).length, 1, JSON.stringify(found));

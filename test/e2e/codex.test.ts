@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startOpenAIResponses } from '../fakes/openai-responses.js';
 import type { FakeOptions, FakeServer } from '../fakes/script.js';
 import { codexSetup, requireCli } from '../fakes/env.js';
-import { killPids, pidsWithEnv, sandbox, until, type RunOut, type Sandbox, type Verb } from '../helpers.js';
+import { killPids, pidsWithEnv, pidsWithCmdline, sandbox, until, untilInRun, type RunOut, type Sandbox, type Verb } from '../helpers.js';
 import { readRecord, runDir } from '../../lib/registry/store.js';
 import { codex } from '../../lib/agents/codex.js';
 
@@ -233,22 +233,6 @@ test('codex: HTTP 500, HTTP 400 and a failed stream give outcome failed with the
 });
 
 /** Pids of live processes whose command line contains `needle`. */
-function pidsWithCmdline(needle: string): number[] {
-  const out: number[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${e}/cmdline`, 'latin1').split('\0').join(' ');
-      const stat = readFileSync(`/proc/${e}/stat`, 'latin1');
-      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-      if (cmd.includes(needle) && state !== 'Z') out.push(Number(e));
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
-
 test('codex: cancel during a long tool command leaves no process of the run', async (t) => {
   // codex hands a command that is still running back to the model after yield_time_ms (10 s); the
   // fake would then answer and the run end on its own before a slow machine gets to the cancel. So
@@ -259,7 +243,7 @@ test('codex: cancel during a long tool command leaves no process of the run', as
   const s = await w.run('start-subagent', ['--name', 'long', '--cli', 'codex', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]);
   assert.equal(s.code, 0, s.stdout);
   // The tool's shell is running (its command line carries the marker).
-  await until('the sleep tool to run', () => pidsWithCmdline(marker).length > 0, 30_000);
+  await untilInRun('the sleep tool to run', runDir(w.box.registry, 'long', 1), () => pidsWithCmdline(marker).length > 0);
   assert.equal((await w.run('status', ['--name', 'long'])).json.agents[0].status, 'running');
   const runMarker = `SUBAGENT_RUN_ID=${readRecord(runDir(w.box.registry, 'long', 1)).runId}`;
   const before = pidsWithEnv(runMarker);
@@ -275,7 +259,7 @@ test('codex: cancel during a long tool command leaves no process of the run', as
 
   const done = await w.wait('long');
   assert.equal(done.outcome, 'cancelled');
-  await until('no process of the run', () => pidsWithEnv(runMarker).length === 0 && pidsWithCmdline(marker).length === 0, 5_000);
+  await until('no process of the run', () => pidsWithEnv(runMarker).length === 0 && pidsWithCmdline(marker).length === 0);
 });
 
 test('codex: a sub-agent shows in children and result --child returns its answer', async (t) => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
 import type { FakeRequest, FakeServer } from '../fakes/script.js';
 import { opencodeSetup, requireCli } from '../fakes/env.js';
-import { killPids, pidsWithEnv, readJson, sandbox, until, type Sandbox } from '../helpers.js';
+import { killPids, pidsWithCmdline, pidsWithEnv, readJson, sandbox, until, untilInRun, type Sandbox } from '../helpers.js';
 
 const MARK_KEY = 'SUBAGENTS_E2E_OPENCODE';
 
@@ -202,19 +202,8 @@ test('cancel during a long bash tool leaves no process of the run', async (t) =>
   // The marker sits in the command line of the tool's shell: `sleep 300; echo <marker>`.
   const cmd = `sleep 300; echo ${marker}`;
   ok(b.run('start-subagent', ['--name', 'long', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:${cmd}`]), 'start');
-  const withMarker = (): number[] => {
-    const out: number[] = [];
-    for (const e of readdirSync('/proc')) {
-      if (!/^\d+$/.test(e)) continue;
-      try {
-        if (readFileSync(`/proc/${e}/cmdline`, 'latin1').includes(marker)) out.push(Number(e));
-      } catch {
-        /* gone */
-      }
-    }
-    return out;
-  };
-  await until('the bash tool running the marker command', () => withMarker().length > 0, 45_000, 50);
+
+  await untilInRun('the bash tool running the marker command', join(b.registry, 'agents', 'long', '1'), () => pidsWithCmdline(marker).length > 0);
   const rec = readJson(join(b.registry, 'agents', 'long', '1', 'record.json'));
   const runMarker = `SUBAGENT_RUN_ID=${rec.runId}`;
   assert.ok(pidsWithEnv(runMarker).length >= 2, 'opencode and its tool carry the run marker');
@@ -227,7 +216,7 @@ test('cancel during a long bash tool leaves no process of the run', async (t) =>
   assert.deepEqual(c.survivors, []);
   const a = await waitDone(b, 'long', t);
   assert.equal(a.outcome, 'cancelled');
-  assert.equal(withMarker().length, 0, 'the orphan-prone bash tool is gone');
+  assert.equal(pidsWithCmdline(marker).length, 0, 'the orphan-prone bash tool is gone');
   assert.equal(pidsWithEnv(runMarker).length, 0, 'no process carries the run marker');
 
   // The killed session can be resumed: OpenCode keeps what it had written.
