@@ -140,7 +140,7 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
     withBox('locks-live', async (b) => {
       const { dir, a } = await gatedRun(b, 'held');
       const holder = own(b, 'sleep', ['300']);
-      await until('the holder runs', () => procStartTime(holder), 10_000);
+      await until('the holder runs', () => procStartTime(holder), 30_000);
       const lock = await plantOnRun(dir, JSON.stringify({ pid: holder, startTime: procStartTime(holder), bootId: bootId() }));
       const lockSha = fileSha(lock);
       const ino = statSync(lock).ino;
@@ -155,7 +155,7 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
       assert.equal((await statusOf(b, 'held')).status, 'running');
       // Once the owner is gone, the same cancel goes through.
       process.kill(holder, 'SIGKILL');
-      await until('the holder is gone', () => !pidAlive(holder), 10_000);
+      await until('the holder is gone', () => !pidAlive(holder), 30_000);
       assertOk(await b.run('cancel', ['--name', 'held']), 'cancel once the owner died');
       // The supervisor of a cancelled run removes its lock file just after the record says done.
       await quiet(b);

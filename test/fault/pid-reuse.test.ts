@@ -47,7 +47,7 @@ async function orphanedRun(b: Box, name: string): Promise<{ dir: string; rec: an
 /** An unrelated live process, with a start time other than `other`. */
 async function unrelatedSleep(b: Box, other: string | null): Promise<number> {
   const pid = own(b, 'sleep', ['300']);
-  await until('the sleep runs', () => procStartTime(pid), 10_000);
+  await until('the sleep runs', () => procStartTime(pid), 30_000);
   assert.notEqual(procStartTime(pid), other, 'the unrelated process must have another start time');
   return pid;
 }

@@ -149,7 +149,7 @@ describe('point 14: waiting misses nothing', { concurrency: 2 }, () => {
       assert.equal(waiters.some((w) => w.settled()), false, 'nobody returns while the run goes on');
       process.kill(a.pid, 'SIGKILL');
       const killedAt = Date.now();
-      await until('the supervisor is gone', () => !pidAlive(a.pid), 10_000);
+      await until('the supervisor is gone', () => !pidAlive(a.pid), 30_000);
       process.kill(slow.pid, 'SIGCONT');
       const [o1, o2] = await Promise.all([within(wt, 3000, '--wait-terminal on a dead supervisor'), within(wc, 3000, '--wait on a dead supervisor')]);
       const r1 = assertOk(o1, 'wait-terminal');
