@@ -92,6 +92,11 @@ export function errorObject(err: unknown, registry?: string | null): { body: Rec
 let stdoutClosed = false;
 let useStream = false;
 
+/** True when everything written to stdout has reached the kernel (nothing is queued in a stream). */
+export function stdoutFlushed(): boolean {
+  return !useStream || process.stdout.writableLength === 0;
+}
+
 /**
  * Writes to stdout. A plain write(2) on fd 1: creating process.stdout costs a verb milliseconds it
  * does not need. A non-blocking stdout (EAGAIN) falls back to the stream, which queues; a reader that

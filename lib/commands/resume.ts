@@ -2,7 +2,6 @@ import { realpathSync, statSync } from 'node:fs';
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
-import { childProcess } from '../proc/child-process.js';
 import { createRun, latestRun, nameDir } from '../registry/store.js';
 import { observeLatest } from '../observe.js';
 import { resolveCwd, resolveRegistry, type Context } from './common.js';
@@ -88,9 +87,7 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
     queueTicket,
   });
-  const creating = createRun(registry, name, record, prompt);
-  childProcess(); // loads while the fsync inside createRun runs on the thread pool
-  const run = await creating;
+  const run = await createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
   const pid = await launchSupervisor(registry, run, env, queueTicket);
   return launchOutput(registry, record, pid, 'resume');

@@ -3,7 +3,6 @@ import { resolve } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../errors.js';
 import { validateName } from '../registry/names.js';
-import { childProcess } from '../proc/child-process.js';
 import { createName, latestRun, type Published } from '../registry/store.js';
 import type { RunRecord } from '../registry/record.js';
 import { locateRegistry } from '../registry/locate.js';
@@ -129,9 +128,7 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
       storeEnv: storeEnvOf(adapter, env),
       queueTicket,
     });
-    const creating = createName(registry, name, record, prompt);
-    childProcess(); // loads while the fsync inside createName runs on the thread pool
-    run = await creating;
+    run = await createName(registry, name, record, prompt);
   } catch (err) {
     if (worktree) discardFreshWorktree(worktree);
     throw err;

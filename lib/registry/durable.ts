@@ -1,4 +1,4 @@
-import { close, closeSync, fsync, fsyncSync, open, openSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
+import { closeSync, fsync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { unwritable } from '../errors.js';
 import { checkpoint } from '../checkpoint.js';
@@ -66,7 +66,10 @@ export function createFile(path: string, data: string | Buffer): void {
 
 /**
  * fsyncs files and directories in parallel (libuv's thread pool): the journal commits them together,
- * so the price is about one fsync instead of one per path. Resolves when all are durable. Callbacks,
+ * so the price is about one fsync instead of one per path. Resolves when all are durable. Each path is
+ * opened here, synchronously (microseconds), so its fsync is already queued when this returns: it runs
+ * while the caller goes on — start-subagent spawns the supervisor (several ms in which the main thread
+ * cannot take a callback) while the fsync that makes the run's directory entry durable runs. Callbacks,
  * not node:fs/promises, which costs a verb ~1 ms of start-up to load.
  */
 export function syncAll(paths: string[]): Promise<void> {
@@ -75,9 +78,14 @@ export function syncAll(paths: string[]): Promise<void> {
 
 function syncPath(path: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    open(path, constants.O_RDONLY, (openErr, fd) => {
-      if (openErr) return reject(openErr);
-      fsync(fd, (syncErr) => close(fd, (closeErr) => (syncErr || closeErr ? reject(syncErr ?? closeErr) : resolve())));
+    const fd = openSync(path, constants.O_RDONLY);
+    fsync(fd, (syncErr) => {
+      try {
+        closeSync(fd);
+      } catch (closeErr) {
+        return reject(syncErr ?? closeErr);
+      }
+      return syncErr ? reject(syncErr) : resolve();
     });
   });
 }

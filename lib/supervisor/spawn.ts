@@ -2,7 +2,7 @@ import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { FILES } from '../registry/store.js';
-import { childProcess } from '../proc/child-process.js';
+import { spawnDirect } from '../proc/direct-spawn.js';
 
 /** Bundled builds (scripts/bundle.mjs) define where the bundled supervisor sits next to the verb. */
 declare const __SUPERVISOR_ENTRY__: string | undefined;
@@ -29,15 +29,8 @@ export function spawnSupervisor(registry: string, dir: string, env: NodeJS.Proce
   try {
     const childEnv: NodeJS.ProcessEnv = { ...env };
     for (const key of RUN_SCOPED) delete childEnv[key];
-    const child = childProcess().spawn(process.execPath, [...NODE_FLAGS, SUPERVISOR, registry, dir], {
-      detached: true,
-      stdio: ['ignore', log, log],
-      cwd: '/',
-      env: childEnv,
-    });
-    child.on('error', () => {});
+    const child = spawnDirect(process.execPath, [...NODE_FLAGS, SUPERVISOR, registry, dir], { cwd: '/', env: childEnv, stdio: ['ignore', log, log], detached: true });
     child.unref();
-    if (child.pid === undefined) throw new Error('the supervisor could not be started');
     return child.pid;
   } finally {
     closeSync(log);

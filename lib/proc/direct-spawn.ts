@@ -1,15 +1,18 @@
 import { getSystemErrorName } from 'node:util';
 
 /**
- * Starts the agent through Node's process_wrap binding — the handle child_process.spawn itself wraps.
- * child_process would load net, stream, dgram and perf_hooks along with it: ~2 MB more in every
- * supervisor, for features (pipes, IPC, events) it never uses. This needs only fds, a pid and the exit.
- * process.binding is deprecated in documentation only (DEP0111; it warns only under
+ * Starts a process through Node's process_wrap binding — the handle child_process.spawn itself wraps.
+ * child_process loads net, stream, dgram and perf_hooks along with it: ~2 MB more in every supervisor,
+ * and ~5 ms on the critical path of start-subagent (docs/design.md, "Starting a run"), for features
+ * (pipes, IPC, events) neither the supervisor nor the start command uses. This needs only fds, a pid
+ * and the exit. process.binding is deprecated in documentation only (DEP0111; it warns only under
  * --pending-deprecation); test/cli/supervisor.test.ts would fail at once on a Node without it.
  */
-export interface AgentProcess {
+export interface DirectProcess {
   pid: number;
   exited: Promise<{ code: number | null; signal: string | null }>;
+  /** Lets this process exit while the child still runs (the child is not waited for). */
+  unref(): void;
 }
 
 interface ProcessHandle {
@@ -17,15 +20,17 @@ interface ProcessHandle {
   onexit: (code: number, signal: string) => void;
   spawn(options: object): number;
   close(): void;
+  unref(): void;
 }
 
-const { Process } = (process as unknown as { binding(name: 'process_wrap'): { Process: new () => ProcessHandle } }).binding('process_wrap');
+let Process: (new () => ProcessHandle) | null = null;
 
-export function spawnAgent(
+export function spawnDirect(
   command: string,
   args: readonly string[],
-  o: { cwd: string; env: NodeJS.ProcessEnv; stdio: [number, number, number]; detached: boolean },
-): AgentProcess {
+  o: { cwd: string; env: NodeJS.ProcessEnv; stdio: ReadonlyArray<number | 'ignore'>; detached: boolean },
+): DirectProcess {
+  Process ??= (process as unknown as { binding(name: 'process_wrap'): { Process: new () => ProcessHandle } }).binding('process_wrap').Process;
   const handle = new Process();
   let resolveExit: (exit: { code: number | null; signal: string | null }) => void = () => undefined;
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => (resolveExit = resolve));
@@ -38,7 +43,7 @@ export function spawnAgent(
     args: [command, ...args],
     cwd: o.cwd,
     envPairs: Object.entries(o.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`])),
-    stdio: o.stdio.map((fd) => ({ type: 'fd', fd })),
+    stdio: o.stdio.map((fd) => (fd === 'ignore' ? { type: 'ignore' } : { type: 'fd', fd })),
     detached: o.detached,
   });
   if (err !== 0) {
@@ -46,5 +51,5 @@ export function spawnAgent(
     const name = getSystemErrorName(err);
     throw Object.assign(new Error(`spawn ${command} ${name}`), { code: name, errno: err, syscall: `spawn ${command}`, path: command });
   }
-  return { pid: handle.pid, exited };
+  return { pid: handle.pid, exited, unref: () => handle.unref() };
 }
