@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { FILES } from '../registry/store.js';
 import { spawnDirect } from '../proc/direct-spawn.js';
+import { holdForAgent } from './held-env.js';
 
 /** Bundled builds (scripts/bundle.mjs) define where the bundled supervisor sits next to the verb. */
 declare const __SUPERVISOR_ENTRY__: string | undefined;
@@ -29,6 +30,7 @@ export function spawnSupervisor(registry: string, dir: string, env: NodeJS.Proce
   try {
     const childEnv: NodeJS.ProcessEnv = { ...env };
     for (const key of RUN_SCOPED) delete childEnv[key];
+    holdForAgent(childEnv);
     const child = spawnDirect(process.execPath, [...NODE_FLAGS, SUPERVISOR, registry, dir], { cwd: '/', env: childEnv, stdio: ['ignore', log, log], detached: true });
     child.unref();
     return child.pid;
