@@ -170,6 +170,33 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.deepEqual(assistantOnly.matches.map((m: any) => m.run), [2]);
 });
 
+test('-- args reach Claude on start and again on resume (--append-system-prompt is in both runs\' system prompt)', async (t) => {
+  if (!requireCli(t, 'claude')) return;
+  const b = await box(t, 'extra');
+  const s = await server();
+  const word = uniq('codeword');
+  const one = uniq('gamma');
+  const two = uniq('delta');
+  // The system prompt is built anew by every claude process, never stored in the session: only a resume
+  // that passes the argument again puts the word into run 2's requests.
+  const extra = ['--append-system-prompt', `The code word is ${word}.`];
+  ok(b.run('start-subagent', ['--name', 'args', '--cli', 'claude', '--prompt', `REPLY:${one}`, '--', ...extra]), 'start');
+  const a1 = await waitDone(b, 'args');
+  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrOf(b, 'args')}`);
+  assert.deepEqual(a1.extraArgs, extra);
+  ok(b.run('resume-subagent', ['--name', 'args', '--prompt', `REPLY:${two}`]), 'resume');
+  const a2 = await waitDone(b, 'args');
+  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrOf(b, 'args', 2)}`);
+  assert.equal(a2.run, 2);
+  assert.deepEqual(a2.extraArgs, extra, 'run 2 keeps the arguments of run 1');
+  for (const [run, prompt] of [[1, one], [2, two]] as const) {
+    const reqs = requestsWith(s, prompt);
+    assert.ok(reqs.length > 0, `the fake received run ${run}'s prompt`);
+    assert.ok(reqs.some((r) => r.conversation!.system.includes(`The code word is ${word}.`)), `run ${run}: the appended system prompt reached the API`);
+  }
+  assert.equal(ok(b.run('result', ['--name', 'args', '--json']), 'result').lastAssistantText, two);
+});
+
 test('an HTTP 500 from the API (no retries) → outcome failed with Claude\'s error; a bad --agent → failed with its stderr', async (t) => {
   if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'error');
@@ -201,10 +228,16 @@ test('cancel during a long Bash tool leaves no process of the run', async (t) =>
   if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'cancel');
   const marker = uniq('sleepmark');
-  ok(b.run('start-subagent', ['--name', 'slow', '--cli', 'claude', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]), 'start');
+  const started = ok(b.run('start-subagent', ['--name', 'slow', '--cli', 'claude', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]), 'start');
   const runId = record(b, 'slow').runId as string;
   // The tool runs: its shell carries the marker on its command line.
   await untilInRun('the Bash tool to be running', join(b.registry, 'agents', 'slow', '1'), () => pidsWithCmdline(marker).length > 0);
+  // The session id we chose is in status while the run works, and it is the one Claude reports.
+  const running = ok(await b.runAsync('status', ['--name', 'slow']), 'status').agents[0];
+  assert.equal(running.status, 'running');
+  assert.equal(running.sessionId, started.sessionId);
+  const init = readFileSync(join(b.registry, 'agents', 'slow', '1', 'events.log'), 'utf8').match(/"session_id":"([^"]+)"/)?.[1];
+  assert.equal(init, started.sessionId, 'the session id of Claude\'s init event');
   assert.ok(pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length >= 2, 'the agent and its tool carry the run marker');
   const c = ok(await b.runAsync('cancel', ['--name', 'slow']), 'cancel');
   assert.equal(c.signalSent, 'INT', 'SIGINT is Claude\'s graceful stop');

@@ -262,6 +262,35 @@ test('codex: cancel during a long tool command leaves no process of the run', as
   await until('no process of the run', () => pidsWithEnv(runMarker).length === 0 && pidsWithCmdline(marker).length === 0);
 });
 
+test('codex: status shows the thread id while the run is still running', async (t) => {
+  // As in the cancel test: the model never answers once the tool has output, so the run stays busy.
+  const w = await world(t, { handler: (req) => ((req.conversation?.toolOutputs.length ?? 0) > 0 ? { type: 'hang' } : undefined) });
+  if (!w) return;
+  const marker = `cx-busy-${tag()}`;
+  const s = await w.run('start-subagent', ['--name', 'busy', '--cli', 'codex', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]);
+  assert.equal(s.code, 0, s.stdout);
+  assert.equal(s.json.sessionId, null, 'codex chooses the thread id');
+  const dir = runDir(w.box.registry, 'busy', 1);
+  // In its tool (so the cancel below does not race codex spawning it).
+  await untilInRun('the sleep tool to run', dir, () => pidsWithCmdline(marker).length > 0);
+  // Polled on the record (status is spawned, and a spawnSync would starve the fake in this process);
+  // then status itself must show it.
+  await untilInRun('the record to hold the thread id', dir, () => readRecord(dir).sessionId);
+  const running = (await w.run('status', ['--name', 'busy'])).json.agents[0];
+  assert.equal(running.status, 'running', JSON.stringify(running));
+  const thread = readFileSync(join(dir, 'events.log'), 'utf8').match(/"thread_id":"([^"]+)"/)?.[1];
+  assert.match(thread ?? '', UUID);
+  assert.equal(running.sessionId, thread, 'the thread id of codex\'s thread.started');
+
+  const c = await w.run('cancel', ['--name', 'busy']);
+  assert.equal(c.code, 0, c.stdout);
+  const done = await w.wait('busy');
+  assert.equal(done.outcome, 'cancelled');
+  assert.equal(done.sessionId, thread);
+  const runMarker = `SUBAGENT_RUN_ID=${readRecord(dir).runId}`;
+  await until('no process of the run', () => pidsWithEnv(runMarker).length === 0 && pidsWithCmdline(marker).length === 0);
+});
+
 test('codex: a sub-agent shows in children and result --child returns its answer', async (t) => {
   const w = await world(t);
   if (!w) return;

@@ -154,6 +154,34 @@ test('start → wait → result; resume continues the same session; search sees 
   for (const role of ['user', 'assistant', 'tool']) assert.ok(roles.has(role), `a ${role} match: ${JSON.stringify(both.matches)}`);
 });
 
+test('-- args reach OpenCode on start and again on resume (--auto lets both runs read a file outside the project)', async (t) => {
+  if (!requireCli(t, 'opencode')) return;
+  const b = await box(t, 'extra');
+  const s = await server();
+  // Reading a file outside the project asks for a permission, which headless OpenCode rejects unless
+  // --auto approves it: only then does the file's content come back to the model as the tool output.
+  const words = [uniq('outside-one'), uniq('outside-two')];
+  const files = words.map((word, i) => {
+    const f = join(b.dir, `outside-${i + 1}.txt`);
+    writeFileSync(f, `${word}\n`);
+    return f;
+  });
+  const read = (i: number) => `TOOL:read:${JSON.stringify({ filePath: files[i] })}`;
+  ok(b.run('start-subagent', ['--name', 'args', '--cli', 'opencode', '--cwd', b.project, '--prompt', read(0), '--', '--auto']), 'start');
+  const a1 = await waitDone(b, 'args', t);
+  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrOf(b, 'args')}`);
+  assert.deepEqual(a1.extraArgs, ['--auto']);
+  ok(b.run('resume-subagent', ['--name', 'args', '--prompt', read(1)]), 'resume');
+  const a2 = await waitDone(b, 'args', t);
+  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrOf(b, 'args', 2)}`);
+  assert.equal(a2.run, 2);
+  assert.deepEqual(a2.extraArgs, ['--auto'], 'run 2 keeps the arguments of run 1');
+  for (const i of [0, 1]) {
+    const outputs = requestsWith(s, files[i]!).flatMap((r) => r.conversation!.toolOutputs.map((o) => o.text));
+    assert.ok(outputs.some((o) => o.includes(words[i]!)), `run ${i + 1}: the file's content came back from the read tool: ${JSON.stringify(outputs)}`);
+  }
+});
+
 test('an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed with the error; a permission auto-reject (exit 0, no answer) too', async (t) => {
   if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'errors');
@@ -226,6 +254,31 @@ test('cancel during a long bash tool leaves no process of the run', async (t) =>
   assert.equal(r.outcome, 'succeeded', `${r.error} ${stderrOf(b, 'long', 2)}`);
   assert.equal(r.sessionId, a.sessionId);
   assert.equal(ok(b.run('result', ['--name', 'long', '--json']), 'result').lastAssistantText, after);
+});
+
+test('status shows the session id while the run is still running', async (t) => {
+  if (!requireCli(t, 'opencode')) return;
+  const b = await box(t, 'busy');
+  const marker = uniq('oc-busy-marker');
+  const started = ok(b.run('start-subagent', ['--name', 'busy', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:sleep 300; echo ${marker}`]), 'start');
+  assert.equal(started.sessionId, null, 'OpenCode chooses its session id');
+  const dir = join(b.registry, 'agents', 'busy', '1');
+  await untilInRun('the bash tool running the marker command', dir, () => pidsWithCmdline(marker).length > 0);
+  // Polled on the record (status is spawned, and a spawnSync would starve the fake in this process);
+  // then status itself must show it.
+  await untilInRun('the record to hold the session id', dir, () => readJson(join(dir, 'record.json')).sessionId);
+  const running = ok(await b.runAsync('status', ['--name', 'busy']), 'status').agents[0];
+  assert.equal(running.status, 'running', JSON.stringify(running));
+  const reported = readFileSync(join(dir, 'events.log'), 'utf8').match(/"sessionID":"([^"]+)"/)?.[1];
+  assert.match(reported ?? '', /^ses_[A-Za-z0-9]+$/);
+  assert.equal(running.sessionId, reported, 'the sessionID of OpenCode\'s events');
+
+  ok(await b.runAsync('cancel', ['--name', 'busy']), 'cancel');
+  const a = await waitDone(b, 'busy', t);
+  assert.equal(a.outcome, 'cancelled');
+  assert.equal(a.sessionId, reported);
+  const runMarker = `SUBAGENT_RUN_ID=${readJson(join(dir, 'record.json')).runId}`;
+  await until('no process of the run', () => pidsWithEnv(runMarker).length === 0 && pidsWithCmdline(marker).length === 0);
 });
 
 test('a sub-agent (task tool) is listed in children, and result --child reads its answer from the OpenCode store', async (t) => {
