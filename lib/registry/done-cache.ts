@@ -1,11 +1,11 @@
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as zlib from 'node:zlib';
 import { tempName } from './durable.js';
 import { compareNames } from './store.js';
 import { pathExists, statKey, statKeyMatches } from './stat-key.js';
 import { RECORD_FORMAT } from './record.js';
 import { escapeSeparators } from '../cli/output.js';
+import { crc32 } from './crc32.js';
 
 /**
  * The cache of finished runs behind the `status` listing (docs/design.md, "The status cache"). A run
@@ -158,7 +158,8 @@ export class DoneCache {
     const keeps = (i: number) => this.state[i] === KEPT || (!complete && this.state[i] === 0);
     let changed = this.learnt.size > 0;
     for (let i = 0; i < n && !changed; i++) changed = !keeps(i);
-    if (!changed || !zlib.crc32) return;
+    const crc = crc32();
+    if (!changed || !crc) return;
     const entries = [...this.learnt.values()];
     for (const [name, i] of this.index) {
       if (!keeps(i) || this.learnt.has(name)) continue;
@@ -179,7 +180,7 @@ export class DoneCache {
     const body = Buffer.concat([Buffer.from(lines.join('') + '\n', 'latin1'), ...views]);
     const tmp = tempName(this.path);
     try {
-      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${zlib.crc32(body)}\n`), body]));
+      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${crc(body)}\n`), body]));
       renameSync(tmp, this.path);
     } catch {
       // A registry we cannot write to (read-only, full) is listed all the same, only not faster.
@@ -217,8 +218,9 @@ const EMPTY = Buffer.alloc(0);
 
 /** The cache's lines and views when the file is ours and whole; anything else is an empty cache. */
 function load(path: string): Buffer {
-  // zlib.crc32 arrived in Node 20.15; without it there is no cache.
-  if (!zlib.crc32) return EMPTY;
+  // CRC-32 arrived in Node 20.15; without it there is no cache.
+  const crc = crc32();
+  if (!crc) return EMPTY;
   let data: Buffer;
   try {
     data = readFileSync(path);
@@ -226,6 +228,6 @@ function load(path: string): Buffer {
     return EMPTY;
   }
   const nl = data.indexOf(NL);
-  if (nl === -1 || data.toString('latin1', 0, nl) !== VERSION + zlib.crc32(data.subarray(nl + 1))) return EMPTY;
+  if (nl === -1 || data.toString('latin1', 0, nl) !== VERSION + crc(data.subarray(nl + 1))) return EMPTY;
   return data.subarray(nl + 1);
 }
