@@ -1,12 +1,13 @@
 import { getSystemErrorName } from 'node:util';
+import { internalBinding } from '../internal-binding.js';
 
 /**
  * Starts a process through Node's process_wrap binding — the handle child_process.spawn itself wraps.
  * child_process loads net, stream, dgram and perf_hooks along with it: ~2 MB more in every supervisor,
  * and ~5 ms on the critical path of start-subagent (docs/design.md, "Starting a run"), for features
  * (pipes, IPC, events) neither the supervisor nor the start command uses. This needs only fds, a pid
- * and the exit. process.binding is deprecated in documentation only (DEP0111; it warns only under
- * --pending-deprecation); test/cli/supervisor.test.ts would fail at once on a Node without it.
+ * and the exit. The binding is internal (lib/internal-binding.ts); test/cli/supervisor.test.ts would
+ * fail at once on a Node without it.
  */
 export interface DirectProcess {
   pid: number;
@@ -30,7 +31,8 @@ export function spawnDirect(
   args: readonly string[],
   o: { cwd: string; env: NodeJS.ProcessEnv; stdio: ReadonlyArray<number | 'ignore'>; detached: boolean },
 ): DirectProcess {
-  Process ??= (process as unknown as { binding(name: 'process_wrap'): { Process: new () => ProcessHandle } }).binding('process_wrap').Process;
+  Process ??= internalBinding<{ Process: new () => ProcessHandle }>('process_wrap')?.Process ?? null;
+  if (!Process) throw new Error(`spawn ${command}: this Node has no process_wrap binding`);
   const handle = new Process();
   let resolveExit: (exit: { code: number | null; signal: string | null }) => void = () => undefined;
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => (resolveExit = resolve));

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { internalBinding } from '../internal-binding.js';
 
 type Crc32 = (data: Uint8Array) => number;
 
@@ -8,9 +9,8 @@ let chosen: Crc32 | null | undefined;
  * CRC-32 (zlib's), or null when this Node has none (zlib.crc32 arrived in Node 20.15). The status cache
  * checks itself with it on every listing, and loading node:zlib for it cost `status` 3.5 ms — zlib
  * brings streams along — while the same function sits in zlib's C++ binding, which loads in microseconds.
- * The binding is internal (process.binding, DEP0111): it is used only when deprecations are not
- * reported (a warning would print) and only after it gave the right CRC for the standard check input;
- * anything else uses node:zlib. Both compute the same number, so the cache never depends on which ran.
+ * The binding is internal (lib/internal-binding.ts): it is used only after it gave the right CRC for
+ * the standard check input; anything else uses node:zlib. Both compute the same number, so the cache never depends on which ran.
  */
 export function crc32(): Crc32 | null {
   if (chosen === undefined) chosen = fromBinding() ?? fromModule();
@@ -21,10 +21,9 @@ export function crc32(): Crc32 | null {
 const CHECK = 0xcbf43926;
 
 function fromBinding(): Crc32 | null {
-  if (/pending-deprecation/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) return null;
+  const binding = internalBinding<{ crc32?: unknown }>('zlib');
+  if (typeof binding?.crc32 !== 'function') return null;
   try {
-    const binding = (process as unknown as { binding(name: string): { crc32?: unknown } }).binding('zlib');
-    if (typeof binding.crc32 !== 'function') return null;
     const fn = binding.crc32.bind(binding) as (data: Uint8Array, value: number) => number;
     return fn(Buffer.from('123456789'), 0) === CHECK ? (data) => fn(data, 0) : null;
   } catch {

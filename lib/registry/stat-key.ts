@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { internalBinding } from '../internal-binding.js';
 
 /**
  * A file's identity and version for the status cache — "inode,size,ctimeSec,ctimeNsec", all integers —
@@ -8,8 +9,8 @@ import { statSync } from 'node:fs';
  * On Node 20, fs.statSync spends ~20 µs of a ~26 µs call (measured here, 1 000 calls in a fresh
  * process) building a Stats object with four Dates that we never read (Node 22 builds them lazily),
  * and the garbage of a thousand of them costs the listing scavenges. Node 20's fs binding returns the
- * raw numbers instead. It is an internal API (process.binding, DEP0111), so it is used only on Node 20,
- * never when deprecations are reported (a warning would print), and only once it gave the same key as
+ * raw numbers instead. It is an internal API (lib/internal-binding.ts), so it is used only on Node 20,
+ * and only once it gave the same key as
  * fs.statSync for a real file; anything else — another Node, a changed binding, an exception — falls
  * back to fs.statSync for good. Keys never depend on which of the two ran.
  */
@@ -68,10 +69,10 @@ function publicKey(path: string): string | null {
 }
 
 function rawStatChecked(path: string): RawStat | null {
-  if (process.versions.node.split('.')[0] !== '20' || /pending-deprecation/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) return null;
+  if (process.versions.node.split('.')[0] !== '20') return null;
   try {
-    const binding = (process as unknown as { binding(name: string): { stat?: unknown } }).binding('fs');
-    if (typeof binding.stat !== 'function') return null;
+    const binding = internalBinding<{ stat?: unknown }>('fs');
+    if (typeof binding?.stat !== 'function') return null;
     const stat = binding.stat.bind(binding) as RawStat;
     // Checked on the path asked for (it usually exists) or, failing that, on the node binary itself.
     for (const probe of [path, process.execPath]) {

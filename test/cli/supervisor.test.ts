@@ -58,3 +58,14 @@ test('NODE_EXTRA_CA_CERTS skips the supervisor (Node would parse it at start-up)
   assert.equal(b.run('result', ['--name', 'ca']).stdout, `ca=${ca} held=unset\n`);
   assert.equal(readFileSync(join(runDirOf(b.registry, 'ca'), 'supervisor.log'), 'utf8'), '', 'the supervisor never loaded it');
 });
+
+test('under --pending-deprecation neither start-subagent nor the supervisor prints a warning (their internal bindings are quiet)', () => {
+  const env = { ...b.env, NODE_OPTIONS: '--pending-deprecation' };
+  const r = b.run('start-subagent', ['--name', 'strict', '--cli', 'shell', '--prompt', 'echo strict'], { env });
+  assert.equal(r.json?.ok, true, r.stdout + r.stderr);
+  assert.equal(r.stderr, '', 'nothing on the caller\'s stderr');
+  assert.equal(waitTerminal(b, ['strict']).strict.outcome, 'succeeded');
+  assert.equal(readFileSync(join(runDirOf(b.registry, 'strict'), 'supervisor.log'), 'utf8'), '', 'nothing in supervisor.log');
+  const s = b.run('status', [], { env }); // the listing: the status cache's CRC-32 and stat keys
+  assert.equal(s.stderr, '');
+});
