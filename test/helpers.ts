@@ -115,31 +115,26 @@ export async function until<T>(what: string, fn: () => T | undefined | null | fa
  */
 export async function untilInRun<T>(what: string, runDir: string, fn: () => T | undefined | null | false, timeoutMs = 120_000): Promise<T> {
   const start = Date.now();
-  const state = (): string => {
-    let rec = '(no record)';
-    let err = '';
+  const record = (): any => {
     try {
-      rec = JSON.stringify(JSON.parse(readFileSync(join(runDir, 'record.json'), 'utf8')));
+      return readJson(join(runDir, 'record.json'));
     } catch {
-      /* not written yet */
+      return null; // not written yet
     }
+  };
+  const state = (): string => {
+    let err = '';
     try {
       err = readFileSync(join(runDir, 'stderr.log'), 'utf8').slice(-2000);
     } catch {
       /* none */
     }
-    return `after ${Date.now() - start} ms; record: ${rec}; stderr: ${err || '(empty)'}`;
+    return `after ${Date.now() - start} ms; record: ${JSON.stringify(record())}; stderr: ${err || '(empty)'}`;
   };
   for (;;) {
     const v = fn();
     if (v) return v;
-    let ended = false;
-    try {
-      ended = JSON.parse(readFileSync(join(runDir, 'record.json'), 'utf8')).status === 'done';
-    } catch {
-      /* mid-write or not there yet: ask again */
-    }
-    if (ended && !fn()) throw new Error(`the run ended before ${what}: ${state()}`);
+    if (record()?.status === 'done' && !fn()) throw new Error(`the run ended before ${what}: ${state()}`);
     if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}: ${state()}`);
     await new Promise((r) => setTimeout(r, 20));
   }

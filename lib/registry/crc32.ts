@@ -10,7 +10,8 @@ let chosen: Crc32 | null | undefined;
  * checks itself with it on every listing, and loading node:zlib for it cost `status` 3.5 ms — zlib
  * brings streams along — while the same function sits in zlib's C++ binding, which loads in microseconds.
  * The binding is internal (lib/internal-binding.ts): it is used only after it gave the right CRC for
- * the standard check input; anything else uses node:zlib. Both compute the same number, so the cache never depends on which ran.
+ * the standard check input; anything else uses node:zlib. Both compute the same number, so the cache
+ * never depends on which ran.
  */
 export function crc32(): Crc32 | null {
   if (chosen === undefined) chosen = fromBinding() ?? fromModule();

@@ -158,8 +158,9 @@ export class DoneCache {
     const keeps = (i: number) => this.state[i] === KEPT || (!complete && this.state[i] === 0);
     let changed = this.learnt.size > 0;
     for (let i = 0; i < n && !changed; i++) changed = !keeps(i);
+    if (!changed) return;
     const crc = crc32();
-    if (!changed || !crc) return;
+    if (!crc) return;
     const entries = [...this.learnt.values()];
     for (const [name, i] of this.index) {
       if (!keeps(i) || this.learnt.has(name)) continue;

@@ -10,9 +10,9 @@ import { internalBinding } from '../internal-binding.js';
  * process) building a Stats object with four Dates that we never read (Node 22 builds them lazily),
  * and the garbage of a thousand of them costs the listing scavenges. Node 20's fs binding returns the
  * raw numbers instead. It is an internal API (lib/internal-binding.ts), so it is used only on Node 20,
- * and only once it gave the same key as
- * fs.statSync for a real file; anything else — another Node, a changed binding, an exception — falls
- * back to fs.statSync for good. Keys never depend on which of the two ran.
+ * and only once it gave the same key as fs.statSync for a real file; anything else — another Node, a
+ * changed binding, an exception — falls back to fs.statSync for good. Keys never depend on which of the
+ * two ran.
  */
 type RawStat = (path: string, bigint: false, req: undefined, throwIfNoEntry: false) => Float64Array | undefined;
 

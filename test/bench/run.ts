@@ -192,6 +192,34 @@ function timingText(t: Timing): string {
   return `mean ${fmtMs(t.mean)} ± ${fmtMs(t.stddev)}, median ${fmtMs(t.median)}, min ${fmtMs(t.min)}, max ${fmtMs(t.max)} (${t.times.length} runs${t.failures ? `, ${t.failures} failed` : ''})`;
 }
 
+/**
+ * NODE_EXTRA_CA_CERTS, when the machine sets it, makes every node parse that CA bundle while it starts
+ * (~35 ms on the test VM): a constant that inflates the floor and flatters every ratio. Rows 1 and 2 are
+ * therefore timed again without it, and both ratios are printed; the verdicts stay on the machine as it
+ * is. Null when the variable is not set (then there is nothing to take away).
+ */
+async function timedWithoutCaCerts(name: string, cmd: string, o: { runs: number; warmup: number; prepare?: string; rounds: number }): Promise<{ floor: Timing; cmd: Timing } | null> {
+  if (!process.env.NODE_EXTRA_CA_CERTS) return null;
+  const unset = 'unset NODE_EXTRA_CA_CERTS; ';
+  const [floor, timed] = await timeCommands(
+    [
+      { name: 'node -e 0 (no NODE_EXTRA_CA_CERTS)', cmd: unset + FLOOR_CMD },
+      { name: `${name} (no NODE_EXTRA_CA_CERTS)`, cmd: unset + cmd },
+    ],
+    o,
+  );
+  return { floor: floor!, cmd: timed! };
+}
+
+/** The table cell's addition and the figures' line for a timedWithoutCaCerts result. */
+function withoutCaCertsText(lean: { floor: Timing; cmd: Timing }, name: string): { cell: string; line: string } {
+  const ratio = fmtRatio(lean.cmd.median / lean.floor.median);
+  return {
+    cell: `; without the machine's NODE_EXTRA_CA_CERTS: median ${fmtMs(lean.cmd.median)} vs ${fmtMs(lean.floor.median)} → ${ratio}`,
+    line: `without NODE_EXTRA_CA_CERTS (this machine sets it for every process; Node parses the bundle while it starts): \`node -e 0\` ${timingText(lean.floor)}; \`${name}\` ${timingText(lean.cmd)}; ratio of medians **${ratio}**`,
+  };
+}
+
 // ------------------------------------------------------------------------------ registry helpers
 
 function recordFile(registry: string, name: string, runNo = 1): string {
@@ -311,25 +339,11 @@ await section('row 1: start-subagent', async () => {
     ],
     { runs, warmup, prepare, rounds: QUICK ? 1 : 5 },
   );
-  // NODE_EXTRA_CA_CERTS, when the machine sets it, makes every node parse that CA bundle while it starts
-  // (~35 ms on the test VM): a constant that inflates the floor and flatters every ratio. So the row is
-  // measured again without it, and both ratios are printed; the verdict stays on the machine as it is.
-  let lean: { floor: Timing; start: Timing } | null = null;
-  if (process.env.NODE_EXTRA_CA_CERTS) {
-    const unset = 'unset NODE_EXTRA_CA_CERTS; ';
-    const [lf, ls] = await timeCommands(
-      [
-        { name: 'node -e 0 (no NODE_EXTRA_CA_CERTS)', cmd: unset + FLOOR_CMD },
-        { name: 'start-subagent (no NODE_EXTRA_CA_CERTS)', cmd: unset + startCmd },
-      ],
-      { runs: QUICK ? 6 : 20, warmup: 1, prepare, rounds: QUICK ? 1 : 4 },
-    );
-    lean = { floor: lf!, start: ls! };
-  }
+  const lean = await timedWithoutCaCerts('start-subagent', startCmd, { runs: QUICK ? 6 : 20, warmup: 1, prepare, rounds: QUICK ? 1 : 4 });
   await waitQuiet(R, 20_000);
   const recs = recordsOf(R);
   const ok = recs.filter((r) => r.status === 'done' && r.outcome === 'succeeded').length;
-  const leanStarts = lean ? lean.start.times.length + 1 + (QUICK ? 0 : 3) : 0;
+  const leanStarts = lean ? lean.cmd.times.length + 1 + (QUICK ? 0 : 3) : 0;
   const expected = st!.times.length + warmup + (QUICK ? 0 : 4) + leanStarts; // timed runs + warm-ups (3, then 1 per later round)
   const ratioMed = st!.median / floor!.median;
   const ratioMean = st!.mean / floor!.mean;
@@ -341,17 +355,13 @@ await section('row 1: start-subagent', async () => {
     verdict: verdict(ratioMed <= 1.3),
   });
   rows[rows.length - 1]!.measured += ` → **${fmtRatio(ratioMed)}** (mean ${fmtRatio(ratioMean)}, min ${fmtRatio(st!.min / floor!.min)})`;
-  const leanText = lean
-    ? `without the machine's NODE_EXTRA_CA_CERTS: median ${fmtMs(lean.start.median)} vs ${fmtMs(lean.floor.median)} → ${fmtRatio(lean.start.median / lean.floor.median)}`
-    : null;
-  if (leanText) rows[rows.length - 1]!.measured += `; ${leanText}`;
+  const leanText = lean ? withoutCaCertsText(lean, 'start-subagent') : null;
+  if (leanText) rows[rows.length - 1]!.measured += leanText.cell;
   details.push(
     `### 1. \`start-subagent\`, whole process\n\n` +
       `- \`node -e 0\`: ${timingText(floor!)}\n- \`start-subagent\`: ${timingText(st!)}\n` +
       `- ratio of medians **${fmtRatio(ratioMed)}**, of means ${fmtRatio(ratioMean)}, of minimums ${fmtRatio(st!.min / floor!.min)} (target ≤ 1.3 ×)\n` +
-      (lean
-        ? `- without NODE_EXTRA_CA_CERTS (this machine sets it for every process; Node parses the bundle while it starts): \`node -e 0\` ${timingText(lean.floor)}; \`start-subagent\` ${timingText(lean.start)}; ratio of medians **${fmtRatio(lean.start.median / lean.floor.median)}**\n`
-        : '') +
+      (leanText ? `- ${leanText.line}\n` : '') +
       `- ${recs.length} of ${expected} starts recorded, ${ok} ended \`done\`/\`succeeded\`${st!.failures ? `; ${st!.failures} timed starts exited non-zero` : ''}`,
   );
   if (recs.length !== expected) problems.push(`row 1: ${recs.length} of ${expected} starts were recorded`);
@@ -414,10 +424,11 @@ await section('row 2: status with 1 000 and 10 000 runs', async () => {
     const probs = Array.isArray(j?.problems) ? j.problems.length : 0;
     if (listed !== n || probs) problems.push(`row 2: status listed ${listed} of ${n} runs (${probs} problems)`);
     const runs = QUICK ? 5 : n === 1000 ? 40 : 8;
+    const statusCmd = `${q(join(BIN, 'status'))} --registry ${q(dir)} >/dev/null`;
     const [floor, st] = await timeCommands(
       [
         { name: 'node -e 0', cmd: FLOOR_CMD },
-        { name: `status ${n}`, cmd: `${q(join(BIN, 'status'))} --registry ${q(dir)} >/dev/null` },
+        { name: `status ${n}`, cmd: statusCmd },
       ],
       { runs, warmup: n === 1000 ? 2 : 1, rounds: QUICK ? 1 : n === 1000 ? 10 : 2 },
     );
@@ -425,41 +436,28 @@ await section('row 2: status with 1 000 and 10 000 runs', async () => {
     const [coldFloor, cold] = await timeCommands(
       [
         { name: 'node -e 0', cmd: FLOOR_CMD },
-        { name: `status ${n} (no cache)`, cmd: `${q(join(BIN, 'status'))} --registry ${q(dir)} >/dev/null` },
+        { name: `status ${n} (no cache)`, cmd: statusCmd },
       ],
       { runs: QUICK ? 3 : n === 1000 ? 10 : 4, warmup: 0, rounds: 1, prepare: `rm -f ${q(join(dir, 'status-cache'))}` },
     );
-    // as in row 1: again without the machine's NODE_EXTRA_CA_CERTS, which every node parses while it starts
-    let lean: { floor: Timing; status: Timing } | null = null;
-    if (process.env.NODE_EXTRA_CA_CERTS) {
-      const [lf, ls] = await timeCommands(
-        [
-          { name: 'node -e 0 (no NODE_EXTRA_CA_CERTS)', cmd: `unset NODE_EXTRA_CA_CERTS; ${FLOOR_CMD}` },
-          { name: `status ${n} (no NODE_EXTRA_CA_CERTS)`, cmd: `unset NODE_EXTRA_CA_CERTS; ${q(join(BIN, 'status'))} --registry ${q(dir)} >/dev/null` },
-        ],
-        { runs: QUICK ? 4 : n === 1000 ? 20 : 6, warmup: 1, rounds: QUICK ? 1 : n === 1000 ? 4 : 2 },
-      );
-      lean = { floor: lf!, status: ls! };
-    }
+    const lean = await timedWithoutCaCerts('status', statusCmd, { runs: QUICK ? 4 : n === 1000 ? 20 : 6, warmup: 1, rounds: QUICK ? 1 : n === 1000 ? 4 : 2 });
     if (n !== 1000) removeTree(dir);
     const ratio = st!.median / floor!.median;
-    const leanRatio = lean ? lean.status.median / lean.floor.median : null;
+    const leanText = lean ? withoutCaCertsText(lean, 'status') : null;
     const limit = n === 1000 ? 1.5 : 5;
     rows.push({
       what: `\`status\` with ${n.toLocaleString('en-US').replace(',', ' ')} runs in the registry`,
       target: `≤ ${limit} × \`node -e 0\``,
       measured:
         `median ${fmtMs(st!.median)} → **${fmtRatio(ratio)}** (mean ${fmtRatio(st!.mean / floor!.mean)}, min ${fmtRatio(st!.min / floor!.min)})` +
-        (lean ? `; without the machine's NODE_EXTRA_CA_CERTS: median ${fmtMs(lean.status.median)} vs ${fmtMs(lean.floor.median)} → ${fmtRatio(leanRatio!)}` : ''),
+        (leanText?.cell ?? ''),
       floor: `median ${fmtMs(floor!.median)}`,
       verdict: verdict(ratio <= limit),
     });
     figures.push(
       `- ${n} runs (registry built in ${fmtMs(ms, 0)}; checked: status lists ${listed}, ${done} \`done\`, ${probs} problems; output ${(check.stdout.length / 1e6).toFixed(1)} MB)\n` +
         `  - \`node -e 0\`: ${timingText(floor!)}\n  - \`status\`: ${timingText(st!)}\n  - ratio of medians **${fmtRatio(ratio)}**, of means ${fmtRatio(st!.mean / floor!.mean)}, of minimums ${fmtRatio(st!.min / floor!.min)} (target ≤ ${limit} ×)\n` +
-        (lean
-          ? `  - without NODE_EXTRA_CA_CERTS: \`node -e 0\` ${timingText(lean.floor)}; \`status\` ${timingText(lean.status)}; ratio of medians **${fmtRatio(leanRatio!)}**\n`
-          : '') +
+        (leanText ? `  - ${leanText.line}\n` : '') +
         `  - the first listing after the runs ended (no status cache yet: every record read, the cache written): median ${fmtMs(cold!.median)} → ${fmtRatio(cold!.median / coldFloor!.median)} (floor median ${fmtMs(coldFloor!.median)})`,
     );
   }
