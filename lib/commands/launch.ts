@@ -4,7 +4,7 @@ import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
 import { RECORD_FORMAT, type RunRecord } from '../registry/record.js';
 import { writeLauncher, type Published } from '../registry/store.js';
-import { spawnSupervisor } from '../supervisor/spawn.js';
+import { spawnSupervisor, supervisorsGatedUntilExit } from '../supervisor/spawn.js';
 import { nowIso } from '../time.js';
 import { enqueue, newTicket, parseLimit, readLimit, writeLimit } from '../queue.js';
 import { envValue, findOnPath } from './common.js';
@@ -120,9 +120,14 @@ export function newRecord(s: RunSettings): RunRecord {
  */
 export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null): Promise<number> {
   if (ticket) enqueue(registry, ticket, run.dir);
-  const pid = spawnSupervisor(registry, run.dir, env);
-  writeLauncher(run.dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
-  await run.durable;
+  const supervisor = spawnSupervisor(registry, run.dir, env);
+  const { pid } = supervisor;
+  try {
+    writeLauncher(run.dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
+    await run.durable;
+  } finally {
+    if (!supervisorsGatedUntilExit()) supervisor.release();
+  }
   return pid;
 }
 

@@ -50,8 +50,13 @@ export function spawnDirect(
   });
   if (err !== 0) {
     handle.close();
-    const name = getSystemErrorName(err);
-    throw Object.assign(new Error(`spawn ${command} ${name}`), { code: name, errno: err, syscall: `spawn ${command}`, path: command });
+    throw spawnError(command, err);
   }
   return { pid: handle.pid, exited, unref: () => handle.unref() };
+}
+
+/** The error child_process would throw for a spawn that failed with `errno` (negative, as libuv reports it). */
+export function spawnError(command: string, errno: number): Error {
+  const name = getSystemErrorName(errno);
+  return Object.assign(new Error(`spawn ${command} ${name}`), { code: name, errno, syscall: `spawn ${command}`, path: command });
 }
