@@ -1,4 +1,4 @@
-import { writeSync } from 'node:fs';
+import { writeSync, writevSync } from 'node:fs';
 import { SubagentError, ERROR_CODES } from '../errors.js';
 
 /**
@@ -61,12 +61,16 @@ export function jsonLine(value: unknown): string {
   return line + '\n';
 }
 
-/** jsonLine as bytes: cached views go out as the bytes they are, never decoded and encoded again. */
-export function jsonLineBytes(value: unknown): Buffer {
+/**
+ * jsonLine as pieces of bytes, for writeStdout: cached views go out as the bytes they are, never
+ * decoded and encoded again, nor copied into one buffer (a 0.7 MB listing would fault in ~170 fresh
+ * pages for that copy, ~2 ms on the test VM).
+ */
+export function jsonLineBytes(value: unknown): Buffer[] {
   const ps = pieces(value);
   const bytes = ps.map((p) => (typeof p === 'string' ? Buffer.from(escapeSeparators(p)) : p));
   bytes.push(NEWLINE);
-  return Buffer.concat(bytes);
+  return bytes;
 }
 
 const NEWLINE = Buffer.from('\n');
@@ -102,8 +106,9 @@ export function stdoutFlushed(): boolean {
  * does not need. A non-blocking stdout (EAGAIN) falls back to the stream, which queues; a reader that
  * went away (EPIPE, `status | head -c1`) ends us quietly.
  */
-export function writeStdout(text: string | Buffer): void {
+export function writeStdout(text: string | Buffer | Buffer[]): void {
   if (stdoutClosed) return;
+  if (Array.isArray(text)) return writePieces(text);
   if (useStream) {
     process.stdout.write(text);
     return;
@@ -126,6 +131,23 @@ export function writeStdout(text: string | Buffer): void {
       return;
     }
   }
+}
+
+/** Pieces written with writev(2), in as many calls as the kernel needs; anything unusual goes the plain way. */
+function writePieces(pieces: Buffer[]): void {
+  let rest = pieces.filter((p) => p.length > 0);
+  while (rest.length > 0 && !useStream && !stdoutClosed) {
+    let written: number;
+    try {
+      written = writevSync(1, rest);
+    } catch {
+      // EAGAIN, EPIPE, or a writev the fd refuses: the one-buffer path knows what each means.
+      break;
+    }
+    while (rest.length > 0 && written >= rest[0]!.length) written -= rest.shift()!.length;
+    if (written > 0) rest[0] = rest[0]!.subarray(written);
+  }
+  if (rest.length > 0) writeStdout(Buffer.concat(rest));
 }
 
 let guarded = false;

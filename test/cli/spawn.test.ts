@@ -69,6 +69,24 @@ test('a start-subagent killed after it started the supervisor still lets it boot
   assert.equal(a.pid, supervisor);
 });
 
+test('a run cancelled while its supervisor is still at the gate ends cancelled, and nothing of it is left', async (t) => {
+  if (!existsSync(ADDON)) return skipUnlessCi(t, `${ADDON} was not built (no C compiler or Node headers?)`);
+  const { s, supervisor } = await pausedStart(b, 'early', 'echo never');
+  assert.ok(isGate(supervisor));
+  const c = b.run('cancel', ['--name', 'early']);
+  assert.equal(c.json?.ok, true, c.stdout + c.stderr);
+  assert.equal(c.json.previousStatus, 'scheduled');
+  assert.equal(c.json.outcome, 'cancelled');
+  assert.deepEqual(c.json.survivors, []);
+  await until('the gate is gone', () => argvOf(supervisor).length === 0, 30_000);
+  process.kill(s.pid, 'SIGCONT');
+  assert.equal((await s.done).code, 0);
+  const a = waitTerminal(b, ['early']).early;
+  assert.equal(a.outcome, 'cancelled');
+  assert.equal(a.agentPid, null, 'the agent never started');
+  assert.equal(b.run('result', ['--name', 'early']).stdout.includes('never'), false);
+});
+
 test('a batch start releases each supervisor as soon as its run is published, not when the batch exits', async () => {
   const lines = ['one', 'two'].map((name) => JSON.stringify({ name, cli: 'shell', prompt: `echo ${name}` }));
   writeFileSync(join(b.dir, 'batch.jsonl'), lines.join('\n') + '\n');
