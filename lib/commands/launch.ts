@@ -114,17 +114,17 @@ export function newRecord(s: RunSettings): RunRecord {
 
 /**
  * Starts the supervisor of a published run and records its identity, so that a run never depends on
- * the start command staying alive to be seen as scheduled. The supervisor starts while the run's
- * directory entry is still being fsynced (the record and prompt already are durable); success is
- * reported only once the entry is durable too.
+ * the start command staying alive to be seen as scheduled. It is started even when the fsync that made
+ * the run's directory entry durable failed (the run is published either way): that failure is reported
+ * after, instead of success.
  */
-export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null): Promise<number> {
+export function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null): number {
   if (ticket) enqueue(registry, ticket, run.dir);
   const supervisor = spawnSupervisor(registry, run.dir, env);
   const { pid } = supervisor;
   try {
     writeLauncher(run.dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
-    await run.durable;
+    run.assertDurable();
   } finally {
     if (!supervisorsGatedUntilExit()) supervisor.release();
   }

@@ -87,9 +87,9 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
     storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
     queueTicket,
   });
-  const run = await createRun(registry, name, record, prompt);
+  const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
-  const pid = await launchSupervisor(registry, run, env, queueTicket);
+  const pid = launchSupervisor(registry, run, env, queueTicket);
   return launchOutput(registry, record, pid, 'resume');
 }
 

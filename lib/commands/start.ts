@@ -128,12 +128,12 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
       storeEnv: storeEnvOf(adapter, env),
       queueTicket,
     });
-    run = await createName(registry, name, record, prompt);
+    run = createName(registry, name, record, prompt);
   } catch (err) {
     if (worktree) discardFreshWorktree(worktree);
     throw err;
   }
-  const pid = await launchSupervisor(registry, run, env, queueTicket);
+  const pid = launchSupervisor(registry, run, env, queueTicket);
   return launchOutput(registry, record, pid, 'new');
 }
 

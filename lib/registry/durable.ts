@@ -1,11 +1,15 @@
-import { closeSync, fsync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { unwritable } from '../errors.js';
 import { checkpoint } from '../checkpoint.js';
 
 /** fsync a directory so a rename or a new entry in it survives a crash. */
 export function fsyncDir(dir: string): void {
-  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  fsyncPath(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+}
+
+function fsyncPath(path: string, flags: number): void {
+  const fd = openSync(path, flags);
   try {
     fsyncSync(fd);
   } finally {
@@ -65,27 +69,12 @@ export function createFile(path: string, data: string | Buffer): void {
 }
 
 /**
- * fsyncs files and directories in parallel (libuv's thread pool): the journal commits them together,
- * so the price is about one fsync instead of one per path. Resolves when all are durable. Each path is
- * opened here, synchronously (microseconds), so its fsync is already queued when this returns: it runs
- * while the caller goes on — start-subagent spawns the supervisor (several ms in which the main thread
- * cannot take a callback) while the fsync that makes the run's directory entry durable runs. Callbacks,
- * not node:fs/promises, which costs a verb ~1 ms of start-up to load.
+ * fsyncs files and directories, one after the other, on this thread; returns when all are durable.
+ * Not in parallel on libuv's thread pool, though the journal would commit them together there: a
+ * start-subagent then pays for the pool — its first use creates four threads, and Node joins them as
+ * it exits — and that cost ~7 ms more than the sequential fsyncs do (A/B on the test VM; the first
+ * fsync commits the journal transaction that holds the others' metadata, so they are quick).
  */
-export function syncAll(paths: string[]): Promise<void> {
-  return Promise.all(paths.map(syncPath)).then(() => undefined);
-}
-
-function syncPath(path: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const fd = openSync(path, constants.O_RDONLY);
-    fsync(fd, (syncErr) => {
-      try {
-        closeSync(fd);
-      } catch (closeErr) {
-        return reject(syncErr ?? closeErr);
-      }
-      return syncErr ? reject(syncErr) : resolve();
-    });
-  });
+export function syncAll(paths: string[]): void {
+  for (const path of paths) fsyncPath(path, constants.O_RDONLY);
 }

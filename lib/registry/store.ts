@@ -162,20 +162,21 @@ function notExists(registry: string, name: string): SubagentError {
 }
 
 /**
- * A directory just published by one rename. `durable` is the fsync of its parent that makes the rename
- * survive a crash of the machine; it runs on libuv's thread pool while the caller starts the supervisor,
- * and the caller awaits it before it reports success (docs/reliability.md, "Publishing a run").
+ * A directory just published by one rename, and its parent fsynced (which makes the rename survive a
+ * crash of the machine). A failure of that fsync is kept for `assertDurable`, which throws it as
+ * E_REGISTRY_UNWRITABLE: the caller starts the supervisor of the published run first, then calls it
+ * before it reports success (docs/reliability.md, "Publishing a run").
  */
 export interface Published {
   dir: string;
-  durable: Promise<void>;
+  assertDurable(): void;
 }
 
 /**
  * Publishes a new name with its run 1, all or nothing: everything is written into a temp directory,
  * fsynced, then renamed into agents/. Of concurrent creators of one name exactly one rename succeeds.
  */
-export async function createName(registry: string, name: string, record: RunRecord, prompt: Buffer): Promise<Published> {
+export function createName(registry: string, name: string, record: RunRecord, prompt: Buffer): Published {
   const target = nameDir(registry, name);
   let tmp: string | null = null;
   try {
@@ -187,7 +188,7 @@ export async function createName(registry: string, name: string, record: RunReco
     mkdirSync(run);
     createFile(join(run, FILES.prompt), prompt);
     createFile(recordPath(run), serialiseRecord(record));
-    await syncAll([join(run, FILES.prompt), recordPath(run), run, tmp]);
+    syncAll([join(run, FILES.prompt), recordPath(run), run, tmp]);
   } catch (err) {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
     throw unwritable(registry, err);
@@ -199,18 +200,18 @@ export async function createName(registry: string, name: string, record: RunReco
     if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) throw notExists(registry, name);
     throw unwritable(registry, err);
   }
-  return { dir: join(target, '1'), durable: syncEntry(registry, agentsDir(registry)) };
+  return { dir: join(target, '1'), assertDurable: syncEntry(registry, agentsDir(registry)) };
 }
 
 /** Publishes run N of an existing name; of concurrent creators of run N exactly one wins (null: lost). */
-export async function createRun(registry: string, name: string, record: RunRecord, prompt: Buffer): Promise<Published | null> {
+export function createRun(registry: string, name: string, record: RunRecord, prompt: Buffer): Published | null {
   const parent = nameDir(registry, name);
   let tmp: string | null = null;
   try {
     tmp = mkdtempSync(join(parent, '.new-'));
     createFile(join(tmp, FILES.prompt), prompt);
     createFile(recordPath(tmp), serialiseRecord(record));
-    await syncAll([join(tmp, FILES.prompt), recordPath(tmp), tmp]);
+    syncAll([join(tmp, FILES.prompt), recordPath(tmp), tmp]);
   } catch (err) {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
     throw unwritable(registry, err);
@@ -223,16 +224,20 @@ export async function createRun(registry: string, name: string, record: RunRecor
     if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) return null;
     throw unwritable(registry, err);
   }
-  return { dir: target, durable: syncEntry(registry, parent) };
+  return { dir: target, assertDurable: syncEntry(registry, parent) };
 }
 
-/** fsyncs a directory in the background; a failure is E_REGISTRY_UNWRITABLE when awaited, never unhandled. */
-function syncEntry(registry: string, dir: string): Promise<void> {
-  const durable = syncAll([dir]).catch((err: unknown) => {
-    throw unwritable(registry, err);
-  });
-  durable.catch(() => {});
-  return durable;
+/** fsyncs a directory now; returns what throws its failure (E_REGISTRY_UNWRITABLE), if any, when called. */
+function syncEntry(registry: string, dir: string): () => void {
+  let failure: SubagentError | null = null;
+  try {
+    syncAll([dir]);
+  } catch (err) {
+    failure = unwritable(registry, err);
+  }
+  return () => {
+    if (failure) throw failure;
+  };
 }
 
 /**
