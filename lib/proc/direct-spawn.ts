@@ -44,7 +44,7 @@ export function spawnDirect(
     file: command,
     args: [command, ...args],
     cwd: o.cwd,
-    envPairs: Object.entries(o.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`])),
+    envPairs: envPairs(o.env),
     stdio: o.stdio.map((fd) => (fd === 'ignore' ? { type: 'ignore' } : { type: 'fd', fd })),
     detached: o.detached,
   });
@@ -53,6 +53,11 @@ export function spawnDirect(
     throw spawnError(command, err);
   }
   return { pid: handle.pid, exited, unref: () => handle.unref() };
+}
+
+/** An environment as the "KEY=value" strings exec takes (unset variables left out). */
+export function envPairs(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
 }
 
 /** The error child_process would throw for a spawn that failed with `errno` (negative, as libuv reports it). */

@@ -1,5 +1,5 @@
 import { closeSync } from 'node:fs';
-import { spawnDirect, spawnError } from './direct-spawn.js';
+import { envPairs, spawnDirect, spawnError } from './direct-spawn.js';
 import { nativeSpawn } from './native-spawn.js';
 
 export interface UnwaitedProcess {
@@ -15,11 +15,6 @@ export interface UnwaitedProcess {
  */
 const GATE_SHELL = '/bin/sh';
 const GATE_SCRIPT = 'read _; exec "$0" "$@" </dev/null';
-
-/** Whether detached children start through posix_spawn (the addon loaded) rather than libuv's fork. */
-export function nativeSpawnAvailable(): boolean {
-  return nativeSpawn() !== null;
-}
 
 /**
  * Starts a process that this one will neither wait for nor talk to (the supervisor). Through
@@ -45,7 +40,7 @@ export function spawnUnwaited(
     child.unref();
     return { pid: child.pid, release: () => undefined };
   }
-  const envp = Object.entries(o.env).flatMap(([k, v]) => (v === undefined ? [] : [`${k}=${v}`]));
+  const envp = envPairs(o.env);
   const stdio = [0, 1, 2].map((i) => {
     const fd = o.stdio[i] ?? 'ignore';
     return fd === 'ignore' ? -1 : fd;

@@ -25,12 +25,17 @@ let gateUntilExit = false;
 /**
  * For a command that starts one run and exits (start-subagent, resume-subagent): the supervisors it
  * starts from now on boot only once it has exited, instead of once their run is durable. On 2 cores a
- * supervisor booting (~60 ms of CPU: Node's own start-up) slowed the start's last ~15 ms — its fsync
- * wait, its output, its exit — by ~12 ms (docs/design.md, "Starting a run"). Not for a process that
+ * supervisor booting (~60 ms of CPU: Node's own start-up) slowed the start's last steps — recording
+ * the supervisor, its output, its exit — by ~5-12 ms (docs/design.md, "Starting a run"). Not for a process that
  * lives on (the library, a batch): its supervisors would wait for it.
  */
 export function gateSupervisorsUntilExit(): void {
   gateUntilExit = true;
+}
+
+/** Whether a supervisor is to boot only when this process exits (gateSupervisorsUntilExit). */
+export function supervisorsGatedUntilExit(): boolean {
+  return gateUntilExit;
 }
 
 /**
@@ -49,9 +54,4 @@ export function spawnSupervisor(registry: string, dir: string, env: NodeJS.Proce
   } finally {
     closeSync(log);
   }
-}
-
-/** Whether a supervisor is to boot only when this process exits (gateSupervisorsUntilExit). */
-export function supervisorsGatedUntilExit(): boolean {
-  return gateUntilExit;
 }
