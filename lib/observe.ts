@@ -3,7 +3,7 @@ import { isAlive, type ProcessIdentity } from './proc/identity.js';
 import { snapshotRun } from './proc/tree.js';
 import { latestRun, latestRunDirOfListed, nameDir, readLauncher, readRecord, runDir } from './registry/store.js';
 import type { RunRecord, Status, Usage } from './registry/record.js';
-import type { CachedView, DoneCache, Stamp } from './registry/done-cache.js';
+import type { DoneCache, Stamp } from './registry/done-cache.js';
 import { usageOfName } from './usage.js';
 
 /** A run as it really is: its record plus what /proc says about the processes it names. */
@@ -84,13 +84,11 @@ export interface Listed {
 }
 
 /**
- * observeLatest for a name taken from the registry's own listing (one syscall fewer per name). With a
- * cache, a done run it holds comes back rendered, for two stats; any other run is read as usual,
- * stamped first so that the cache can keep it once it is done.
+ * observeLatest for a name taken from the registry's own listing (one syscall fewer per name). With the
+ * listing's cache (which did not hold the run), the run's records are stamped first, so that the cache
+ * can keep it once it is done.
  */
-export function observeListed(registry: string, name: string, cache?: DoneCache): Listed | CachedView | null {
-  const hit = cache?.lookup(name, nameDir(registry, name));
-  if (hit) return hit;
+export function observeListed(registry: string, name: string, cache?: DoneCache): Listed | null {
   const dir = latestRunDirOfListed(registry, name);
   if (dir === null) return null;
   const slash = dir.lastIndexOf('/');

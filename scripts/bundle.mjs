@@ -26,7 +26,7 @@ await Promise.all([
       outExtension: { '.js': '.cjs' },
       format: 'cjs',
       // lib/supervisor/spawn.ts finds the supervisor next to the verb through import.meta.url.
-      define: { __SUPERVISOR_ENTRY__: '"./supervisor.cjs"', __NATIVE_ADDON__: '"./spawn.node"', 'import.meta.url': '__import_meta_url' },
+      define: { __SUPERVISOR_ENTRY__: '"./supervisor.cjs"', __NATIVE_ADDON__: '"./native.node"', 'import.meta.url': '__import_meta_url' },
       banner: { js: 'var __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
     }),
   ),

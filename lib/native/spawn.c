@@ -1,7 +1,7 @@
 /*
- * posix_spawn(3) for Node, as a Node-API addon (docs/design.md, "Starting a run"). Built by
- * scripts/native.mjs with the machine's C compiler against Node's own headers; without it,
- * lib/proc/native-spawn.ts says so and the callers spawn through libuv as Node does.
+ * posix_spawn(3) for Node, part of the Node-API addon (lib/native/addon.c; docs/design.md, "Starting a
+ * run"). Built by scripts/native.mjs with the machine's C compiler against Node's own headers; without
+ * it, lib/native/addon.ts says so and the callers spawn through libuv as Node does.
  *
  * spawn(file, argv, envp, cwd, stdio, setsid) -> [pid, gate], or [-errno, -1] when the child could not
  * be started (glibc reports a failed exec too). posix_spawn(3): libuv 1.46 (Node 20) starts every child
@@ -21,30 +21,17 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <node_api.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "addon.h"
 
 static void free_strings(char **list) {
   if (!list) return;
   for (char **p = list; *p; p++) free(*p);
   free(list);
-}
-
-/* A JS string as a malloc'ed C string; NULL when it is not a string (or holds a NUL byte). */
-static char *c_string(napi_env env, napi_value value) {
-  size_t len;
-  if (napi_get_value_string_utf8(env, value, NULL, 0, &len) != napi_ok) return NULL;
-  char *s = malloc(len + 1);
-  if (!s) return NULL;
-  if (napi_get_value_string_utf8(env, value, s, len + 1, &len) != napi_ok || strlen(s) != len) {
-    free(s);
-    return NULL;
-  }
-  return s;
 }
 
 /* A JS array of strings as a NULL-terminated malloc'ed list; NULL when it is anything else. */
@@ -127,7 +114,7 @@ out_moved:
   return err;
 }
 
-static napi_value Spawn(napi_env env, napi_callback_info info) {
+napi_value Spawn(napi_env env, napi_callback_info info) {
   size_t argc = 6;
   napi_value args[6];
   if (napi_get_cb_info(env, info, &argc, args, NULL, NULL) != napi_ok || argc != 6) {
@@ -162,14 +149,4 @@ static napi_value Spawn(napi_env env, napi_callback_info info) {
   free_strings(envp);
   free(cwd);
   return result;
-}
-
-static bool export_function(napi_env env, napi_value exports, const char *name, napi_callback cb) {
-  napi_value fn;
-  return napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, NULL, &fn) == napi_ok && napi_set_named_property(env, exports, name, fn) == napi_ok;
-}
-
-NAPI_MODULE_INIT() {
-  if (!export_function(env, exports, "spawn", Spawn)) return NULL;
-  return exports;
 }

@@ -1,6 +1,6 @@
 import { closeSync } from 'node:fs';
 import { envPairs, spawnDirect, spawnError } from './direct-spawn.js';
-import { nativeSpawn } from './native-spawn.js';
+import { nativeAddon } from '../native/addon.js';
 
 export interface UnwaitedProcess {
   pid: number;
@@ -34,7 +34,7 @@ export function spawnUnwaited(
   args: readonly string[],
   o: { cwd: string; env: NodeJS.ProcessEnv; stdio: ReadonlyArray<number | 'ignore'>; detached: boolean; gated?: boolean },
 ): UnwaitedProcess {
-  const native = nativeSpawn();
+  const native = nativeAddon();
   if (!native) {
     const child = spawnDirect(command, args, o);
     child.unref();

@@ -1,8 +1,9 @@
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readWholeFile } from '../native/addon.js';
 import { join } from 'node:path';
 import { tempName } from './durable.js';
 import { compareNames } from './store.js';
-import { pathExists, statKey, statKeyMatches } from './stat-key.js';
+import { probeKeys, statKey } from './stat-key.js';
 import { RECORD_FORMAT } from './record.js';
 import { escapeSeparators } from '../cli/output.js';
 import { crc32 } from './crc32.js';
@@ -10,26 +11,41 @@ import { crc32 } from './crc32.js';
 /**
  * The cache of finished runs behind the `status` listing (docs/design.md, "The status cache"). A run
  * whose latest record is `done` never changes again on its own, so the listing need not read, parse
- * and render its record every time: two cheap syscalls prove the rendered copy current — run N+1 does
- * not exist (runs are numbered without gaps), and every record 1..N of the name still has the inode,
- * size and ctime it had when it was read.
+ * and render its record every time: stats prove the rendered copy current — every record 1..N of the
+ * name still has the inode, size and ctime it had when it was read, and run N+1 does not exist (runs
+ * are numbered without gaps).
  *
  * Strictly a cache: a missing, unreadable, foreign or corrupt file is an empty cache, and deleting it
  * loses nothing. It is replaced whole by rename (not fsynced: losing it costs one slower listing), so
  * concurrent listings each read one complete file; the last writer wins, and every entry is proven on
  * its own anyway.
  *
- * Format: a header line with the CRC-32 of the rest (a damaged file is an empty cache, never broken
- * output); one line per name — name, run, queue ticket (0/1), the keys of its records
- * ("ino,size,ctimeSec,ctimeNsec" joined by ";"), and where its view lies in the views (start, end);
- * an empty line; then the views: each the exact JSON `status` prints for the run (U+2028/U+2029
- * escaped), in name order, joined by ",". A listing whose runs are all current thus finds its whole
- * `agents` array as one stretch of bytes, and prints it without decoding, parsing or even splitting
- * it. Names hold no tab or newline.
+ * The file is laid out so that a listing does as little as it can per name (numbers in the platform's
+ * byte order, which the header names):
+ *   the header line: VERSION and the CRC-32 of everything after the line, as 10 digits
+ *   "<entries> <probes> <bytes of the names> <bytes of the probes' paths>\n"
+ *   the names, each ended by "\n", in name order
+ *   zero bytes up to a multiple of 8 from the start of the file
+ *   the entries, 8 uint32 each: where its name starts and ends in the names, run N, queue ticket
+ *     (0/1), its first probe, where its probes' paths start, and where its view starts and ends in the
+ *     views (integers, not float64: V8's interpreter boxes every float64 it loads, and a listing reads
+ *     a dozen per name)
+ *   the probes' keys, 4 float64 each: inode, size, ctime s, ctime ns — NaN for "must not exist"
+ *   the probes' paths, relative to agents/, each ended by a NUL byte: an entry has N + 1 of them,
+ *     "<name's directory>/<k>/record.json" for k = 1..N, then "<name's directory>/<N+1>"
+ *   the views: each the exact JSON `status` prints for the run (U+2028/U+2029 escaped), in name order,
+ *     joined by ","
+ * So opening the cache parses nothing per name, a full listing proves every entry with one call
+ * (probeKeys: the addon's fstatat loop, when built), finds each listed name by comparing bytes in place
+ * (names are ASCII, sorted the same way as the listing), and serves consecutive names as one stretch of
+ * the views: with every run current, its whole `agents` array is one stretch of the file's bytes,
+ * printed without decoding, parsing or even splitting it. Names hold no newline.
  */
 const FILE = 'status-cache';
+const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 3 record format ${RECORD_FORMAT} crc32 `;
+const VERSION = `subagents status cache 4 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
+const HEADER_BYTES = VERSION.length + 10 + 1;
 /**
  * Only records whose timestamps are older than this (before the cache was opened) are remembered. A
  * change within the same clock tick as the stat that keyed a record could leave size and timestamps
@@ -37,124 +53,199 @@ const VERSION = `subagents status cache 3 record format ${RECORD_FORMAT} crc32 `
  * never match a key this much older (1 s covers the coarsest timestamps of old filesystems).
  */
 const SETTLED_MS = 2000;
+const ENTRY = 8;
+const KEY = 4;
 
+/** Done runs of consecutive names served from the cache: the first name, and their views. */
 export interface CachedView {
   name: string;
-  /** The name's directory, and the run (its directory is nameDir/run). */
-  nameDir: string;
-  run: number;
-  /** The view: JSON bytes views[start, end), U+2028/U+2029 escaped. Views of the same file follow each other, joined by ",". */
+  /** The views: JSON bytes views[start, end), U+2028/U+2029 escaped, joined by ",". Views of the same file follow each other. */
   views: Buffer;
   start: number;
   end: number;
+  /** Whether one of the runs holds a queue ticket. */
   queueTicket: boolean;
+  /** The entry of the last name. */
+  last: number;
 }
 
-/** Stat keys of records 1..N of a name, taken before they were read. */
-export type Stamp = string[];
+/** What a fresh read of a name's latest run N proves it by: the keys of records 1..N, taken before they were read. */
+export interface Stamp {
+  /** 4 numbers a record, then 4 NaN for "no run N+1". */
+  keys: number[];
+  /** Their paths relative to agents/, each ended by a NUL. */
+  paths: string;
+}
 
-const TAB = 9;
 const NL = 10;
 const LOOKED = 1;
 const KEPT = 2;
 
 interface Entry {
   name: string;
-  /** name, run, ticket and keys, joined by tabs. */
-  meta: string;
-  view: Buffer;
+  run: number;
+  ticket: boolean;
+  keys: ArrayLike<number>;
+  paths: Uint8Array;
+  view: Uint8Array;
 }
 
 export class DoneCache {
   private readonly path: string;
-  /** The lines of the names, as bytes, and the views. */
-  private readonly data: Buffer;
-  private readonly views: Buffer;
-  /** name → its line's number; lines are data[starts[i], ends[i]) (without the newline). */
-  private readonly index = new Map<string, number>();
-  private readonly starts: number[] = [];
-  private readonly ends: number[] = [];
-  /** Per line: 0 not looked up, LOOKED, or KEPT (looked up and found current). */
-  private readonly state: Uint8Array;
+  /** agents/, which the probes' paths are relative to. */
+  private readonly base: string;
+  private count = 0;
+  private entries: Uint32Array = new Uint32Array(0);
+  private keys: Float64Array = new Float64Array(0);
+  private names: Buffer = Buffer.alloc(0);
+  private paths: Buffer = Buffer.alloc(0);
+  private views: Buffer = Buffer.alloc(0);
+  /** Per probe: 1 once proven to hold. */
+  private ok = new Uint8Array(0);
+  private proven = false;
+  /** Per entry: 0 not looked up, LOOKED, or KEPT (looked up and found current). */
+  private state = new Uint8Array(0);
+  /** Where the next lookup starts searching: listings look names up in order. */
+  private cursor = 0;
   /** New entries, by name. */
   private readonly learnt = new Map<string, Entry>();
   private readonly settledBefore = Date.now() - SETTLED_MS;
 
-  constructor(registry: string) {
+  /** `all`: every name of the registry will be looked up, so every entry is proven at once. */
+  constructor(registry: string, private readonly all: boolean) {
     this.path = join(registry, FILE);
-    const d = (this.data = load(this.path));
-    let i = 0;
-    for (;;) {
-      const nl = d.indexOf(NL, i);
-      if (nl === -1 || nl === i) break;
-      let tab = i;
-      while (tab < nl && d[tab] !== TAB) tab++;
-      if (tab === nl) break;
-      // Names are ASCII (the name rule), so latin1 decodes them exactly, and fastest.
-      this.index.set(d.toString('latin1', i, tab), this.starts.length);
-      this.starts.push(i);
-      this.ends.push(nl);
-      i = nl + 1;
-    }
-    // A file whose lines do not end in the empty line is no cache at all.
-    if (d[i] !== NL) this.index.clear();
-    this.views = d.subarray(i + 1);
-    this.state = new Uint8Array(this.starts.length);
+    this.base = join(registry, 'agents');
+    const d = load(this.path);
+    if (d !== null) this.parse(d);
   }
 
-  /** The cached done run of a name (whose directory is `dir`), when it is provably current. */
-  lookup(name: string, dir: string): CachedView | null {
-    const line = this.index.get(name);
-    if (line === undefined) return null;
-    this.state[line] = LOOKED;
-    // Fields found and digits read in place, allocating nothing but the paths: this runs once per listed name.
-    const d = this.data;
-    const end = this.ends[line]!;
-    const run = digits(d, this.starts[line]! + name.length + 1, end);
-    let at = digitsNext;
-    const ticket = d[at];
-    at += 2;
-    if (!(run >= 1) || d[at - 1] !== TAB) return null;
-    for (let k = 1; k <= run; k++) {
-      let to = at;
-      while (to < end && d[to] !== 0x3b && d[to] !== TAB) to++;
-      if (to === end || (d[to] === TAB) !== (k === run) || !statKeyMatches(`${dir}/${k}/record.json`, d, at, to)) return null;
-      at = to + 1;
-    }
-    const start = digits(d, at, end);
-    const stop = digits(d, digitsNext, end);
-    if (digitsNext !== end + 1 || !(start < stop && stop <= this.views.length)) return null;
-    if (pathExists(`${dir}/${run + 1}`)) return null;
-    this.state[line] = KEPT;
-    return { name, nameDir: dir, run, views: this.views, start, end: stop, queueTicket: ticket === 0x31 };
+  private parse(d: Buffer): void {
+    const counts = d.indexOf(NL, HEADER_BYTES);
+    const [e, p, n, b] = counts === -1 ? [] : d.toString('latin1', HEADER_BYTES, counts).split(' ').map(Number);
+    if (![e, p, n, b].every((x) => Number.isSafeInteger(x) && x! >= 0)) return;
+    const namesEnd = counts + 1 + n!;
+    const tableStart = align(namesEnd);
+    const keysStart = tableStart + 4 * ENTRY * e!;
+    const keysEnd = keysStart + 8 * KEY * p!;
+    const pathsEnd = keysEnd + b!;
+    if (pathsEnd > d.length || (n! > 0 && d[namesEnd - 1] !== NL) || (b! > 0 && d[pathsEnd - 1] !== 0)) return;
+    this.count = e!;
+    this.entries = aligned(d, tableStart, keysStart, Uint32Array);
+    this.keys = aligned(d, keysStart, keysEnd, Float64Array);
+    this.names = d.subarray(counts + 1, namesEnd);
+    this.paths = d.subarray(keysEnd, pathsEnd);
+    this.views = d.subarray(pathsEnd);
+    this.ok = new Uint8Array(p!);
+    this.state = new Uint8Array(e!);
   }
 
-  /** Keys of records 1..run of a name, to take before reading them. Null when one is missing. */
+  /**
+   * The cached done run of a name, when it is provably current. When it directly follows `after` (the
+   * listing's previous row, served from this cache) in the file, `after` is extended to it and returned.
+   */
+  lookup(name: string, after?: CachedView): CachedView | null {
+    const i = this.find(name);
+    if (i === -1) return null;
+    this.state[i] = LOOKED;
+    const t = this.entries;
+    const e = ENTRY * i;
+    const run = t[e + 2]!;
+    const first = t[e + 4]!;
+    const probes = run + 1;
+    const pathsFrom = t[e + 5]!;
+    const pathsTo = i + 1 < this.count ? t[e + ENTRY + 5]! : this.paths.length;
+    const start = t[e + 6]!;
+    const end = t[e + 7]!;
+    // A damaged file fails its checksum; these guard against a file that passes it and is still wrong.
+    if (!(Number.isInteger(run) && run >= 1 && Number.isInteger(first) && first >= 0 && first + probes <= this.ok.length)) return null;
+    if (!(Number.isInteger(pathsFrom) && pathsFrom >= 0 && pathsFrom <= pathsTo && pathsTo <= this.paths.length)) return null;
+    if (!(Number.isInteger(start) && Number.isInteger(end) && start >= 0 && start < end && end <= this.views.length)) return null;
+    if (!this.proven) {
+      if (this.all) {
+        probeKeys(this.base, this.paths, this.keys, this.ok);
+        this.proven = true;
+      } else if (probeKeys(this.base, this.paths.subarray(pathsFrom, pathsTo), this.keys.subarray(KEY * first, KEY * (first + probes)), this.ok.subarray(first, first + probes)) !== probes) {
+        return null;
+      }
+    }
+    for (let k = first; k < first + probes; k++) if (this.ok[k] !== 1) return null;
+    this.state[i] = KEPT;
+    const ticket = t[e + 3] === 1;
+    if (after?.views === this.views && after.last === i - 1 && after.end + 1 === start && this.views[after.end] === COMMA[0]) {
+      after.end = end;
+      after.last = i;
+      after.queueTicket ||= ticket;
+      return after;
+    }
+    return { name, views: this.views, start, end, queueTicket: ticket, last: i };
+  }
+
+  /** The entry of a name, or -1. Listings look names up in ascending order: from where the last one stopped. */
+  private find(name: string): number {
+    let i = this.cursor;
+    if (i > 0 && compareNames(this.nameOf(i - 1), name) >= 0) {
+      // Out of order: the first entry not before the name, by bisection.
+      let lo = 0;
+      while (lo < i) {
+        const mid = (lo + i) >>> 1;
+        if (compareNames(this.nameOf(mid), name) < 0) lo = mid + 1;
+        else i = mid;
+      }
+    }
+    for (; i < this.count; i++) {
+      const c = compareNames(this.nameOf(i), name);
+      if (c < 0) continue;
+      this.cursor = c === 0 ? i + 1 : i;
+      return c === 0 ? i : -1;
+    }
+    this.cursor = i;
+    return -1;
+  }
+
+  /** Entry i's name (ASCII, so latin1 decodes it exactly, and fastest). */
+  private nameOf(i: number): string {
+    const from = this.entries[ENTRY * i]!;
+    const to = this.entries[ENTRY * i + 1]!;
+    return from <= to && to <= this.names.length ? latin1(this.names, from, to) : '';
+  }
+
+  /** What proves run `run` of the name whose directory is `dir` unchanged, taken before its records are read. Null when a record is missing. */
   stamp(dir: string, run: number): Stamp | null {
-    const keys: Stamp = [];
+    if (!dir.startsWith(this.base + '/')) return null;
+    const relative = dir.slice(this.base.length + 1);
+    const keys: number[] = [];
+    let paths = '';
     for (let k = 1; k <= run; k++) {
       const key = statKey(`${dir}/${k}/record.json`);
       if (key === null) return null;
-      keys.push(key);
+      keys.push(...key);
+      paths += `${relative}/${k}/record.json\0`;
     }
-    return keys;
+    keys.push(NaN, NaN, NaN, NaN);
+    paths += `${relative}/${run + 1}\0`;
+    return { keys, paths };
   }
 
   /** Remembers the view (the exact JSON status prints) of a done run read after `stamp`, once its records have settled. */
   remember(name: string, stamp: Stamp, queueTicket: boolean, view: string): void {
-    for (const key of stamp) {
-      const [, , sec, nsec] = key.split(',');
-      if (!(Number(sec) * 1000 + Number(nsec) / 1e6 < this.settledBefore)) return;
-    }
-    this.learnt.set(name, { name, meta: `${name}\t${stamp.length}\t${queueTicket ? 1 : 0}\t${stamp.join(';')}`, view: Buffer.from(escapeSeparators(view)) });
+    const { keys } = stamp;
+    for (let k = 0; k + KEY < keys.length; k += KEY) if (!(keys[k + 2]! * 1000 + keys[k + 3]! / 1e6 < this.settledBefore)) return;
+    this.learnt.set(name, {
+      name,
+      run: keys.length / KEY - 1,
+      ticket: queueTicket,
+      keys,
+      paths: Buffer.from(stamp.paths, 'latin1'),
+      view: Buffer.from(escapeSeparators(view)),
+    });
   }
 
   /**
    * Writes the cache when it learnt or lost something. `complete`: every name of the registry was
-   * looked up, so the lines of names that were not (removed) go; otherwise they are kept as they were.
+   * looked up, so the entries of names that were not (removed) go; otherwise they are kept as they were.
    */
   save(complete: boolean): void {
-    const n = this.starts.length;
+    const n = this.count;
     const keeps = (i: number) => this.state[i] === KEPT || (!complete && this.state[i] === 0);
     let changed = this.learnt.size > 0;
     for (let i = 0; i < n && !changed; i++) changed = !keeps(i);
@@ -162,26 +253,51 @@ export class DoneCache {
     const crc = crc32();
     if (!crc) return;
     const entries = [...this.learnt.values()];
-    for (const [name, i] of this.index) {
+    for (let i = 0; i < n; i++) {
+      const t = this.entries.subarray(ENTRY * i, ENTRY * i + ENTRY);
+      const name = this.nameOf(i);
       if (!keeps(i) || this.learnt.has(name)) continue;
-      // The line up to its view's place (the last two fields), and its view.
-      const line = this.data.toString('latin1', this.starts[i], this.ends[i]);
-      const fields = line.split('\t');
-      entries.push({ name, meta: fields.slice(0, 4).join('\t'), view: this.views.subarray(Number(fields[4]), Number(fields[5])) });
+      const first = t[4]!;
+      const pathsTo = i + 1 < n ? this.entries[ENTRY * i + ENTRY + 5]! : this.paths.length;
+      entries.push({
+        name,
+        run: t[2]!,
+        ticket: t[3] === 1,
+        keys: this.keys.subarray(KEY * first, KEY * (first + t[2]! + 1)),
+        paths: this.paths.subarray(t[5]!, pathsTo),
+        view: this.views.subarray(t[6]!, t[7]!),
+      });
     }
     entries.sort((a, b) => compareNames(a.name, b.name));
-    const lines: string[] = [];
-    let at = 0;
-    for (const e of entries) {
-      lines.push(`${e.meta}\t${at}\t${at + e.view.length}\n`);
-      at += e.view.length + 1;
-    }
-    const views: Buffer[] = [];
-    for (const e of entries) views.push(e.view, COMMA);
-    const body = Buffer.concat([Buffer.from(lines.join('') + '\n', 'latin1'), ...views]);
+    const probes = entries.reduce((sum, e) => sum + e.run + 1, 0);
+    const names = Buffer.from(entries.map((e) => e.name + '\n').join(''), 'latin1');
+    const pathBytes = entries.reduce((sum, e) => sum + e.paths.length, 0);
+    const head = Buffer.concat([Buffer.from(`${entries.length} ${probes} ${names.length} ${pathBytes}\n`), names]);
+    const pad = Buffer.alloc(align(HEADER_BYTES + head.length) - HEADER_BYTES - head.length);
+    const table = new Uint32Array(ENTRY * entries.length);
+    const keys = new Float64Array(KEY * probes);
+    const paths: Uint8Array[] = [];
+    const views: Uint8Array[] = [];
+    let nameAt = 0;
+    let probe = 0;
+    let pathAt = 0;
+    let viewAt = 0;
+    entries.forEach((e, i) => {
+      table.set([nameAt, nameAt + e.name.length, e.run, e.ticket ? 1 : 0, probe, pathAt, viewAt, viewAt + e.view.length], ENTRY * i);
+      keys.set(e.keys, KEY * probe);
+      nameAt += e.name.length + 1;
+      probe += e.run + 1;
+      paths.push(e.paths);
+      pathAt += e.paths.length;
+      views.push(e.view, COMMA);
+      viewAt += e.view.length + 1;
+    });
+    // Offsets are uint32: a cache that would outgrow them (4 GB of views) is not written.
+    if (viewAt > 0xffffffff || pathAt > 0xffffffff || probe > 0xffffffff) return;
+    const body = Buffer.concat([head, pad, new Uint8Array(table.buffer), new Uint8Array(keys.buffer), ...paths, ...views]);
     const tmp = tempName(this.path);
     try {
-      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${crc(body)}\n`), body]));
+      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${String(crc(body)).padStart(10, '0')}\n`), body]));
       renameSync(tmp, this.path);
     } catch {
       // A registry we cannot write to (read-only, full) is listed all the same, only not faster.
@@ -196,39 +312,40 @@ export class DoneCache {
 
 const COMMA = Buffer.from(',');
 
-/** Where the field after the last number `digits` read starts (a variable, not an object: it runs thrice per listed name). */
-let digitsNext = 0;
-
-/** The decimal number at data[from…] up to the next tab or `end`; NaN when it is none. */
-function digits(data: Buffer, from: number, end: number): number {
-  let value = 0;
-  let at = from;
-  for (; at < end && data[at] !== TAB; at++) {
-    const digit = data[at]! - 0x30;
-    if (digit < 0 || digit > 9) {
-      digitsNext = end + 2;
-      return NaN;
-    }
-    value = value * 10 + digit;
-  }
-  digitsNext = at + 1;
-  return at === from || at - from > 15 ? NaN : value;
+function align(at: number): number {
+  return Math.ceil(at / 8) * 8;
 }
 
-const EMPTY = Buffer.alloc(0);
+/** data[from, to) as numbers: in place when aligned (a file read whole is), else copied. */
+function aligned<T extends Uint32Array | Float64Array>(data: Buffer, from: number, to: number, type: { new (b: ArrayBufferLike, at?: number, n?: number): T; BYTES_PER_ELEMENT: number }): T {
+  const bytes = data.subarray(from, to);
+  const size = type.BYTES_PER_ELEMENT;
+  if (bytes.byteOffset % size === 0) return new type(bytes.buffer, bytes.byteOffset, bytes.length / size);
+  return new type(new Uint8Array(bytes).buffer);
+}
 
-/** The cache's lines and views when the file is ours and whole; anything else is an empty cache. */
-function load(path: string): Buffer {
+/**
+ * buf.toString('latin1', from, to) without its argument checks: Buffer's own latin1Slice, which
+ * toString ends in (on Buffer.prototype since Node 0.x, but not in its types). In the interpreter each
+ * toString call also made an arguments object; a listing decodes a name per listed name.
+ */
+const latin1: (b: Buffer, from: number, to: number) => string =
+  typeof (Buffer.prototype as { latin1Slice?: unknown }).latin1Slice === 'function'
+    ? (b, from, to) => (b as Buffer & { latin1Slice(from: number, to: number): string }).latin1Slice(from, to)
+    : (b, from, to) => b.toString('latin1', from, to);
+
+/** The whole file when it is ours and whole (its header line checked); anything else is no cache. */
+function load(path: string): Buffer | null {
   // CRC-32 arrived in Node 20.15; without it there is no cache.
   const crc = crc32();
-  if (!crc) return EMPTY;
+  if (!crc) return null;
   let data: Buffer;
   try {
-    data = readFileSync(path);
+    data = readWholeFile(path);
   } catch {
-    return EMPTY;
+    return null;
   }
-  const nl = data.indexOf(NL);
-  if (nl === -1 || data.toString('latin1', 0, nl) !== VERSION + crc(data.subarray(nl + 1))) return EMPTY;
-  return data.subarray(nl + 1);
+  if (data.length < HEADER_BYTES || data[HEADER_BYTES - 1] !== NL) return null;
+  const ok = data.toString('latin1', 0, HEADER_BYTES - 1) === VERSION + String(crc(data.subarray(HEADER_BYTES))).padStart(10, '0');
+  return ok ? data : null;
 }

@@ -4,13 +4,13 @@
 // supervisor at once; and a build without the addon starts the supervisor directly, as Node would.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { skipUnlessCi } from '../helpers.js';
+import { buildWithoutAddon, skipUnlessCi } from '../helpers.js';
 import { ROOT, isStopped, makeBox, procSid, readJson, runDirOf, spawnVerb, until, waitTerminal, type Box } from './util.js';
 
-const ADDON = join(ROOT, 'dist', 'bin', 'spawn.node');
+const ADDON = join(ROOT, 'dist', 'bin', 'native.node');
 const SUPERVISOR = join(ROOT, 'dist', 'bin', 'supervisor.cjs');
 const b = makeBox('spawn');
 
@@ -106,12 +106,8 @@ test('a batch start releases each supervisor as soon as its run is published, no
 });
 
 test('a build without the addon (no C compiler) starts the supervisor directly, detached, and the run succeeds', async () => {
-  // A copy of the executables and their bundles, minus the addon: what `make build` leaves without cc.
   const copy = join(b.dir, 'no-addon');
-  cpSync(join(ROOT, 'bin'), join(copy, 'bin'), { recursive: true });
-  cpSync(join(ROOT, 'dist', 'bin'), join(copy, 'dist', 'bin'), { recursive: true });
-  rmSync(join(copy, 'dist', 'bin', 'spawn.node'), { force: true });
-  const child = spawn(join(copy, 'bin', 'start-subagent'), ['--name', 'plain', '--cli', 'shell', '--prompt', 'echo plain'], {
+  const child = spawn(join(buildWithoutAddon(copy), 'start-subagent'), ['--name', 'plain', '--cli', 'shell', '--prompt', 'echo plain'], {
     cwd: b.dir,
     env: { ...b.env, SUBAGENT_TEST_PAUSE_AT: 'before-output' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,9 +1,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { gate, makeBox, open, runDirOf, startShell, untilStatus, waitTerminal } from './util.js';
+import { gate, makeBox, open, runDirOf, startShell, until, untilStatus, waitTerminal } from './util.js';
+import { buildWithoutAddon } from '../helpers.js';
 
 /**
  * The cache of done runs behind the listing (lib/registry/done-cache.ts) must never change what status
@@ -35,24 +37,30 @@ function agent(out: string, name: string): any {
 
 /**
  * Rewrites the view of one name in the cache file, keeping its length, with a correct checksum: what a
- * stale cache would say. (The file: a header, one line per name ending in its view's place in the views, an
- * empty line, the views.)
+ * stale cache would say. The layout (lib/registry/done-cache.ts): a header line ending in the CRC-32 of
+ * the rest as 10 digits; "<entries> <probes> <name bytes> <path bytes>"; the names, one a line; zero
+ * bytes up to a multiple of 8; 8 uint32 an entry (name start and end, run, ticket, first probe, paths
+ * start, view start and end); 4 float64 a probe; the probes' paths; the views.
  */
 function doctorView(name: string, edit: (view: string) => string): void {
-  const data = readFileSync(cachePath);
-  const nl = data.indexOf(10);
-  const header = data.subarray(0, nl).toString('latin1');
-  const body = Buffer.from(data.subarray(nl + 1));
-  const text = body.toString('latin1');
-  const views = text.indexOf('\n\n') + 2;
-  const line = text.split('\n').find((l) => l.startsWith(name + '\t'));
-  assert.ok(line, `${name} is in the cache`);
-  const [start, end] = line.split('\t').slice(-2).map(Number) as [number, number];
-  const view = body.subarray(views + start, views + end).toString('utf8');
+  const data = Buffer.from(readFileSync(cachePath));
+  const header = data.indexOf(10) + 1;
+  const countsEnd = data.indexOf(10, header);
+  const [entries, probes, nameBytes, pathBytes] = data.toString('latin1', header, countsEnd).split(' ').map(Number) as [number, number, number, number];
+  const names = data.toString('latin1', countsEnd + 1, countsEnd + 1 + nameBytes).split('\n').slice(0, -1);
+  assert.equal(names.length, entries);
+  const i = names.indexOf(name);
+  assert.ok(i >= 0, `${name} is in the cache`);
+  const table = Math.ceil((countsEnd + 1 + nameBytes) / 8) * 8;
+  const field = (k: number) => (endianness() === 'LE' ? data.readUInt32LE(table + 32 * i + 4 * k) : data.readUInt32BE(table + 32 * i + 4 * k));
+  const views = table + 32 * entries + 32 * probes + pathBytes;
+  const [start, end] = [views + field(6), views + field(7)];
+  const view = data.toString('utf8', start, end);
   const edited = Buffer.from(edit(view));
   assert.equal(edited.length, end - start, 'the doctored view keeps its length');
-  edited.copy(body, views + start);
-  writeFileSync(cachePath, Buffer.concat([Buffer.from(header.replace(/crc32 \d+$/, `crc32 ${crc32(body)}`) + '\n'), body]));
+  edited.copy(data, start);
+  data.write(String(crc32(data.subarray(header))).padStart(10, '0'), header - 11, 'latin1');
+  writeFileSync(cachePath, data);
 }
 
 describe('status: the cache of done runs', () => {
@@ -167,5 +175,41 @@ describe('status: the cache of done runs', () => {
     const outs = (await Promise.all(Array.from({ length: 6 }, () => b.runAsync('status', [])))).map((r) => r.stdout);
     for (const out of outs) assert.equal(out, truth);
     assert.equal(list(), truth);
+  });
+
+  test('a build without the addon proves and serves the same cache, and writes one the addon build serves', async () => {
+    // Without the addon (no C compiler at `make build`) the probes run through fs: same proofs, same bytes.
+    const plain = buildWithoutAddon(join(b.dir, 'no-addon'));
+    const listPlain = (args: string[] = []) => {
+      const r = b.run('status', args, { bin: plain });
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      return r.stdout;
+    };
+    // Run 2 of "resumed" ended a few tests ago; the cache takes it once its record has settled.
+    const resumed = join(runDirOf(b.registry, 'resumed', 2), 'record.json');
+    await until('the resumed run settled', () => Date.now() - statSync(resumed).ctimeMs > SETTLE_MS, 10_000, 100);
+    const truth = fresh();
+    assert.equal(listPlain(), truth, 'the cache written with the addon, proven and served without it');
+    // Served, not read: doctored views show through — one of a single run, and one of a resumed name
+    // (run 2: two records and "no run 3" to prove).
+    doctorView('done/b', (v) => v.replace('"exitCode":0', '"exitCode":5'));
+    doctorView('resumed', (v) => v.replace('"exitCode":0', '"exitCode":6'));
+    const doctored = listPlain();
+    assert.equal(agent(doctored, 'done/b').exitCode, 5);
+    assert.equal(agent(doctored, 'resumed').exitCode, 6);
+    assert.equal(agent(doctored, 'resumed').run, 2);
+    assert.equal(listPlain(['--prefix', 'done']), list(['--prefix', 'done']), 'one name at a time, too');
+    // And the other way round: a cache the plain build wrote, served by the addon's.
+    rmSync(cachePath);
+    assert.equal(listPlain(), truth);
+    assert.ok(existsSync(cachePath), 'the plain build wrote the cache');
+    doctorView('done/a', (v) => v.replace('"exitCode":0', '"exitCode":4'));
+    assert.equal(agent(list(), 'done/a').exitCode, 4);
+    // A change is seen without the addon as with it.
+    const path = join(runDirOf(b.registry, 'done/a'), 'record.json');
+    const before = statSync(path);
+    writeFileSync(path, readFileSync(path));
+    utimesSync(path, before.atime, before.mtime);
+    assert.equal(agent(listPlain(), 'done/a').exitCode, 0, 'the record rewritten in place: read again');
   });
 });

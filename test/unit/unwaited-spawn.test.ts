@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nativeSpawn } from '../../lib/proc/native-spawn.js';
+import { nativeAddon } from '../../lib/native/addon.js';
 import { spawnUnwaited } from '../../lib/proc/unwaited-spawn.js';
 import { ROOT, killPids, skipUnlessCi, until } from '../helpers.js';
 
@@ -24,12 +24,12 @@ function statusField(pid: number, field: string): string {
 const argvOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').slice(0, -1);
 
 test('the addon is built and loads (make build compiles it; CI has the compiler and the headers)', (t) => {
-  if (!existsSync(join(ROOT, 'dist', 'bin', 'spawn.node'))) return skipUnlessCi(t, 'dist/bin/spawn.node was not built');
-  assert.notEqual(nativeSpawn(), null);
+  if (!existsSync(join(ROOT, 'dist', 'bin', 'native.node'))) return skipUnlessCi(t, 'dist/bin/native.node was not built');
+  assert.notEqual(nativeAddon(), null);
 });
 
 test('a child gets exactly what it is given, and nothing of this process: signals, fds, session, cwd, env', async (t) => {
-  if (!nativeSpawn()) return skipUnlessCi(t, 'the posix_spawn addon is not built');
+  if (!nativeAddon()) return skipUnlessCi(t, 'the addon is not built');
   // This process (Node) ignores SIGPIPE; the child must not inherit that.
   assert.notEqual(BigInt('0x' + statusField(process.pid, 'SigIgn')) & (1n << 12n), 0n, 'Node ignores SIGPIPE here');
   const out = join(dir, 'out.log');
@@ -61,7 +61,7 @@ test('a child gets exactly what it is given, and nothing of this process: signal
 });
 
 test('a command that cannot be executed throws the error child_process would, and leaves nothing behind', (t) => {
-  if (!nativeSpawn()) return skipUnlessCi(t, 'the posix_spawn addon is not built');
+  if (!nativeAddon()) return skipUnlessCi(t, 'the addon is not built');
   const fds = readdirSync('/proc/self/fd').length;
   assert.throws(
     () => spawnUnwaited(join(dir, 'no-such-program'), [], { cwd: dir, env: {}, stdio: ['ignore', 'ignore', 'ignore'], detached: true }),
@@ -75,7 +75,7 @@ test('a command that cannot be executed throws the error child_process would, an
 });
 
 test('a gated child is a shell until release(), then the command itself: same pid, same start time, stdin /dev/null', async (t) => {
-  if (!nativeSpawn()) return skipUnlessCi(t, 'the posix_spawn addon is not built');
+  if (!nativeAddon()) return skipUnlessCi(t, 'the addon is not built');
   const child = spawnUnwaited('/bin/sleep', ['60'], { cwd: dir, env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'ignore', 'ignore'], detached: true, gated: true });
   started.push(child.pid);
   await until('the gate shell waits', () => argvOf(child.pid)[0] === '/bin/sh' && readFileSync(`/proc/${child.pid}/stat`, 'latin1').split(') ')[1]![0] === 'S', 10_000);
