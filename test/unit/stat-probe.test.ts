@@ -74,6 +74,30 @@ test('statProbe and its plain-Node twin agree, path by path, on what holds', (t)
   assert.deepEqual(renamed.addon, renamed.node);
 });
 
+test('a long list (probed in two halves, by two threads where there are two CPUs) has every answer in its place', (t) => {
+  const base = join(dir, 'many');
+  mkdirSync(base);
+  const probes: Array<[string, number[]]> = [];
+  const want: number[] = [];
+  for (let i = 0; i < 1501; i++) {
+    const file = `f${i}-${'x'.repeat(i % 37)}`;
+    writeFileSync(join(base, file), String(i));
+    const key = statKey(join(base, file))!;
+    // Every third key is wrong, every fifth path is one that must be missing (and is, or is not).
+    if (i % 5 === 0) {
+      probes.push([i % 2 ? `${file}/missing` : file, MISSING]);
+      want.push(i % 2);
+    } else {
+      probes.push([file, i % 3 === 0 ? [key[0], key[1] + 1, key[2], key[3]] : key]);
+      want.push(i % 3 === 0 ? 0 : 1);
+    }
+  }
+  const { node, addon } = probeBoth(base, probes);
+  assert.deepEqual(node, want, 'plain Node');
+  if (addon === null) return skipUnlessCi(t, 'the addon is not built');
+  assert.deepEqual(addon, want, 'the addon');
+});
+
 test('statProbe stops where its arrays end, and refuses what is not its arguments', (t) => {
   const addon = nativeAddon();
   if (!addon) return skipUnlessCi(t, 'the addon is not built');
