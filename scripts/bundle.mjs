@@ -2,8 +2,10 @@
 // instead of ~30, which is most of what stands between it and `node -e 0` (docs/benchmarks.md).
 // Verbs are CommonJS, required by their CommonJS shims (bin/package.json): Node's ESM loader costs a
 // verb ~10 ms of start-up that require() does not (docs/benchmarks.md). A CLI's adapter is imported
-// lazily; esbuild inlines it behind an init function, so its code and its Node built-ins run only
-// when a verb needs that CLI.
+// lazily, and (but for the tiny built-in shell) bundled as a chunk of its own, dist/bin/chunks/<cli>.cjs,
+// required when first used: the verbs and the supervisor load only the adapter of the CLI they touch,
+// and a verb's bundle is not 60 KiB of other CLIs' code longer (its source is read and held by every
+// run of it: ~2 ms of a status listing).
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -16,24 +18,44 @@ const common = {
   legalComments: 'none',
   logLevel: 'warning',
 };
+/** The adapters imported lazily (import('./x.js')) by any bundle: name → source. */
+const lazy = new Map();
+/** Adapters small and common enough to stay in the bundles: the default CLI. */
+const INLINE = new Set(['shell']);
+const splitLazy = {
+  name: 'split-lazy',
+  setup(b) {
+    b.onResolve({ filter: /^\./ }, (a) => {
+      if (a.kind !== 'dynamic-import') return undefined;
+      const name = basename(a.path, '.js');
+      if (INLINE.has(name)) return undefined;
+      lazy.set(name, join(a.resolveDir, `${name}.ts`));
+      return { path: `./chunks/${name}.cjs`, external: true };
+    });
+  },
+};
+// import() would bring the ESM loader back; esbuild turns it into require() when told it is unsupported.
+const cjs = { ...common, outdir: 'dist/bin', outExtension: { '.js': '.cjs' }, format: 'cjs', supported: { 'dynamic-import': false }, plugins: [splitLazy] };
 rmSync('dist/bin', { recursive: true, force: true });
 await Promise.all([
   ...verbs.map((v) =>
     build({
-      ...common,
+      ...cjs,
       entryPoints: [{ in: `lib/verbs/${v}.ts`, out: v }],
-      outdir: 'dist/bin',
-      outExtension: { '.js': '.cjs' },
-      format: 'cjs',
       // lib/supervisor/spawn.ts finds the supervisor next to the verb through import.meta.url.
       define: { __SUPERVISOR_ENTRY__: '"./supervisor.cjs"', __NATIVE_ADDON__: '"./native.node"', 'import.meta.url': '__import_meta_url' },
       banner: { js: 'var __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
     }),
   ),
-  bundleSupervisor(),
+  // The supervisor, one resident process per run, is CommonJS too: an ESM entry costs each one ~2 MB
+  // more (the ESM loader and its threads).
+  build({ ...cjs, entryPoints: [{ in: 'lib/supervisor/main.ts', out: 'supervisor' }] }),
   // bin/<verb> loads its bundle through this, with the V8 code cache scripts/code-cache.mjs makes.
   build({ ...common, entryPoints: [{ in: 'lib/cli/load-verb.ts', out: 'load' }], outdir: 'dist/bin', outExtension: { '.js': '.cjs' }, format: 'cjs' }),
 ]);
+// One chunk per split adapter, shared by every bundle. Each has its own copy of what it imports
+// (errors.ts: SubagentError is recognised across copies by a brand).
+await build({ ...cjs, plugins: [], entryPoints: [...lazy].map(([name, path]) => ({ in: path, out: `chunks/${name}` })) });
 asciiOnly('dist/bin');
 
 /**
@@ -49,28 +71,4 @@ function asciiOnly(dir) {
     const text = readFileSync(file, 'utf8');
     if (/[^\x00-\x7f]/.test(text)) writeFileSync(file, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
   }
-}
-
-/**
- * The supervisor, one resident process per run, is CommonJS: an ESM entry costs each one ~2 MB more
- * (the ESM loader and its threads). CommonJS has no splitting, so what it imports lazily (the
- * adapters) is bundled as files of their own, required when first used: a run loads only its own CLI's adapter.
- */
-async function bundleSupervisor() {
-  const lazy = new Map();
-  const splitLazy = {
-    name: 'split-lazy',
-    setup(b) {
-      b.onResolve({ filter: /^\./ }, (a) => {
-        if (a.kind !== 'dynamic-import') return undefined;
-        const name = basename(a.path, '.js');
-        lazy.set(name, join(a.resolveDir, `${name}.ts`));
-        return { path: `./chunks/supervisor/${name}.cjs`, external: true };
-      });
-    },
-  };
-  // import() would bring the ESM loader back; esbuild turns it into require() when told it is unsupported.
-  const cjs = { ...common, outdir: 'dist/bin', outExtension: { '.js': '.cjs' }, format: 'cjs', supported: { 'dynamic-import': false } };
-  await build({ ...cjs, entryPoints: [{ in: 'lib/supervisor/main.ts', out: 'supervisor' }], plugins: [splitLazy] });
-  await build({ ...cjs, entryPoints: [...lazy].map(([name, path]) => ({ in: path, out: `chunks/supervisor/${name}` })) });
 }
