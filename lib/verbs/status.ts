@@ -6,6 +6,7 @@ import { treeText } from '../tree-view.js';
 import { SubagentError } from '../errors.js';
 import { writeStdout } from '../cli/output.js';
 import { tableText, watchStatus } from '../views/watch.js';
+import { withoutTurbofan } from '../cli/no-turbofan.js';
 
 const USAGE = `usage: subagent-status [--name NAME… | --prefix P | --all] [--wait | --wait-terminal] [--timeout SEC]
                        [--require-success] [--junit FILE] [--runs] [--tree] [--format json|table] [--watch [SEC]] [--registry DIR]
@@ -76,6 +77,8 @@ export function main(): Promise<void> {
       await watchStatus(options, every, screen());
       return { text: '' };
     }
+    // A listing is bounded work; a wait may run for long, and keeps the optimising compiler.
+    if (!options.wait && !options.waitTerminal) withoutTurbofan();
     const body = await status({ ...options, rendered: format === 'json' && !bool(values, 'tree') });
     if (bool(values, 'tree')) return { text: treeText(body.agents as Array<Record<string, unknown>>) };
     if (format === 'table') return { text: tableText(body.agents as Array<Record<string, unknown>>, screen()) };
