@@ -18,6 +18,9 @@ const common = {
   legalComments: 'none',
   logLevel: 'warning',
 };
+/** What a verb's bundle knows of where it lies (see the defines below). */
+const BUNDLE_BANNER =
+  'var __bundle = { supervisor: __dirname + "/supervisor.cjs", addon: __dirname + "/native.node", get url() { return require("node:url").pathToFileURL(__filename).href; } };';
 /** The adapters imported lazily (import('./x.js')) by any bundle: name → source. */
 const lazy = new Map();
 /** Adapters small and common enough to stay in the bundles: the default CLI. */
@@ -42,9 +45,10 @@ await Promise.all([
     build({
       ...cjs,
       entryPoints: [{ in: `lib/verbs/${v}.ts`, out: v }],
-      // lib/supervisor/spawn.ts finds the supervisor next to the verb through import.meta.url.
-      define: { __SUPERVISOR_ENTRY__: '"./supervisor.cjs"', __NATIVE_ADDON__: '"./native.node"', 'import.meta.url': '__import_meta_url' },
-      banner: { js: 'var __import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+      // The supervisor's bundle and the addon lie next to the verb's (lib/supervisor/spawn.ts, lib/native/addon.ts):
+      // plain paths, not URLs — import.meta.url (a file URL made at start-up, ~0.2 ms) only where it is read.
+      define: { __SUPERVISOR_ENTRY__: '__bundle.supervisor', __NATIVE_ADDON__: '__bundle.addon', 'import.meta.url': '__bundle.url' },
+      banner: { js: BUNDLE_BANNER },
     }),
   ),
   // The supervisor, one resident process per run, is CommonJS too: an ESM entry costs each one ~2 MB

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** Bundled builds (scripts/bundle.mjs) define where the addon sits next to the verb. */
+/** Bundled builds (scripts/bundle.mjs) define the addon's path: next to the bundle. */
 declare const __NATIVE_ADDON__: string | undefined;
-const ADDON = fileURLToPath(new URL(typeof __NATIVE_ADDON__ === 'string' ? __NATIVE_ADDON__ : '../../bin/native.node', import.meta.url));
 
 /** lib/native/*.c: what Node 20 has no API for, or no fast one. */
 export interface NativeAddon {
@@ -26,7 +25,7 @@ export function nativeAddon(): NativeAddon | null {
   if (addon !== undefined) return addon;
   try {
     const mod = { exports: {} as Partial<NativeAddon> };
-    process.dlopen(mod, ADDON);
+    process.dlopen(mod, typeof __NATIVE_ADDON__ === 'string' ? __NATIVE_ADDON__ : fileURLToPath(new URL('../../bin/native.node', import.meta.url)));
     addon = typeof mod.exports.spawn === 'function' && typeof mod.exports.statProbe === 'function' && typeof mod.exports.readFile === 'function' ? (mod.exports as NativeAddon) : null;
   } catch {
     addon = null;

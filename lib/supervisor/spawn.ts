@@ -5,9 +5,12 @@ import { FILES } from '../registry/store.js';
 import { spawnUnwaited, type UnwaitedProcess } from '../proc/unwaited-spawn.js';
 import { holdForAgent } from './held-env.js';
 
-/** Bundled builds (scripts/bundle.mjs) define where the bundled supervisor sits next to the verb. */
+/** Bundled builds (scripts/bundle.mjs) define the bundled supervisor's path: next to the verb. */
 declare const __SUPERVISOR_ENTRY__: string | undefined;
-const SUPERVISOR = fileURLToPath(new URL(typeof __SUPERVISOR_ENTRY__ === 'string' ? __SUPERVISOR_ENTRY__ : './main.js', import.meta.url));
+
+function supervisorEntry(): string {
+  return typeof __SUPERVISOR_ENTRY__ === 'string' ? __SUPERVISOR_ENTRY__ : fileURLToPath(new URL('./main.js', import.meta.url));
+}
 
 /**
  * Every running run has a supervisor, so it runs lean (docs/design.md, "The supervisor"): no JIT — it
@@ -50,7 +53,7 @@ export function spawnSupervisor(registry: string, dir: string, env: NodeJS.Proce
     const childEnv: NodeJS.ProcessEnv = { ...env };
     for (const key of RUN_SCOPED) delete childEnv[key];
     holdForAgent(childEnv);
-    return spawnUnwaited(process.execPath, [...NODE_FLAGS, SUPERVISOR, registry, dir], { cwd: '/', env: childEnv, stdio: ['ignore', log, log], detached: true, gated: true });
+    return spawnUnwaited(process.execPath, [...NODE_FLAGS, supervisorEntry(), registry, dir], { cwd: '/', env: childEnv, stdio: ['ignore', log, log], detached: true, gated: true });
   } finally {
     closeSync(log);
   }
