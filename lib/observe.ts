@@ -1,7 +1,7 @@
 import { checkpoint } from './checkpoint.js';
 import { isAlive, type ProcessIdentity } from './proc/identity.js';
 import { snapshotRun } from './proc/tree.js';
-import { latestRun, latestRunDirOfListed, nameDir, readLauncher, readRecord, runDir } from './registry/store.js';
+import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from './registry/store.js';
 import type { RunRecord, Status, Usage } from './registry/record.js';
 import type { DoneCache, Stamp } from './registry/done-cache.js';
 import { usageOfName } from './usage.js';

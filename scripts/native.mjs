@@ -16,8 +16,6 @@ const includes = [join(dirname(dirname(process.execPath)), 'include', 'node'), '
 const cc = process.env.CC || 'cc';
 
 rmSync(out, { force: true });
-// The addon's name before it held more than posix_spawn.
-rmSync(join(root, 'dist', 'bin', 'spawn.node'), { force: true });
 if (includes.length === 0) {
   console.warn(`scripts/native.mjs: no node_api.h next to ${process.execPath}; start-subagent will spawn through libuv and status prove its cache through fs (a few ms slower)`);
 } else {

@@ -43,8 +43,6 @@ interface Snapshot {
   /** Done runs read fresh that the cache may keep once rendered: their listed name and stamp. */
   stamps: Map<Observation, { name: string; stamp: Stamp }>;
   cache: DoneCache | null;
-  /** Every name of the registry was listed. */
-  complete: boolean;
   problems: Array<Record<string, unknown>>;
 }
 
@@ -92,7 +90,7 @@ export async function status(o: StatusOptions): Promise<Record<string, unknown>>
     return o.prefix !== undefined ? all.filter((n) => n.startsWith(o.prefix + '/')) : all;
   };
   const cached = o.rendered === true && !waiting && !o.requireSuccess && o.junit === undefined && asked.length === 0;
-  const take = (): Snapshot => snapshot(registry, select(), asked.length > 0, cached ? new DoneCache(registry, o.prefix === undefined) : null, o.prefix === undefined);
+  const take = (): Snapshot => snapshot(registry, select(), asked.length > 0, cached ? new DoneCache(registry, o.prefix === undefined) : null);
 
   let value: Snapshot;
   let changed: Array<Record<string, unknown>> | null = null;
@@ -177,8 +175,8 @@ function key(o: Observation): string {
   return `${o.status satisfies Status} ${o.record.run} ${o.record.outcome}`;
 }
 
-function snapshot(registry: string, names: string[], strict: boolean, cache: DoneCache | null, complete: boolean): Snapshot {
-  const s: Snapshot = { observations: new Map(), rows: [], usage: new Map(), stamps: new Map(), cache, complete, problems: [] };
+function snapshot(registry: string, names: string[], strict: boolean, cache: DoneCache | null): Snapshot {
+  const s: Snapshot = { observations: new Map(), rows: [], usage: new Map(), stamps: new Map(), cache, problems: [] };
   for (const name of names) {
     try {
       // Names given by the caller may not exist; names from the listing do.
@@ -231,7 +229,7 @@ function output(registry: string, s: Snapshot): Record<string, unknown> {
     return view;
   };
   const body: Record<string, unknown> = { ok: true, registry, agents: s.cache ? cachedAgents(rows, render) : rows.map((r) => render(r as Observation)) };
-  s.cache?.save(s.complete);
+  s.cache?.save();
   if (queue) body.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
   if (s.problems.length) body.problems = s.problems;
   return body;

@@ -53,6 +53,15 @@ const HEADER_BYTES = VERSION.length + 10 + 1;
  * never match a key this much older (1 s covers the coarsest timestamps of old filesystems).
  */
 const SETTLED_MS = 2000;
+/** An entry's uint32 fields, in order. */
+const NAME_FROM = 0;
+const NAME_TO = 1;
+const RUN = 2;
+const TICKET = 3;
+const FIRST_PROBE = 4;
+const PATHS_FROM = 5;
+const VIEW_FROM = 6;
+const VIEW_TO = 7;
 const ENTRY = 8;
 const KEY = 4;
 
@@ -149,17 +158,15 @@ export class DoneCache {
     this.state[i] = LOOKED;
     const t = this.entries;
     const e = ENTRY * i;
-    const run = t[e + 2]!;
-    const first = t[e + 4]!;
+    const run = t[e + RUN]!;
+    const first = t[e + FIRST_PROBE]!;
     const probes = run + 1;
-    const pathsFrom = t[e + 5]!;
-    const pathsTo = i + 1 < this.count ? t[e + ENTRY + 5]! : this.paths.length;
-    const start = t[e + 6]!;
-    const end = t[e + 7]!;
+    const pathsFrom = t[e + PATHS_FROM]!;
+    const pathsTo = this.pathsEnd(i);
+    const start = t[e + VIEW_FROM]!;
+    const end = t[e + VIEW_TO]!;
     // A damaged file fails its checksum; these guard against a file that passes it and is still wrong.
-    if (!(Number.isInteger(run) && run >= 1 && Number.isInteger(first) && first >= 0 && first + probes <= this.ok.length)) return null;
-    if (!(Number.isInteger(pathsFrom) && pathsFrom >= 0 && pathsFrom <= pathsTo && pathsTo <= this.paths.length)) return null;
-    if (!(Number.isInteger(start) && Number.isInteger(end) && start >= 0 && start < end && end <= this.views.length)) return null;
+    if (!(run >= 1 && first + probes <= this.ok.length && pathsFrom <= pathsTo && pathsTo <= this.paths.length && start < end && end <= this.views.length)) return null;
     if (!this.proven) {
       if (this.all) {
         probeKeys(this.base, this.paths, this.keys, this.ok);
@@ -170,7 +177,7 @@ export class DoneCache {
     }
     for (let k = first; k < first + probes; k++) if (this.ok[k] !== 1) return null;
     this.state[i] = KEPT;
-    const ticket = t[e + 3] === 1;
+    const ticket = t[e + TICKET] === 1;
     if (after?.views === this.views && after.last === i - 1 && after.end + 1 === start && this.views[after.end] === COMMA[0]) {
       after.end = end;
       after.last = i;
@@ -202,10 +209,15 @@ export class DoneCache {
     return -1;
   }
 
+  /** Where entry i's probes' paths end: where the next entry's start. */
+  private pathsEnd(i: number): number {
+    return i + 1 < this.count ? this.entries[ENTRY * (i + 1) + PATHS_FROM]! : this.paths.length;
+  }
+
   /** Entry i's name (ASCII, so latin1 decodes it exactly, and fastest). */
   private nameOf(i: number): string {
-    const from = this.entries[ENTRY * i]!;
-    const to = this.entries[ENTRY * i + 1]!;
+    const from = this.entries[ENTRY * i + NAME_FROM]!;
+    const to = this.entries[ENTRY * i + NAME_TO]!;
     return from <= to && to <= this.names.length ? latin1(this.names, from, to) : '';
   }
 
@@ -241,12 +253,12 @@ export class DoneCache {
   }
 
   /**
-   * Writes the cache when it learnt or lost something. `complete`: every name of the registry was
-   * looked up, so the entries of names that were not (removed) go; otherwise they are kept as they were.
+   * Writes the cache when it learnt or lost something. When every name of the registry was looked up
+   * (`all`), the entries of names that were not (removed) go; otherwise they are kept as they were.
    */
-  save(complete: boolean): void {
+  save(): void {
     const n = this.count;
-    const keeps = (i: number) => this.state[i] === KEPT || (!complete && this.state[i] === 0);
+    const keeps = (i: number) => this.state[i] === KEPT || (!this.all && this.state[i] === 0);
     let changed = this.learnt.size > 0;
     for (let i = 0; i < n && !changed; i++) changed = !keeps(i);
     if (!changed) return;
@@ -257,15 +269,14 @@ export class DoneCache {
       const t = this.entries.subarray(ENTRY * i, ENTRY * i + ENTRY);
       const name = this.nameOf(i);
       if (!keeps(i) || this.learnt.has(name)) continue;
-      const first = t[4]!;
-      const pathsTo = i + 1 < n ? this.entries[ENTRY * i + ENTRY + 5]! : this.paths.length;
+      const first = t[FIRST_PROBE]!;
       entries.push({
         name,
-        run: t[2]!,
-        ticket: t[3] === 1,
-        keys: this.keys.subarray(KEY * first, KEY * (first + t[2]! + 1)),
-        paths: this.paths.subarray(t[5]!, pathsTo),
-        view: this.views.subarray(t[6]!, t[7]!),
+        run: t[RUN]!,
+        ticket: t[TICKET] === 1,
+        keys: this.keys.subarray(KEY * first, KEY * (first + t[RUN]! + 1)),
+        paths: this.paths.subarray(t[PATHS_FROM]!, this.pathsEnd(i)),
+        view: this.views.subarray(t[VIEW_FROM]!, t[VIEW_TO]!),
       });
     }
     entries.sort((a, b) => compareNames(a.name, b.name));
