@@ -17,8 +17,6 @@ build: install
 	rm -rf dist
 	npx tsc -p tsconfig.json
 	node scripts/bundle.mjs
-	node scripts/native.mjs
-	node scripts/code-cache.mjs
 
 # The real agent CLIs, pinned, installed for the tests only (a user brings their own; this needs the npm
 # registry), and the system tools the tests shell out to (git, tmux, script, setsid, unshare, perl,

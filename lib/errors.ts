@@ -38,18 +38,7 @@ export interface ErrorDetails {
   [key: string]: unknown;
 }
 
-/** Marks every SubagentError, whichever copy of this module made it (see Symbol.hasInstance below). */
-const BRAND = Symbol.for('subagents.SubagentError');
-
 export class SubagentError extends Error {
-  /**
-   * The agent adapters are bundled as chunks of their own (scripts/bundle.mjs), each with its own copy
-   * of this module: `instanceof` asks for the brand every copy sets, not for this copy's prototype.
-   */
-  static override [Symbol.hasInstance](value: unknown): value is SubagentError {
-    return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
-  }
-
   readonly code: ErrorCode;
   readonly details: ErrorDetails;
   /** Extra top-level fields of the JSON line (E_WAIT_TIMEOUT carries `agents`). */
@@ -65,7 +54,6 @@ export class SubagentError extends Error {
     this.exitCode = code === 'E_WAIT_TIMEOUT' ? 124 : 1;
   }
 }
-Object.defineProperty(SubagentError.prototype, BRAND, { value: true });
 
 export function isErrno(err: unknown, ...codes: string[]): err is NodeJS.ErrnoException {
   return typeof err === 'object' && err !== null && codes.includes((err as NodeJS.ErrnoException).code ?? '');

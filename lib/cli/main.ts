@@ -1,9 +1,10 @@
-import { errorObject, jsonLine, jsonLineBytes, stdoutFlushed, writeStdout } from './output.js';
+import { errorObject, jsonLine, stdoutFlushed, writeStdout } from './output.js';
 import { wantsHelp, type FlagSpec } from './flags.js';
 import { resolvedRegistry } from '../commands/common.js';
 import { checkpoint } from '../checkpoint.js';
 
-export type VerbResult = { json: Record<string, unknown> } | { text: string; exitCode?: number };
+/** What a verb prints: one JSON line, text, or a JSON line it composed itself as bytes (status's listing). */
+export type VerbResult = { json: Record<string, unknown> } | { text: string; exitCode?: number } | { line: Buffer[] };
 
 /**
  * The shared main of every verb: --help, then the verb, then exactly one line on stdout and an exit
@@ -21,8 +22,11 @@ export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string
     // A verb that did its work and then met an unexpected exception (test-only: E_INTERNAL's line).
     checkpoint('before-output');
     if ('json' in out) {
-      writeStdout(jsonLineBytes(out.json));
+      writeStdout(jsonLine(out.json));
       process.exitCode = out.json.ok === false ? 1 : 0;
+    } else if ('line' in out) {
+      writeStdout(out.line);
+      process.exitCode = 0;
     } else {
       writeStdout(out.text);
       process.exitCode = out.exitCode ?? 0;

@@ -4,7 +4,7 @@ import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
 import { RECORD_FORMAT, type RunRecord } from '../registry/record.js';
 import { writeLauncher, type Published } from '../registry/store.js';
-import { spawnSupervisor, supervisorsGatedUntilExit } from '../supervisor/spawn.js';
+import { spawnSupervisor } from '../supervisor/spawn.js';
 import { nowIso } from '../time.js';
 import { enqueue, newTicket, parseLimit, readLimit, writeLimit } from '../queue.js';
 import { envValue, findOnPath } from './common.js';
@@ -117,16 +117,20 @@ export function newRecord(s: RunSettings): RunRecord {
  * the start command staying alive to be seen as scheduled. It is started even when the fsync that made
  * the run's directory entry durable failed (the run is published either way): that failure is reported
  * after, instead of success.
+ *
+ * `bootAfterExit`: the caller starts this one run and exits (start-subagent, resume-subagent); the
+ * supervisor may boot once it has (lib/supervisor/spawn.ts). Otherwise it boots as soon as the run is
+ * durable: a batch or a library caller lives on, and its supervisors must not wait for it.
  */
-export function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null): number {
+export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null, bootAfterExit = false): Promise<number> {
   if (ticket) enqueue(registry, ticket, run.dir);
-  const supervisor = spawnSupervisor(registry, run.dir, env);
+  const supervisor = await spawnSupervisor(registry, run.dir, env);
   const { pid } = supervisor;
   try {
     writeLauncher(run.dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
     run.assertDurable();
   } finally {
-    if (!supervisorsGatedUntilExit()) supervisor.release();
+    if (!bootAfterExit) supervisor.release();
   }
   return pid;
 }

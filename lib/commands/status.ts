@@ -4,7 +4,7 @@ import { validateName } from '../registry/names.js';
 import { agentsDir, compareNames, listNames, listRuns, nameDir, runDir } from '../registry/store.js';
 import type { Status, Usage } from '../registry/record.js';
 import { DoneCache, type CachedView, type Stamp } from '../registry/done-cache.js';
-import { RawJson } from '../cli/output.js';
+import { fastPaths } from '../fast-paths.js';
 import { viewOf } from '../view.js';
 import { waitFor } from '../wait.js';
 import { queueView, readLimit } from '../queue.js';
@@ -26,11 +26,6 @@ export interface StatusOptions extends Context {
   junit?: string | undefined;
   /** With one --name: every run of it. */
   runs?: boolean;
-  /**
-   * The caller prints the result as its JSON line and nothing else: a plain listing may then serve
-   * done runs from the cache, as JSON already serialised (RawJson).
-   */
-  rendered?: boolean;
 }
 
 interface Snapshot {
@@ -89,8 +84,7 @@ export async function status(o: StatusOptions): Promise<Record<string, unknown>>
     const all = listNames(registry);
     return o.prefix !== undefined ? all.filter((n) => n.startsWith(o.prefix + '/')) : all;
   };
-  const cached = o.rendered === true && !waiting && !o.requireSuccess && o.junit === undefined && asked.length === 0;
-  const take = (): Snapshot => snapshot(registry, select(), asked.length > 0, cached ? new DoneCache(registry, o.prefix === undefined) : null);
+  const take = (): Snapshot => snapshot(registry, select(), asked.length > 0, isPlainListing(o, env) ? new DoneCache(registry, o.prefix === undefined) : null);
 
   let value: Snapshot;
   let changed: Array<Record<string, unknown>> | null = null;
@@ -138,7 +132,9 @@ export async function status(o: StatusOptions): Promise<Record<string, unknown>>
         }));
     }
   }
-  const body = output(registry, value);
+  const { head, rows, render, tail } = output(registry, value);
+  const body: Record<string, unknown> = { ...head, agents: rows.flatMap((r) => ('views' in r ? (JSON.parse(`[${r.views.toString('utf8', r.start, r.end)}]`) as unknown[]) : [render(r)])), ...tail };
+  value.cache?.save();
   if (changed) body.changed = changed;
   if (o.junit !== undefined) body.junit = await writeJunit(o.junit, registry, [...value.observations.values()], o.cwd ?? process.cwd());
   if (timedOut) {
@@ -210,43 +206,73 @@ function snapshot(registry: string, names: string[], strict: boolean, cache: Don
   return s;
 }
 
-function output(registry: string, s: Snapshot): Record<string, unknown> {
+/**
+ * A listing served by the status cache (docs/design.md, "The status cache"): a plain one, with no names
+ * (a listing of every name, or a prefix), no wait, no --require-success, no --junit.
+ */
+function isPlainListing(o: StatusOptions, env: NodeJS.ProcessEnv): boolean {
+  return !o.wait && !o.waitTerminal && !o.requireSuccess && o.junit === undefined && !o.runs && (o.names ?? []).length === 0 && fastPaths(env);
+}
+
+/** A run as `status` prints it; a done run read fresh is remembered by the cache as the JSON it renders to. */
+type Render = (r: Observation) => Record<string, unknown>;
+
+/** The listing in order, with what surrounds `agents` in the output: { ok, registry } before, queue and problems after. */
+function output(registry: string, s: Snapshot): { head: Record<string, unknown>; rows: Array<Observation | CachedView>; render: Render; tail: Record<string, unknown> } {
   const nameOf = (r: Observation | CachedView) => ('views' in r ? r.name : r.record.name);
   const rows = [...s.rows].sort((x, y) => compareNames(nameOf(x), nameOf(y)));
   const queue = rows.some((r) => ('views' in r ? r.queueTicket : r.record.queueTicket)) || readLimit(registry) > 0 ? queueView(registry) : null;
   const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
-  const render = (r: Observation): Record<string, unknown> | string => {
+  const render: Render = (r) => {
     const v = viewOf(r);
     v.usageTotal = s.usage.has(r) ? s.usage.get(r)! : usageOfName(registry, r.record);
     const position = positions.get(r.dir);
     v.queued = r.status === 'scheduled' && position !== undefined;
     v.queuePosition = position ?? null;
     const stamped = s.stamps.get(r);
-    if (!stamped) return v;
-    // A done run read fresh: serialised once, for the output and for the cache.
-    const view = JSON.stringify(v);
-    s.cache!.remember(stamped.name, stamped.stamp, r.record.queueTicket !== null, view);
-    return view;
+    if (stamped) s.cache!.remember(stamped.name, stamped.stamp, r.record.queueTicket !== null, JSON.stringify(v));
+    return v;
   };
-  const body: Record<string, unknown> = { ok: true, registry, agents: s.cache ? cachedAgents(rows, render) : rows.map((r) => render(r as Observation)) };
-  s.cache?.save();
-  if (queue) body.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
-  if (s.problems.length) body.problems = s.problems;
-  return body;
+  const tail: Record<string, unknown> = {};
+  if (queue) tail.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
+  if (s.problems.length) tail.problems = s.problems;
+  return { head: { ok: true, registry }, rows, render, tail };
+}
+
+/** A plain listing as JSON text in pieces, for the status verb, which prints it as it is (ListingText). */
+export interface ListingText {
+  /** { ok, registry }: what comes before `agents`. */
+  head: Record<string, unknown>;
+  /**
+   * The `agents` array as JSON text: strings, and stretches of the status cache's bytes, which hold
+   * the views of consecutive done runs as the cache proved them current (U+2028/U+2029 escaped). With
+   * every run current, the whole array is one stretch.
+   */
+  agents: Array<string | Buffer>;
+  /** queue and problems, when there are any: what comes after `agents`. */
+  tail: Record<string, unknown>;
 }
 
 /**
- * The `agents` array of a listing served by the cache, as JSON in pieces: the views of consecutive done
- * runs that lie side by side in the cache file go out as one stretch of its bytes (with every run
- * current, the whole array is one); other runs are rendered.
+ * subagent-status's plain listing (no names, no wait, no --require-success, no --junit, no --runs), with
+ * done runs served from the status cache as the bytes it holds: with 1 000 runs that is most of the
+ * listing, never parsed nor serialised again. The same listing as status() gives, as text.
  */
-function cachedAgents(rows: Array<Observation | CachedView>, render: (r: Observation) => Record<string, unknown> | string): RawJson {
-  const parts: Array<string | Buffer> = ['['];
+export function listingText(o: StatusOptions): ListingText | null {
+  checkStatusOptions(o);
+  const env = o.env ?? process.env;
+  if (!isPlainListing(o, env)) return null;
+  const registry = resolveRegistry(o);
+  const all = listNames(registry);
+  const names = o.prefix !== undefined ? all.filter((n) => n.startsWith(o.prefix + '/')) : all;
+  const s = snapshot(registry, names, false, new DoneCache(registry, o.prefix === undefined));
+  const { head, rows, render, tail } = output(registry, s);
+  const agents: Array<string | Buffer> = ['['];
   let views: Buffer | null = null;
   let from = 0;
   let to = 0;
   const flush = () => {
-    if (views) parts.push(views.subarray(from, to));
+    if (views) agents.push(views.subarray(from, to));
     views = null;
   };
   for (let i = 0; i < rows.length; i++) {
@@ -256,16 +282,14 @@ function cachedAgents(rows: Array<Observation | CachedView>, render: (r: Observa
       continue;
     }
     flush();
-    if (i > 0) parts.push(',');
+    if (i > 0) agents.push(',');
     if ('views' in r) ({ views, start: from, end: to } = r);
-    else {
-      const v = render(r);
-      parts.push(typeof v === 'string' ? v : JSON.stringify(v));
-    }
+    else agents.push(JSON.stringify(render(r)));
   }
   flush();
-  parts.push(']');
-  return new RawJson(parts);
+  agents.push(']');
+  s.cache?.save();
+  return { head, agents, tail };
 }
 
 /** --runs: every run of one name, oldest first. */

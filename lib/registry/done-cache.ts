@@ -1,5 +1,4 @@
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { readWholeFile } from '../native/addon.js';
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempName } from './durable.js';
 import { compareNames } from './store.js';
@@ -36,7 +35,7 @@ import { crc32 } from './crc32.js';
  *   the views: each the exact JSON `status` prints for the run (U+2028/U+2029 escaped), in name order,
  *     joined by ","
  * So opening the cache parses nothing per name, a full listing proves every entry with one call
- * (probeKeys: the addon's fstatat loop, when built), finds each listed name by comparing bytes in place
+ * (probeKeys), finds each listed name by comparing bytes in place
  * (names are ASCII, sorted the same way as the listing), and serves consecutive names as one stretch of
  * the views: with every run current, its whole `agents` array is one stretch of the file's bytes,
  * printed without decoding, parsing or even splitting it. Names hold no newline.
@@ -218,7 +217,7 @@ export class DoneCache {
   private nameOf(i: number): string {
     const from = this.entries[ENTRY * i + NAME_FROM]!;
     const to = this.entries[ENTRY * i + NAME_TO]!;
-    return from <= to && to <= this.names.length ? latin1(this.names, from, to) : '';
+    return from <= to && to <= this.names.length ? this.names.toString('latin1', from, to) : '';
   }
 
   /** What proves run `run` of the name whose directory is `dir` unchanged, taken before its records are read. Null when a record is missing. */
@@ -335,24 +334,14 @@ function aligned<T extends Uint32Array | Float64Array>(data: Buffer, from: numbe
   return new type(new Uint8Array(bytes).buffer);
 }
 
-/**
- * buf.toString('latin1', from, to) without its argument checks: Buffer's own latin1Slice, which
- * toString ends in (on Buffer.prototype since Node 0.x, but not in its types). In the interpreter each
- * toString call also made an arguments object; a listing decodes a name per listed name.
- */
-const latin1: (b: Buffer, from: number, to: number) => string =
-  typeof (Buffer.prototype as { latin1Slice?: unknown }).latin1Slice === 'function'
-    ? (b, from, to) => (b as Buffer & { latin1Slice(from: number, to: number): string }).latin1Slice(from, to)
-    : (b, from, to) => b.toString('latin1', from, to);
-
 /** The whole file when it is ours and whole (its header line checked); anything else is no cache. */
 function load(path: string): Buffer | null {
-  // CRC-32 arrived in Node 20.15; without it there is no cache.
+  // node:zlib's CRC-32 arrived in Node 22.2; without it there is no cache.
   const crc = crc32();
   if (!crc) return null;
   let data: Buffer;
   try {
-    data = readWholeFile(path);
+    data = readFileSync(path);
   } catch {
     return null;
   }

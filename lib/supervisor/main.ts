@@ -9,7 +9,7 @@ import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { monotonicMs, nowIso } from '../time.js';
 import { LineFollower } from '../lines.js';
 import { leaveQueue, waitForSlot } from '../queue.js';
-import { spawnDirect, type DirectProcess } from '../proc/direct-spawn.js';
+import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { restoreHeldEnv } from './held-env.js';
 import { usageBefore } from '../usage.js';
 import { skippedLines } from '../transcript.js';
@@ -22,7 +22,7 @@ import { skippedLines } from '../transcript.js';
 const PROGRESS_INTERVAL_MS = 250;
 
 /** The agent, once spawned; signal handlers run between ticks, so they see it set or not, never half. */
-let agent: { child: DirectProcess; adapter: AgentAdapter } | null = null;
+let agent: { child: Waited; adapter: AgentAdapter } | null = null;
 /** Our place in the registry's queue, when a concurrency limit applies. */
 let queued: { registry: string; ticket: string; runId: string } | null = null;
 
@@ -104,9 +104,9 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   const stdin = openSync(join(dir, FILES.prompt), 'r');
   const stdout = openSync(join(dir, FILES.events), 'a', 0o644);
   const stderr = openSync(join(dir, FILES.stderr), 'a', 0o644);
-  let child: DirectProcess;
+  let child: Waited;
   try {
-    child = spawnDirect(launch.command, launch.args, { cwd: record.cwd, env, stdio: [stdin, stdout, stderr], detached: true });
+    child = await spawnWaited(launch.command, launch.args, { cwd: record.cwd, env, stdio: [stdin, stdout, stderr] });
     agent = { child, adapter };
   } catch (err) {
     finish(dir, adapter, null, { code: null, signal: null }, null, `cannot start ${launch.command}: ${(err as Error).message}`);

@@ -1,5 +1,4 @@
 import { runVerb } from '../cli/main.js';
-import { gateSupervisorsUntilExit } from '../supervisor/spawn.js';
 import { parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../cli/prompt.js';
@@ -40,10 +39,10 @@ export function main(): Promise<void> {
     const limit = str(values, 'max-concurrent');
     if (limit !== undefined) parseLimit(limit, '--max-concurrent');
     const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
-    // One run, then exit: its supervisor boots once this process is gone (lib/supervisor/spawn.ts).
-    gateSupervisorsUntilExit();
     return {
       json: await resume({
+        // One run, then exit: its supervisor may boot once this process is gone (lib/commands/launch.ts).
+        bootAfterExit: true,
         name: str(values, 'name'),
         prompt,
         cwdDir: str(values, 'cwd'),

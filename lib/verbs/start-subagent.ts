@@ -1,5 +1,4 @@
 import { runVerb } from '../cli/main.js';
-import { gateSupervisorsUntilExit } from '../supervisor/spawn.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../cli/prompt.js';
@@ -72,10 +71,10 @@ export function main(): Promise<void> {
     }
     validateName(str(values, 'name'));
     const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
-    // One run, then exit: its supervisor boots once this process is gone (lib/supervisor/spawn.ts).
-    gateSupervisorsUntilExit();
     return {
       json: await start({
+        // One run, then exit: its supervisor may boot once this process is gone (lib/commands/launch.ts).
+        bootAfterExit: true,
         ...common,
         name: str(values, 'name'),
         prompt,

@@ -1,12 +1,11 @@
 import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
-import { checkStatusOptions, status, type StatusOptions } from '../commands/status.js';
+import { checkStatusOptions, listingText, status, type ListingText, type StatusOptions } from '../commands/status.js';
 import { treeText } from '../tree-view.js';
 import { SubagentError } from '../errors.js';
-import { writeStdout } from '../cli/output.js';
+import { escapeSeparators, writeStdout } from '../cli/output.js';
 import { tableText, watchStatus } from '../views/watch.js';
-import { withoutTurbofan } from '../cli/no-turbofan.js';
 
 const USAGE = `usage: subagent-status [--name NAME… | --prefix P | --all] [--wait | --wait-terminal] [--timeout SEC]
                        [--require-success] [--junit FILE] [--runs] [--tree] [--format json|table] [--watch [SEC]] [--registry DIR]
@@ -47,6 +46,18 @@ function screen() {
   return { write: writeStdout, isTTY: process.stdout.isTTY === true, columns: process.stdout.columns, rows: process.stdout.rows, env: process.env };
 }
 
+/**
+ * The JSON line of a plain listing, composed around `agents` as the library gave it in pieces: the
+ * status cache's bytes go out as they are, never decoded, parsed or copied into one buffer (written with
+ * writev). Byte for byte what jsonLine would print for the same listing.
+ */
+function lineOf(l: ListingText): Buffer[] {
+  const head = JSON.stringify(l.head);
+  const tail = JSON.stringify(l.tail);
+  const pieces = [`${head.slice(0, -1)},"agents":`, ...l.agents, tail === '{}' ? '}\n' : `,${tail.slice(1)}\n`];
+  return pieces.map((p) => (typeof p === 'string' ? Buffer.from(escapeSeparators(p)) : p));
+}
+
 export function main(): Promise<void> {
   return runVerb(USAGE, SPEC, async (argv) => {
     const { values } = parseFlags(argv, SPEC);
@@ -77,9 +88,11 @@ export function main(): Promise<void> {
       await watchStatus(options, every, screen());
       return { text: '' };
     }
-    // A listing is bounded work; a wait may run for long, and keeps the optimising compiler.
-    if (!options.wait && !options.waitTerminal) withoutTurbofan();
-    const body = await status({ ...options, rendered: format === 'json' && !bool(values, 'tree') });
+    if (format === 'json' && !bool(values, 'tree')) {
+      const listing = listingText(options);
+      if (listing) return { line: lineOf(listing) };
+    }
+    const body = await status(options);
     if (bool(values, 'tree')) return { text: treeText(body.agents as Array<Record<string, unknown>>) };
     if (format === 'table') return { text: tableText(body.agents as Array<Record<string, unknown>>, screen()) };
     return { json: body };
