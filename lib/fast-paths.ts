@@ -1,9 +1,19 @@
 /**
- * Whether the fast paths are on. Each one is only a speed-up with a plain twin that behaves the same
- * (docs/design.md, "Fast paths", lists them with their measured gains); SUBAGENT_FAST_PATHS=0 turns
- * every one of them off, in the verbs and in the supervisors they start, so the plain paths can be
- * tested and measured.
+ * The fast paths: each one only a speed-up, with a plain twin that behaves the same, kept because
+ * `make bench` shows what it gains (docs/design.md, "Fast paths"; docs/benchmarks.md, the A/B rows).
+ *
+ *   compile-cache  Node's module compile cache for the verbs' bundles (bin/*: module.enableCompileCache)
+ *   gate           start/resume's supervisor boots only once the command has exited (lib/proc/spawn.ts)
+ *   status-cache   a listing serves done runs from the status cache (lib/registry/done-cache.ts)
+ *   held-env       NODE_EXTRA_CA_CERTS passes the supervisor by, for its agent (lib/supervisor/held-env.ts)
+ *
+ * SUBAGENT_FAST_PATHS unset: all of them. `0` (or empty): none — the plain paths, as the tests run them.
+ * Otherwise a comma-separated list of the ones to keep (the bench turns them off one at a time). The
+ * variable reaches the supervisors a verb starts.
  */
-export function fastPaths(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.SUBAGENT_FAST_PATHS !== '0';
+export type FastPath = 'compile-cache' | 'gate' | 'status-cache' | 'held-env';
+
+export function fastPath(name: FastPath, env: NodeJS.ProcessEnv = process.env): boolean {
+  const on = env.SUBAGENT_FAST_PATHS;
+  return on === undefined || on.split(',').includes(name);
 }

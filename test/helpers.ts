@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,8 +29,7 @@ export interface Sandbox {
   dir: string;
   registry: string;
   env: NodeJS.ProcessEnv;
-  /** opts.bin: another build's bin/ (buildWithoutAddon). */
-  run(verb: Verb, args: string[], opts?: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; bin?: string }): RunOut;
+  run(verb: Verb, args: string[], opts?: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number }): RunOut;
   runAsync(verb: Verb, args: string[], opts?: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string }): Promise<RunOut>;
   cleanup(): void;
 }
@@ -51,19 +50,6 @@ function finish(r: { status: number | null; signal: NodeJS.Signals | null; stdou
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, json };
 }
 
-/**
- * A copy of the executables and their bundles in `into`, minus the addon (dist/bin/native.node): what
- * `make build` leaves on a machine without a C compiler. Returns the copy's bin/.
- */
-export function buildWithoutAddon(into: string): string {
-  // cpSync keeps no mtimes, so the copied code caches no longer match their bundles and are not used:
-  // slower, and the same behaviour.
-  cpSync(join(ROOT, 'bin'), join(into, 'bin'), { recursive: true });
-  cpSync(join(ROOT, 'dist', 'bin'), join(into, 'dist', 'bin'), { recursive: true });
-  rmSync(join(into, 'dist', 'bin', 'native.node'), { force: true });
-  return join(into, 'bin');
-}
-
 /** A temp directory with its own registry and HOME; every run of a verb uses them. */
 export function sandbox(prefix = 'subagents-test-'): Sandbox {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
@@ -80,7 +66,7 @@ export function sandbox(prefix = 'subagents-test-'): Sandbox {
     registry,
     env,
     run(verb, args, opts = {}) {
-      const r: SpawnSyncReturns<string> = spawnSync(join(opts.bin ?? BIN, verb), args, {
+      const r: SpawnSyncReturns<string> = spawnSync(join(BIN, verb), args, {
         cwd: opts.cwd ?? dir,
         env: { ...env, ...opts.env },
         input: opts.input ?? '',

@@ -4,7 +4,7 @@ import { validateName } from '../registry/names.js';
 import { agentsDir, compareNames, listNames, listRuns, nameDir, runDir } from '../registry/store.js';
 import type { Status, Usage } from '../registry/record.js';
 import { DoneCache, type CachedView, type Stamp } from '../registry/done-cache.js';
-import { fastPaths } from '../fast-paths.js';
+import { fastPath } from '../fast-paths.js';
 import { viewOf } from '../view.js';
 import { waitFor } from '../wait.js';
 import { queueView, readLimit } from '../queue.js';
@@ -211,7 +211,7 @@ function snapshot(registry: string, names: string[], strict: boolean, cache: Don
  * (a listing of every name, or a prefix), no wait, no --require-success, no --junit.
  */
 function isPlainListing(o: StatusOptions, env: NodeJS.ProcessEnv): boolean {
-  return !o.wait && !o.waitTerminal && !o.requireSuccess && o.junit === undefined && !o.runs && (o.names ?? []).length === 0 && fastPaths(env);
+  return !o.wait && !o.waitTerminal && !o.requireSuccess && o.junit === undefined && !o.runs && (o.names ?? []).length === 0 && fastPath('status-cache', env);
 }
 
 /** A run as `status` prints it; a done run read fresh is remembered by the cache as the JSON it renders to. */

@@ -48,7 +48,7 @@ async function started(child: ChildProcess): Promise<number> {
  * `gated` (stdin must be 'ignore'): the command itself starts only once this process calls release()
  * or exits, however it ends — a start command that exits right after does not share the CPU with the
  * child's start-up while it finishes its own work (docs/design.md, "Starting a run"). The gate is a
- * fast path: SUBAGENT_FAST_PATHS=0 (lib/fast-paths.ts) starts the command at once.
+ * fast path: Without it (lib/fast-paths.ts) the command starts at once.
  */
 export async function spawnDetached(command: string, args: readonly string[], o: SpawnOptions & { gated?: boolean }): Promise<Detached> {
   const gated = o.gated === true && o.stdio[0] === 'ignore';

@@ -1,16 +1,13 @@
-// How start-subagent starts a supervisor (docs/design.md, "Starting a run"): through the posix_spawn addon
-// where `make build` could compile it, the supervisor held at a gate until the start command has exited
-// (or died) so that its boot does not share the CPU with the start's last steps; a batch releases each
-// supervisor at once; and a build without the addon starts the supervisor directly, as Node would.
+// How start-subagent starts a supervisor (docs/design.md, "Starting a run"): held at a gate until the
+// start command has exited (or died) so that its boot does not share the CPU with the start's last steps;
+// a batch releases each supervisor at once; and without the fast paths (SUBAGENT_FAST_PATHS=0) the
+// supervisor starts directly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import { buildWithoutAddon, skipUnlessCi } from '../helpers.js';
 import { ROOT, isStopped, makeBox, procSid, readJson, runDirOf, spawnVerb, until, waitTerminal, type Box } from './util.js';
 
-const ADDON = join(ROOT, 'dist', 'bin', 'native.node');
 const SUPERVISOR = join(ROOT, 'dist', 'bin', 'supervisor.cjs');
 const b = makeBox('spawn');
 
@@ -37,8 +34,7 @@ async function pausedStart(box: Box, name: string, script: string) {
   return { s, dir, supervisor };
 }
 
-test('the supervisor waits at its gate while start-subagent is still running, then boots as the same process once it exits', async (t) => {
-  if (!existsSync(ADDON)) return skipUnlessCi(t, `${ADDON} was not built (no C compiler or Node headers?)`);
+test('the supervisor waits at its gate while start-subagent is still running, then boots as the same process once it exits', async () => {
   const { s, dir, supervisor } = await pausedStart(b, 'gated', 'echo gated');
   assert.ok(isGate(supervisor), `the recorded supervisor is the gate shell for now: ${argvOf(supervisor).join(' ')}`);
   assert.equal(procSid(supervisor), supervisor, 'in its own session already');
@@ -57,8 +53,7 @@ test('the supervisor waits at its gate while start-subagent is still running, th
   assert.equal(readJson(join(dir, 'supervisor.json')).startTime, started);
 });
 
-test('a start-subagent killed after it started the supervisor still lets it boot: the run is not stranded', async (t) => {
-  if (!existsSync(ADDON)) return skipUnlessCi(t, `${ADDON} was not built (no C compiler or Node headers?)`);
+test('a start-subagent killed after it started the supervisor still lets it boot: the run is not stranded', async () => {
   const { s, supervisor } = await pausedStart(b, 'orphan', 'echo orphan');
   assert.ok(isGate(supervisor));
   process.kill(s.pid, 'SIGKILL');
@@ -69,8 +64,7 @@ test('a start-subagent killed after it started the supervisor still lets it boot
   assert.equal(a.pid, supervisor);
 });
 
-test('a run cancelled while its supervisor is still at the gate ends cancelled, and nothing of it is left', async (t) => {
-  if (!existsSync(ADDON)) return skipUnlessCi(t, `${ADDON} was not built (no C compiler or Node headers?)`);
+test('a run cancelled while its supervisor is still at the gate ends cancelled, and nothing of it is left', async () => {
   const { s, supervisor } = await pausedStart(b, 'early', 'echo never');
   assert.ok(isGate(supervisor));
   const c = b.run('cancel', ['--name', 'early']);
@@ -105,30 +99,23 @@ test('a batch start releases each supervisor as soon as its run is published, no
   assert.equal(all.two.outcome, 'succeeded');
 });
 
-test('a build without the addon (no C compiler) starts the supervisor directly, detached, and the run succeeds', async () => {
-  const copy = join(b.dir, 'no-addon');
-  const child = spawn(join(buildWithoutAddon(copy), 'start-subagent'), ['--name', 'plain', '--cli', 'shell', '--prompt', 'echo plain'], {
-    cwd: b.dir,
-    env: { ...b.env, SUBAGENT_TEST_PAUSE_AT: 'before-output' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  b.own.push(child.pid!);
-  let stdout = '';
-  child.stdout!.setEncoding('utf8').on('data', (d) => (stdout += d));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  await until('start-subagent stops before its output', () => isStopped(child.pid!), 30_000);
+test('without the fast paths (SUBAGENT_FAST_PATHS=0) the supervisor starts directly, detached, and the run succeeds', async () => {
+  const s = spawnVerb(b, 'start-subagent', ['--name', 'plain', '--cli', 'shell', '--prompt', 'echo plain'], { env: { SUBAGENT_TEST_PAUSE_AT: 'before-output', SUBAGENT_FAST_PATHS: '0' } });
+  b.own.push(s.pid);
+  await until('start-subagent stops before its output', () => isStopped(s.pid) || s.settled(), 30_000);
+  assert.equal(s.settled(), false, 'start-subagent reached the checkpoint');
   const dir = runDirOf(b.registry, 'plain');
   const supervisor = readJson(join(dir, 'supervisor.json')).pid as number;
-  const copied = join(copy, 'dist', 'bin', 'supervisor.cjs');
   // No gate: the supervisor is Node from its first instant, even while the start is stopped.
-  await until('the supervisor runs', () => argvOf(supervisor).includes(copied), 30_000);
-  assert.equal(argvOf(supervisor)[0], process.execPath);
+  await until('the supervisor runs', () => isSupervisor(supervisor), 30_000);
   assert.equal(procSid(supervisor), supervisor, 'its own session');
   assert.equal(readlinkSync(`/proc/${supervisor}/fd/0`), '/dev/null');
   assert.equal(readlinkSync(`/proc/${supervisor}/fd/1`), join(dir, 'supervisor.log'));
-  process.kill(child.pid!, 'SIGCONT');
-  assert.equal(await exited, 0);
-  assert.equal(JSON.parse(stdout).pid, supervisor);
+  assert.equal(readlinkSync(`/proc/${supervisor}/fd/2`), join(dir, 'supervisor.log'));
+  process.kill(s.pid, 'SIGCONT');
+  const out = await s.done;
+  assert.equal(out.code, 0, out.stdout + out.stderr);
+  assert.equal(out.json.pid, supervisor);
   const a = waitTerminal(b, ['plain']).plain;
   assert.equal(a.outcome, 'succeeded');
   assert.equal(readFileSync(join(dir, 'supervisor.log'), 'utf8'), '');

@@ -5,7 +5,7 @@ import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { gate, makeBox, open, runDirOf, startShell, until, untilStatus, waitTerminal } from './util.js';
-import { buildWithoutAddon } from '../helpers.js';
+import { status } from '../../lib/index.js';
 
 /**
  * The cache of done runs behind the listing (lib/registry/done-cache.ts) must never change what status
@@ -177,11 +177,9 @@ describe('status: the cache of done runs', () => {
     assert.equal(list(), truth);
   });
 
-  test('a build without the addon proves and serves the same cache, and writes one the addon build serves', async () => {
-    // Without the addon (no C compiler at `make build`) the probes run through fs: same proofs, same bytes.
-    const plain = buildWithoutAddon(join(b.dir, 'no-addon'));
-    const listPlain = (args: string[] = []) => {
-      const r = b.run('status', args, { bin: plain });
+  test('without the status cache (SUBAGENT_FAST_PATHS) a listing reads every record and prints the same bytes; the library serves the cache as objects', async () => {
+    const plain = (args: string[] = [], paths = '0') => {
+      const r = b.run('status', args, { env: { SUBAGENT_FAST_PATHS: paths } });
       assert.equal(r.code, 0, r.stdout + r.stderr);
       return r.stdout;
     };
@@ -189,27 +187,22 @@ describe('status: the cache of done runs', () => {
     const resumed = join(runDirOf(b.registry, 'resumed', 2), 'record.json');
     await until('the resumed run settled', () => Date.now() - statSync(resumed).ctimeMs > SETTLE_MS, 10_000, 100);
     const truth = fresh();
-    assert.equal(listPlain(), truth, 'the cache written with the addon, proven and served without it');
-    // Served, not read: doctored views show through — one of a single run, and one of a resumed name
-    // (run 2: two records and "no run 3" to prove).
+    assert.ok(existsSync(cachePath), 'the listing wrote the cache');
+    assert.equal(plain(), truth, 'every record read: the same bytes');
+    assert.equal(plain(['--prefix', 'done']), list(['--prefix', 'done']), 'a prefix too');
+    assert.equal(plain([], 'compile-cache,gate,held-env'), truth, 'only the status cache off');
+    // Doctored views show through where the cache is served, and only there.
     doctorView('done/b', (v) => v.replace('"exitCode":0', '"exitCode":5'));
-    doctorView('resumed', (v) => v.replace('"exitCode":0', '"exitCode":6'));
-    const doctored = listPlain();
-    assert.equal(agent(doctored, 'done/b').exitCode, 5);
-    assert.equal(agent(doctored, 'resumed').exitCode, 6);
-    assert.equal(agent(doctored, 'resumed').run, 2);
-    assert.equal(listPlain(['--prefix', 'done']), list(['--prefix', 'done']), 'one name at a time, too');
-    // And the other way round: a cache the plain build wrote, served by the addon's.
+    assert.equal(agent(list(), 'done/b').exitCode, 5, 'served by the verb');
+    assert.equal(agent(plain(), 'done/b').exitCode, 0, 'not without the fast path');
+    assert.equal(agent(plain([], 'compile-cache,gate,held-env'), 'done/b').exitCode, 0, 'nor with only the others');
+    // The library serves the same cache, parsed: the same objects as the verb's line.
+    const lib = await status({ registry: b.registry, env: { ...b.env } });
+    assert.deepEqual(JSON.parse(JSON.stringify(lib)), JSON.parse(list()));
+    assert.equal((lib.agents as any[]).find((a) => a.name === 'done/b').exitCode, 5, 'the library served the cache');
+    // Without the fast path the cache is not written either.
     rmSync(cachePath);
-    assert.equal(listPlain(), truth);
-    assert.ok(existsSync(cachePath), 'the plain build wrote the cache');
-    doctorView('done/a', (v) => v.replace('"exitCode":0', '"exitCode":4'));
-    assert.equal(agent(list(), 'done/a').exitCode, 4);
-    // A change is seen without the addon as with it.
-    const path = join(runDirOf(b.registry, 'done/a'), 'record.json');
-    const before = statSync(path);
-    writeFileSync(path, readFileSync(path));
-    utimesSync(path, before.atime, before.mtime);
-    assert.equal(agent(listPlain(), 'done/a').exitCode, 0, 'the record rewritten in place: read again');
+    assert.equal(plain(), truth);
+    assert.equal(existsSync(cachePath), false, 'no cache written');
   });
 });

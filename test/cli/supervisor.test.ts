@@ -1,6 +1,7 @@
 // The supervisor process itself: what it runs as (the lean bundle and flags of docs/design.md), that it
 // says nothing on an ordinary run, that progress reaches the record while the agent runs, and that an
-// agent that cannot be executed ends the run as spawn-failed, and that NODE_EXTRA_CA_CERTS passes it by.
+// agent that cannot be executed ends the run as spawn-failed, and that NODE_EXTRA_CA_CERTS passes it by
+// (the held-env fast path).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -59,7 +60,7 @@ test('NODE_EXTRA_CA_CERTS skips the supervisor (Node would parse it at start-up)
   assert.equal(readFileSync(join(runDirOf(b.registry, 'ca'), 'supervisor.log'), 'utf8'), '', 'the supervisor never loaded it');
 });
 
-test('under --pending-deprecation neither start-subagent nor the supervisor prints a warning (their internal bindings are quiet)', () => {
+test('under --pending-deprecation neither start-subagent, the supervisor nor a listing prints a warning (no deprecated API is used)', () => {
   const env = { ...b.env, NODE_OPTIONS: '--pending-deprecation' };
   const r = b.run('start-subagent', ['--name', 'strict', '--cli', 'shell', '--prompt', 'echo strict'], { env });
   assert.equal(r.json?.ok, true, r.stdout + r.stderr);
