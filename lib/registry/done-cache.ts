@@ -29,7 +29,8 @@ import { crc32 } from './crc32.js';
  *     (0/1), its first probe, where its probes' paths start, and where its view starts and ends in the
  *     views (integers, not float64: V8's interpreter boxes every float64 it loads, and a listing reads
  *     a dozen per name)
- *   the probes' keys, 4 float64 each: inode, size, ctime s, ctime ns — NaN for "must not exist"
+ *   the probes' keys, 4 float64 each: inode, size, ctime ms, mtime ms (lib/registry/stat-key.ts) — NaN
+ *     for "must not exist"
  *   the probes' paths, relative to agents/, each ended by a NUL byte: an entry has N + 1 of them,
  *     "<name's directory>/<k>/record.json" for k = 1..N, then "<name's directory>/<N+1>"
  *   the views: each the exact JSON `status` prints for the run (U+2028/U+2029 escaped), in name order,
@@ -43,7 +44,7 @@ import { crc32 } from './crc32.js';
 const FILE = 'status-cache';
 const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 4 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
+const VERSION = `subagents status cache 5 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
 const HEADER_BYTES = VERSION.length + 10 + 1;
 /**
  * Only records whose timestamps are older than this (before the cache was opened) are remembered. A
@@ -52,9 +53,7 @@ const HEADER_BYTES = VERSION.length + 10 + 1;
  * never match a key this much older (1 s covers the coarsest timestamps of old filesystems).
  */
 const SETTLED_MS = 2000;
-/** An entry's uint32 fields, in order. */
-const NAME_FROM = 0;
-const NAME_TO = 1;
+/** An entry's uint32 fields, in order (0 and 1, where its name starts and ends in the names, are written for the layout's sake). */
 const RUN = 2;
 const TICKET = 3;
 const FIRST_PROBE = 4;
@@ -105,7 +104,8 @@ export class DoneCache {
   private count = 0;
   private entries: Uint32Array = new Uint32Array(0);
   private keys: Float64Array = new Float64Array(0);
-  private names: Buffer = Buffer.alloc(0);
+  /** Entry i's name (ASCII): one decode and split of the names' bytes when the cache is opened. */
+  private names: string[] = [];
   private paths: Buffer = Buffer.alloc(0);
   private views: Buffer = Buffer.alloc(0);
   /** Per probe: 1 once proven to hold. */
@@ -137,10 +137,12 @@ export class DoneCache {
     const keysEnd = keysStart + 8 * KEY * p!;
     const pathsEnd = keysEnd + b!;
     if (pathsEnd > d.length || (n! > 0 && d[namesEnd - 1] !== NL) || (b! > 0 && d[pathsEnd - 1] !== 0)) return;
+    const names = n! > 0 ? d.toString('latin1', counts + 1, namesEnd - 1).split('\n') : [];
+    if (names.length !== e) return;
     this.count = e!;
+    this.names = names;
     this.entries = aligned(d, tableStart, keysStart, Uint32Array);
     this.keys = aligned(d, keysStart, keysEnd, Float64Array);
-    this.names = d.subarray(counts + 1, namesEnd);
     this.paths = d.subarray(keysEnd, pathsEnd);
     this.views = d.subarray(pathsEnd);
     this.ok = new Uint8Array(p!);
@@ -213,11 +215,8 @@ export class DoneCache {
     return i + 1 < this.count ? this.entries[ENTRY * (i + 1) + PATHS_FROM]! : this.paths.length;
   }
 
-  /** Entry i's name (ASCII, so latin1 decodes it exactly, and fastest). */
   private nameOf(i: number): string {
-    const from = this.entries[ENTRY * i + NAME_FROM]!;
-    const to = this.entries[ENTRY * i + NAME_TO]!;
-    return from <= to && to <= this.names.length ? this.names.toString('latin1', from, to) : '';
+    return this.names[i] ?? '';
   }
 
   /** What proves run `run` of the name whose directory is `dir` unchanged, taken before its records are read. Null when a record is missing. */
@@ -240,7 +239,7 @@ export class DoneCache {
   /** Remembers the view (the exact JSON status prints) of a done run read after `stamp`, once its records have settled. */
   remember(name: string, stamp: Stamp, queueTicket: boolean, view: string): void {
     const { keys } = stamp;
-    for (let k = 0; k + KEY < keys.length; k += KEY) if (!(keys[k + 2]! * 1000 + keys[k + 3]! / 1e6 < this.settledBefore)) return;
+    for (let k = 0; k + KEY < keys.length; k += KEY) if (!(keys[k + 2]! < this.settledBefore)) return;
     this.learnt.set(name, {
       name,
       run: keys.length / KEY - 1,
