@@ -10,7 +10,6 @@ import { monotonicMs, nowIso } from '../time.js';
 import { LineFollower } from '../lines.js';
 import { leaveQueue, waitForSlot } from '../queue.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
-import { restoreHeldEnv } from './held-env.js';
 import { usageBefore } from '../usage.js';
 import { skippedLines } from '../transcript.js';
 
@@ -33,7 +32,6 @@ function log(message: string): void {
 async function main(): Promise<void> {
   const [registry, dir] = process.argv.slice(2);
   if (!registry || !dir) throw new Error('usage: supervisor <registry> <run-dir>');
-  restoreHeldEnv(process.env);
   // Detached from any terminal already; these must not end the run.
   process.on('SIGHUP', () => log('ignored SIGHUP'));
   process.on('SIGINT', () => log('ignored SIGINT'));

@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { FILES } from '../registry/store.js';
 import { spawnDetached, type Detached } from '../proc/spawn.js';
 import { fastPath } from '../fast-paths.js';
-import { holdForAgent } from './held-env.js';
 
 /** Bundled builds (scripts/bundle.mjs) define the bundled supervisor's path: next to the verb. */
 declare const __SUPERVISOR_ENTRY__: string | undefined;
@@ -41,7 +40,6 @@ export async function spawnSupervisor(registry: string, dir: string, env: NodeJS
   try {
     const childEnv: NodeJS.ProcessEnv = { ...env };
     for (const key of RUN_SCOPED) delete childEnv[key];
-    if (fastPath('held-env', env)) holdForAgent(childEnv);
     return await spawnDetached(process.execPath, [...NODE_FLAGS, supervisorEntry(), registry, dir], { cwd: '/', env: childEnv, stdio: ['ignore', log, log], gated: fastPath('gate', env) });
   } finally {
     closeSync(log);

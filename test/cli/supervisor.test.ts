@@ -1,7 +1,6 @@
 // The supervisor process itself: what it runs as (the lean bundle and flags of docs/design.md), that it
 // says nothing on an ordinary run, that progress reaches the record while the agent runs, and that an
-// agent that cannot be executed ends the run as spawn-failed, and that NODE_EXTRA_CA_CERTS passes it by
-// (the held-env fast path).
+// agent that cannot be executed ends the run as spawn-failed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -38,26 +37,6 @@ test('an agent CLI that cannot be executed ends the run failed, as spawn-failed,
   assert.equal(a.endReason, 'spawn-failed');
   assert.equal(a.error, 'cannot start codex: spawn codex ENOENT');
   assert.equal(readFileSync(join(runDirOf(b.registry, 'broken'), 'supervisor.log'), 'utf8'), '');
-});
-
-test('NODE_EXTRA_CA_CERTS skips the supervisor (Node would parse it at start-up) and reaches the agent unchanged', async () => {
-  const go = join(b.dir, 'go-ca');
-  // A path Node cannot load: a supervisor that read it would warn in supervisor.log.
-  const ca = join(b.dir, 'no-such-ca.pem');
-  // A stale held copy in the caller's environment is dropped, not passed on.
-  const env = { ...b.env, NODE_EXTRA_CA_CERTS: ca, SUBAGENT_HELD_NODE_EXTRA_CA_CERTS: '/stale' };
-  startShell(b, 'ca', `echo "ca=$NODE_EXTRA_CA_CERTS held=\${SUBAGENT_HELD_NODE_EXTRA_CA_CERTS-unset}"; ${gate(go)}`, [], { env });
-  const running = await untilStatus(b, 'ca', (a) => a.status === 'running' && a.lastActivityAt !== null, 'running, its line written');
-  const supervisorEnv = readFileSync(`/proc/${running.pid}/environ`, 'latin1').split('\0');
-  assert.ok(!supervisorEnv.some((v) => v.startsWith('NODE_EXTRA_CA_CERTS=')), 'the supervisor started without it');
-  assert.ok(supervisorEnv.includes(`SUBAGENT_HELD_NODE_EXTRA_CA_CERTS=${ca}`), 'it travelled held');
-  const agentEnv = readFileSync(`/proc/${running.agentPid}/environ`, 'latin1').split('\0');
-  assert.ok(agentEnv.includes(`NODE_EXTRA_CA_CERTS=${ca}`), 'the agent has it under its own name');
-  assert.ok(!agentEnv.some((v) => v.startsWith('SUBAGENT_HELD_')), 'and no held copy');
-  open(go);
-  assert.equal(waitTerminal(b, ['ca']).ca.outcome, 'succeeded');
-  assert.equal(b.run('result', ['--name', 'ca']).stdout, `ca=${ca} held=unset\n`);
-  assert.equal(readFileSync(join(runDirOf(b.registry, 'ca'), 'supervisor.log'), 'utf8'), '', 'the supervisor never loaded it');
 });
 
 test('under --pending-deprecation neither start-subagent, the supervisor nor a listing prints a warning (no deprecated API is used)', () => {
