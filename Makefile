@@ -2,9 +2,21 @@
 #   make demo   install, build, fan out three shell subagents, wait, print their results
 #   make test   install, build, run every test (unit, cli, fault, e2e against the real agent CLIs)
 SHELL := /bin/bash
-# --test-timeout also bounds each test FILE as a whole (Node 20): the e2e files take 2.5-4 min on a loaded
-# 2-core machine, so the bound is a hang detector with room for a slower CI machine, not a budget.
+# --test-timeout also bounds each test FILE as a whole: the e2e files take 2.5-4 min on a loaded 2-core
+# machine, so the bound is a hang detector with room for a slower CI machine, not a budget.
 NODE_TEST_FLAGS ?= --test-concurrency=4 --test-timeout=900000
+
+# Every recipe runs with one Node first on PATH: the machine's own when it is >= 22, else a pinned Node 24
+# that scripts/node.sh fetches from the npm registry into .node/ (once; gitignored). bin/* are
+# `#!/usr/bin/env node` and npm runs on whatever `node` PATH finds, so PATH decides which Node builds,
+# runs the demo, the verbs and their supervisors. NODE_DEFAULT=/path/to/node chooses another (>= 22).
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),install)),)
+BUILD_NODE := $(shell NODE_DEFAULT='$(NODE_DEFAULT)' scripts/node.sh path default)
+ifeq ($(BUILD_NODE),)
+$(error no Node.js >= 22 to build with (scripts/node.sh said why, above))
+endif
+export PATH := $(patsubst %/,%,$(dir $(BUILD_NODE))):$(PATH)
+endif
 
 .PHONY: install build test demo bench clean test-clis test-tools
 
@@ -36,5 +48,6 @@ demo: build
 bench: build
 	node dist/test/bench/run.js
 
+# .node/ (the fetched Node releases) stays: `rm -rf .node` to fetch them again.
 clean:
 	rm -rf dist .subagents
