@@ -20,8 +20,10 @@ endif
 
 .PHONY: install build test demo bench clean test-clis test-tools
 
+# --ignore-scripts: the project's own `prepare` (the build, for npm pack and npm install -g) is make
+# build's job here; esbuild's postinstall only checks its binary, which it finds without it.
 node_modules/.package-lock.json: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm ci --ignore-scripts --no-audit --no-fund
 
 install: node_modules/.package-lock.json
 
