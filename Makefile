@@ -1,6 +1,7 @@
 # The two commands of the README do everything on a fresh machine:
 #   make demo   install, build, fan out three shell subagents, wait, print their results
-#   make test   install, build, run every test (unit, cli, fault, e2e against the real agent CLIs)
+#   make test   install, build, run every test (unit, cli, fault, e2e against the real agent CLIs) on
+#               Node 24, and the CLI and fault suites on Node 22 and 26 and with SUBAGENT_PROC_BACKEND=ps
 SHELL := /bin/bash
 # --test-timeout also bounds each test FILE as a whole: the e2e files take 2.5-4 min on a loaded 2-core
 # machine, so the bound is a hang detector with room for a slower CI machine, not a budget.
@@ -41,8 +42,11 @@ test-clis:
 test-tools:
 	bash test/setup-tools.sh
 
+# scripts/test.sh: every test on the Node above, then the CLI and fault suites on the other pinned
+# majors (22, 24, 26; fetched into .node/ when the machine has none) and with SUBAGENT_PROC_BACKEND=ps;
+# it ends with one line, `N passed, N failed, N skipped`, summing every run.
 test: build test-clis test-tools
-	node --test $(NODE_TEST_FLAGS) --test-reporter=spec $$(find dist/test -name '*.test.js' | sort)
+	NODE_TEST_FLAGS='$(NODE_TEST_FLAGS)' bash scripts/test.sh
 
 demo: build
 	bash scripts/demo.sh
