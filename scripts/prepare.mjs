@@ -18,11 +18,14 @@ const say = (m) => process.stderr.write(`subagents prepare: ${m}\n`);
 
 if (!existsSync(tsc) || !existsSync(join(root, 'node_modules', 'esbuild', 'package.json'))) {
   say(`installing the build tools into ${join(root, 'node_modules')} (npm ci)`);
-  // npm hands its own settings to the script as npm_config_*: those of a global install (global, prefix…)
-  // would turn this `npm ci` into one in the global prefix. The rest (registry, cache, …) stay.
+  // npm hands its own settings to the script as npm_config_*. Those of the install that runs this one
+  // would be wrong here (global and prefix would make this `npm ci` one in the global prefix; npm 11's
+  // allow-scripts is an error in a project's install; omit=dev would leave the build tools out): only
+  // where and how to fetch is passed on. The nested npm reads the same npmrc files (userconfig).
+  const KEEP = /^npm_config_(userconfig|cache|registry|@.+:registry|\/\/.+|cafile|ca|cert|key|strict_ssl|proxy|https_proxy|noproxy|local_address|prefer_offline|prefer_online|offline|fetch_.+|maxsockets|loglevel|color|progress|unicode|update_notifier)$/i;
   const env = { ...process.env };
   for (const k of Object.keys(env)) {
-    if (/^npm_config_(global|location|prefix|global_prefix|local_prefix|globalconfig|install_links)$/i.test(k)) delete env[k];
+    if (/^npm_config_/i.test(k) && !KEEP.test(k)) delete env[k];
   }
   const npm = process.env.npm_execpath;
   const [cmd, args] = npm && /\.[cm]?js$/.test(npm) ? [process.execPath, [npm]] : ['npm', []];

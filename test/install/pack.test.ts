@@ -217,15 +217,18 @@ function supervisorLog(registry: string, name: string): string {
   }
 }
 
-test('npm install -g <a fresh clone>: npm links it, its prepare installs the build tools and builds; the commands run', () => {
+test('npm install -g --allow-scripts="$PWD" . in a fresh clone (README): npm links it, its prepare installs the build tools and builds; the commands run', () => {
   const dir = join(tmp, 'clone-install');
   const clone = cloneInto(join(dir, 'subagents'));
   const prefix = join(dir, 'prefix');
   const home = join(dir, 'home');
   mkdirSync(home);
-  const r = npm(process.execPath, ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', clone], { env: installEnv(home, prefix), cwd: dir });
+  // --allow-scripts: npm 12 runs a directory's prepare only when allowed (by its path); npm 11 warns
+  // without it and hands it to the script's environment, where the nested `npm ci` must not see it.
+  const r = npm(process.execPath, ['install', '--global', `--allow-scripts=${clone}`, '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', '.'], { env: installEnv(home, prefix), cwd: clone });
   assert.equal(r.status, 0, show(r));
-  // npm 11 links a directory (like npm link): the commands run the clone's own dist/.
+  assert.doesNotMatch(r.stderr, /install-scripts/, 'npm warned about the prepare script');
+  // npm links a directory (like npm link): the commands run the clone's own dist/.
   assert.equal(realpathSync(join(prefix, 'lib', 'node_modules', 'subagents')), clone);
   assert.ok(existsSync(join(clone, 'dist', 'bin', 'start-subagent.cjs')), 'prepare built nothing');
   const env: NodeJS.ProcessEnv = { ...baseEnv, HOME: home, PATH: [dirname(process.execPath), join(prefix, 'bin'), '/usr/bin', '/bin'].join(delimiter), SUBAGENT_DIR: join(dir, 'registry') };
