@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# `make test`'s runs of the built suite (dist/test), one after another, each on its own Node:
+#
+#   1. every test file            on the default Node (the machine's when >= 22, else the pinned 24)
+#   2. the CLI and fault suites   on each other pinned major (22, 24, 26) — the default's is run 1
+#   3. the CLI and fault suites   on the default Node again, with SUBAGENT_PROC_BACKEND=ps
+#
+# A run's Node is first on PATH (bin/* are `#!/usr/bin/env node`, and the tests spawn them), so it runs
+# the test runner, the verbs and their supervisors. The build is plain JavaScript for Node 22 and later,
+# so one build serves every run. test/install/ finds every Node of the matrix in SUBAGENT_TEST_NODES.
+#
+# Every run goes to its end even when one fails. Last comes a line per run, then one closing line,
+# `N passed, N failed, N skipped`, summing every run (a cancelled test counts as failed, a todo as
+# skipped, a runner that died before its summary as one failure); the exit status is 1 when any failed.
+#
+#   NODE_TEST_FLAGS   flags for `node --test` (the Makefile passes its own)
+#   TEST_RUNS         which runs: all (default), or a space-separated subset of: suite other ps
+set -uo pipefail
+cd "$(dirname "$0")/.."
+me=scripts/test.sh
+flags=(${NODE_TEST_FLAGS:---test-concurrency=4 --test-timeout=900000})
+runs="${TEST_RUNS:-all}"
+[[ "$runs" == all ]] && runs="suite other ps"
+
+# Every Node first (fetching what is missing), so that a Node that cannot be had fails before any run.
+main="$(scripts/node.sh path default)" || exit 1
+main_version="$("$main" --version)" || exit 1
+main_major="${main_version#v}"
+main_major="${main_major%%.*}"
+others=()
+nodes="$main"
+for m in 22 24 26; do
+  [[ "$m" == "$main_major" ]] && continue
+  n="$(scripts/node.sh path "$m")" || exit 1
+  others+=("$n")
+  nodes="$nodes:$n"
+done
+export SUBAGENT_TEST_NODES="$nodes"
+
+[[ -d dist/test ]] || { echo "$me: no dist/test: run make build first" >&2; exit 1; }
+all_files=()
+while IFS= read -r f; do all_files+=("$f"); done < <(find dist/test -name '*.test.js' | LC_ALL=C sort)
+cf_files=()
+while IFS= read -r f; do cf_files+=("$f"); done < <(find dist/test/cli dist/test/fault -name '*.test.js' | LC_ALL=C sort)
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+summary=()
+total_pass=0 total_fail=0 total_skip=0 bad=0 k=0
+
+# The last `# KEY N` line of TAP file $2 (the runner's closing counts), or nothing.
+count() { grep -E "^# $1 [0-9]+$" "$2" 2>/dev/null | tail -n 1 | cut -d' ' -f3; }
+
+# run LABEL NODE ENV-ASSIGNMENTS… -- FILES…
+run() {
+  local label="$1" node="$2" envs=() files=() version started rc tap pass fail cancelled skip todo secs
+  shift 2
+  while [[ $# -gt 0 && "$1" != -- ]]; do envs+=("$1"); shift; done
+  shift
+  files=("$@")
+  k=$((k + 1))
+  tap="$tmp/run$k.tap"
+  echo
+  version="$("$node" --version)"
+  echo "── run $k: $label on Node $version ($node), ${#files[@]} files"
+  started=$(date +%s)
+  # The spec reporter for people; TAP into a file for the counts (its closing `# pass N` lines).
+  env ${envs[@]+"${envs[@]}"} PATH="$(dirname "$node"):$PATH" "$node" --test "${flags[@]}" \
+    --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$tap" \
+    "${files[@]}" </dev/null
+  rc=$?
+  secs=$(($(date +%s) - started))
+  pass="$(count pass "$tap")" fail="$(count fail "$tap")" cancelled="$(count cancelled "$tap")"
+  skip="$(count skipped "$tap")" todo="$(count todo "$tap")"
+  if [[ -z "$pass" || -z "$fail" ]]; then
+    # The runner died before its summary: the run counts as one failure.
+    pass=${pass:-0} fail=1 cancelled=0 skip=${skip:-0} todo=${todo:-0}
+    echo "$me: run $k ($label) ended without a summary (exit status $rc)" >&2
+  fi
+  fail=$((fail + ${cancelled:-0}))
+  skip=$((${skip:-0} + ${todo:-0}))
+  if [[ $rc -ne 0 && $fail -eq 0 ]]; then
+    fail=1
+    echo "$me: run $k ($label) exited $rc with no failed test" >&2
+  fi
+  total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
+  [[ $fail -eq 0 ]] || bad=1
+  summary+=("$(printf 'run %d: %-60s %4d passed, %d failed, %d skipped  %4d s' "$k" "$label on Node $version" "$pass" "$fail" "$skip" "$secs")")
+}
+
+for r in $runs; do
+  case "$r" in
+    suite)
+      run "every test" "$main" -- "${all_files[@]}"
+      ;;
+    other)
+      for n in "${others[@]}"; do
+        run "CLI and fault suites" "$n" -- "${cf_files[@]}"
+      done
+      ;;
+    ps)
+      run "CLI and fault suites with SUBAGENT_PROC_BACKEND=ps" "$main" SUBAGENT_PROC_BACKEND=ps -- "${cf_files[@]}"
+      ;;
+    *) echo "$me: unknown run '$r' in TEST_RUNS (suite, other, ps)" >&2; exit 2 ;;
+  esac
+done
+
+echo
+echo "── $k runs"
+printf '%s\n' "${summary[@]}"
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+exit $bad
