@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (this file runs from dist/test/bench/). */
@@ -13,13 +13,31 @@ export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const BIN = join(ROOT, 'bin');
 export const BENCH_DIST = fileURLToPath(new URL('./', import.meta.url));
 
-/** The environment every child gets: the caller's, without anything that would point it at another registry or run. */
+/**
+ * The Node the bench's children run on: `node` (first on their PATH, which the bin/* shims' `#!/usr/bin/env
+ * node` line and `node -e 0` resolve) and the verbs the bench spawns itself. The supervisor a start spawns
+ * runs on the Node that started it. run.ts switches it to measure other Nodes (SUBAGENT_BENCH_NODES).
+ */
+let nodeExec = process.execPath;
+export function useNode(exec: string): void {
+  nodeExec = exec;
+}
+export function nodeBin(): string {
+  return nodeExec;
+}
+
+/**
+ * The environment every child gets: the caller's, without anything that would point it at another registry
+ * or run, or change what is measured (NODE_OPTIONS; Node's own compile-cache switches, which would turn the
+ * cache on or off for everything; the caller's SUBAGENT_FAST_PATHS), with the bench's Node first on PATH.
+ */
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith('SUBAGENT_') || k.startsWith('OPENCODE_PSA_') || k === 'NODE_OPTIONS') continue;
+    if (k.startsWith('SUBAGENT_') || k.startsWith('OPENCODE_PSA_') || k === 'NODE_OPTIONS' || k === 'NODE_COMPILE_CACHE' || k === 'NODE_DISABLE_COMPILE_CACHE') continue;
     env[k] = v;
   }
+  env.PATH = `${dirname(nodeExec)}:${env.PATH ?? '/usr/local/bin:/usr/bin:/bin'}`;
   return { ...env, ...extra };
 }
 
@@ -59,6 +77,24 @@ export const median = (xs: number[]) => {
 export const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 export const max = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
 export const min = (xs: number[]) => (xs.length ? Math.min(...xs) : NaN);
+
+/**
+ * A 95 % bootstrap interval of median(b) − median(a) (the two samples resampled independently, 2 000
+ * times, with a fixed seed so that a page is reproducible from its samples).
+ */
+export function medianDiffInterval(a: number[], b: number[], resamples = 2000): [number, number] {
+  if (a.length < 2 || b.length < 2) return [NaN, NaN];
+  let seed = 0x9e3779b9;
+  const rnd = () => {
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  const pick = (xs: number[]) => median(Array.from({ length: xs.length }, () => xs[Math.floor(rnd() * xs.length)]!));
+  const diffs = Array.from({ length: resamples }, () => pick(b) - pick(a)).sort((x, y) => x - y);
+  return [diffs[Math.floor(0.025 * resamples)]!, diffs[Math.ceil(0.975 * resamples) - 1]!];
+}
 
 export function fmtMs(ms: number, digits = 1): string {
   if (!Number.isFinite(ms)) return 'n/a';
@@ -127,6 +163,15 @@ export function memoryOf(pid: number): { rssKb: number; hwmKb: number; pssKb: nu
     pssAnonKb: field(rollup, 'Pss_Anon'),
     pssFileKb: field(rollup, 'Pss_File'),
   };
+}
+
+/** CPU time a process has had so far, in ms (first field of /proc/<pid>/schedstat, ns); NaN when unreadable. */
+export function cpuMsOf(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return NaN;
+  }
 }
 
 /** Number of inotify watches a process holds (from /proc/<pid>/fdinfo), or -1 when it cannot be read. */
@@ -204,7 +249,7 @@ export function run(cmd: string, args: string[], opts: SpawnOptions & { input?: 
 
 /** A verb of bin/ run through node (no shell), like a caller would, to its end. */
 export function verb(name: string, args: string[], opts: SpawnOptions & { input?: string } = {}) {
-  return run(process.execPath, [join(BIN, name), ...args], { env: cleanEnv(), ...opts });
+  return run(nodeExec, [join(BIN, name), ...args], { env: cleanEnv(), ...opts });
 }
 
 export function json(d: Done): any {
