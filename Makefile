@@ -51,8 +51,9 @@ test: build test-clis test-tools
 demo: build
 	bash scripts/demo.sh
 
+# The bench runs on the Node above (24 where the machine's is older) and reports Node 22 and 26 beside it.
 bench: build
-	node dist/test/bench/run.js
+	SUBAGENT_BENCH_NODES="$$(scripts/node.sh path 22):$$(scripts/node.sh path 26)" node dist/test/bench/run.js
 
 # .node/ (the fetched Node releases) stays: `rm -rf .node` to fetch them again.
 clean:
