@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from './errors.js';
-import { isAlive, isIdentity, type ProcessIdentity } from './proc/identity.js';
+import { isIdentity, liveness, type ProcessIdentity } from './proc/identity.js';
 import { replaceFileDurably } from './registry/durable.js';
 import { withLock } from './registry/lock.js';
 import { observeRun } from './observe.js';
@@ -104,7 +104,8 @@ function ticketLive(path: string): boolean {
  */
 function slotHeld(slot: Record<string, unknown> | null): boolean {
   if (!slot) return false;
-  if (isIdentity(slot.owner) && isAlive(slot.owner)) return true;
+  // An owner the backend cannot check may be alive: its slot stays held.
+  if (isIdentity(slot.owner) && liveness(slot.owner) !== 'dead') return true;
   if (typeof slot.dir !== 'string') return false;
   try {
     return observeRun(slot.dir).agentAlive;
