@@ -63,7 +63,7 @@ export interface Snapshot {
   byPid: Map<number, ProcStat>;
   /**
    * ps's own start, in the same seconds as every other row: a process that started before it and was
-   * alive is in the snapshot. -Infinity when ps's own row is missing.
+   * alive is in the snapshot. -Infinity without ps's own row (which look() refuses as unreadable output).
    */
   since: number;
 }
@@ -75,10 +75,13 @@ export function snapshotOf(text: string, psPid: number | undefined): Snapshot {
   return { byPid, since: own?.clock === 'epoch' ? own.seconds : -Infinity };
 }
 
-function unavailable(message: string, details: Record<string, unknown>): SubagentError {
+function unavailable(message: string, program: 'ps' | 'sysctl'): SubagentError {
   return new SubagentError('E_PROC_UNAVAILABLE', message, {
-    ...details,
-    hint: 'subagents needs a working ps on PATH on this platform (SUBAGENT_PROC_BACKEND=ps); on Linux, unset SUBAGENT_PROC_BACKEND to read /proc',
+    program,
+    hint:
+      program === 'ps'
+        ? 'the ps process backend runs the ps found on PATH: install it or fix PATH (on Linux, unset SUBAGENT_PROC_BACKEND to read /proc instead)'
+        : 'the ps process backend tells boots apart with sysctl kern.bootsessionuuid or kern.boottime: put sysctl on PATH',
   });
 }
 
@@ -107,10 +110,13 @@ function look(): Snapshot {
   });
   if (r.error) {
     const code = (r.error as NodeJS.ErrnoException).code;
-    throw unavailable(code === 'ENOENT' ? 'ps is not on PATH' : `cannot run ps: ${code ?? r.error.message}`, { program: 'ps' });
+    throw unavailable(code === 'ENOENT' ? 'ps is not on PATH' : `cannot run ps: ${code ?? r.error.message}`, 'ps');
   }
-  if (r.status !== 0) throw unavailable(`ps failed (exit ${r.status ?? r.signal}): ${r.stderr.trim().slice(0, 300)}`, { program: 'ps' });
+  if (r.status !== 0) throw unavailable(`ps failed (exit ${r.status ?? r.signal}): ${r.stderr.trim().slice(0, 300)}`, 'ps');
   const snapshot = snapshotOf(r.stdout, r.pid);
+  // ps lists itself: without its own row the output is not in the form parsePs reads, and every process
+  // would look gone.
+  if (!snapshot.byPid.has(r.pid)) throw unavailable(`cannot read the output of ps (no row for ps itself): ${JSON.stringify(r.stdout.slice(0, 200))}`, 'ps');
   kept = snapshot;
   queueMicrotask(() => {
     if (kept === snapshot) kept = null;
@@ -153,9 +159,7 @@ function bootId(): string {
   if (uuid) return (cachedBootId = uuid);
   const time = sysctl('kern.boottime');
   if (time) return (cachedBootId = `boottime:${/\bsec = (\d+)/.exec(time)?.[1] ?? time}`);
-  throw unavailable('cannot tell this boot from another: no /proc/sys/kernel/random/boot_id, and sysctl gives neither kern.bootsessionuuid nor kern.boottime', {
-    program: 'sysctl',
-  });
+  throw unavailable('cannot tell this boot from another: no /proc/sys/kernel/random/boot_id, and sysctl gives neither kern.bootsessionuuid nor kern.boottime', 'sysctl');
 }
 
 export const ps: ProcBackend = {
@@ -166,11 +170,11 @@ export const ps: ProcBackend = {
     return !p || isZombie(p) ? null : { pid, startTime: p.startTime, bootId: bootId() };
   },
   liveness(id) {
-    if (readStartTime(id.startTime).clock === 'gone') return 'dead';
+    const recorded = readStartTime(id.startTime);
+    if (recorded.clock === 'gone') return 'dead';
     const view = kept;
     if (view === null) return judge(look(), id);
     const verdict = judge(view, id);
-    const recorded = readStartTime(id.startTime);
     if (verdict !== 'dead' || (recorded.clock === 'epoch' && recorded.seconds < view.since)) return verdict;
     return judge(look(), id);
   },

@@ -17,17 +17,17 @@ const REAL_PS = spawnSync('/bin/sh', ['-c', 'command -v ps'], { encoding: 'utf8'
 const LOG = join(b.dir, 'ps-calls.log');
 /** A directory holding a `ps` that logs who called it ($PPID: the verb or supervisor) and runs the real one. */
 const WRAPPED = join(b.dir, 'wrapped');
-/** A directory holding a `ps` that lists no process at all (and only that). */
-const EMPTY = join(b.dir, 'empty-ps');
+/** A directory holding a `ps` that lists no process but itself (and only that). */
+const SELF_ONLY = join(b.dir, 'self-only-ps');
 /** A directory with node and nothing else: no ps. */
 const NO_PS = join(b.dir, 'no-ps');
 mkdirSync(WRAPPED);
-mkdirSync(EMPTY);
+mkdirSync(SELF_ONLY);
 mkdirSync(NO_PS);
 writeFileSync(join(WRAPPED, 'ps'), `#!/bin/sh\necho "$PPID" >> '${LOG}'\nexec '${REAL_PS}' "$@"\n`);
-writeFileSync(join(EMPTY, 'ps'), '#!/bin/sh\nexit 0\n');
+writeFileSync(join(SELF_ONLY, 'ps'), `#!/bin/sh\necho "$$ $PPID $$ S $(date '+%a %b %e %H:%M:%S %Y') ps"\n`);
 chmodSync(join(WRAPPED, 'ps'), 0o755);
-chmodSync(join(EMPTY, 'ps'), 0o755);
+chmodSync(join(SELF_ONLY, 'ps'), 0o755);
 symlinkSync(process.execPath, join(NO_PS, 'node'));
 
 const PS = { SUBAGENT_PROC_BACKEND: 'ps', PATH: `${WRAPPED}:${process.env.PATH}` };
@@ -68,11 +68,11 @@ describe('the ps process backend', () => {
     assert.deepEqual(linux.json.agents.map((a: any) => a.status), names.map(() => 'running'), 'the linux backend checks what ps recorded');
     assert.equal(verbCalls(n1).length, 0, 'the linux backend reads /proc, never ps');
 
-    // What the verbs believe is what ps says, not what /proc holds: a ps that lists nothing makes the
-    // living runs look dead, and nothing is signalled on its word.
-    const blind = b.run('status', ['--name', 'many/a'], { env: { SUBAGENT_PROC_BACKEND: 'ps', PATH: `${EMPTY}:${process.env.PATH}` } });
+    // What the verbs believe is what ps says, not what /proc holds: a ps that lists only itself makes
+    // the living runs look dead, and nothing is signalled on its word.
+    const blind = b.run('status', ['--name', 'many/a'], { env: { SUBAGENT_PROC_BACKEND: 'ps', PATH: `${SELF_ONLY}:${process.env.PATH}` } });
     assert.equal(blind.json.agents[0].status, 'unknown');
-    const blindCancel = b.run('cancel', ['--name', 'many/a'], { env: { SUBAGENT_PROC_BACKEND: 'ps', PATH: `${EMPTY}:${process.env.PATH}` } });
+    const blindCancel = b.run('cancel', ['--name', 'many/a'], { env: { SUBAGENT_PROC_BACKEND: 'ps', PATH: `${SELF_ONLY}:${process.env.PATH}` } });
     assertError(blindCancel, 'E_NOT_RUNNING');
     const agentA = listed.json.agents[0];
     assert.ok(pidAlive(agentA.pid) && pidAlive(agentA.agentPid), 'nothing was signalled');
@@ -129,6 +129,14 @@ describe('the ps process backend', () => {
     const missing = assertError({ code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr, json: JSON.parse(r.stdout) }, 'E_PROC_UNAVAILABLE');
     assert.equal(missing.details.program, 'ps');
     assert.match(missing.error, /not on PATH/);
+    // A ps whose output is not in the form expected (here: no rows at all) is an error too, not a world
+    // without processes.
+    const mute = join(b.dir, 'mute-ps');
+    mkdirSync(mute);
+    writeFileSync(join(mute, 'ps'), '#!/bin/sh\nexit 0\n');
+    chmodSync(join(mute, 'ps'), 0o755);
+    const unread = expectError(b, 'start-subagent', ['--name', 'never', '--cli', 'shell', '--prompt', 'echo no'], 'E_PROC_UNAVAILABLE', { env: { SUBAGENT_PROC_BACKEND: 'ps', PATH: `${mute}:${process.env.PATH}` } });
+    assert.match(unread.error, /cannot read the output of ps/);
     assert.equal(existsSync(join(b.registry, 'agents', 'never')), false);
     assert.equal(readFileSync(join(runDirOf(b.registry, 'many/b'), 'record.json'), 'utf8'), before);
   });
