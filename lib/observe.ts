@@ -1,18 +1,19 @@
 import { checkpoint } from './checkpoint.js';
-import { isAlive, type ProcessIdentity } from './proc/identity.js';
+import { backend } from './proc/backend.js';
+import { liveness, type Liveness, type ProcessIdentity } from './proc/identity.js';
 import { snapshotRun } from './proc/tree.js';
 import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from './registry/store.js';
 import type { RunRecord, Status, Usage } from './registry/record.js';
 import type { DoneCache, Stamp } from './registry/done-cache.js';
 import { usageOfName } from './usage.js';
 
-/** A run as it really is: its record plus what /proc says about the processes it names. */
+/** A run as it really is: its record plus what the process backend says about the processes it names. */
 export interface Observation {
   record: RunRecord;
   status: Status;
   /** Why the status is what it is, when the record alone would say something else. */
   statusReason: string | null;
-  /** For a run that is not done: is its agent process still alive (cancellable)? */
+  /** For a run that is not done: is its agent process still alive (cancellable)? Also true when it may be: the backend cannot check it. */
   agentAlive: boolean;
   dir: string;
   /** The run's supervisor: from the record, else as its launcher recorded it, else null. */
@@ -22,10 +23,23 @@ export interface Observation {
 }
 
 /** Who vouches for a run that is not done: its supervisor, or before that is known the start command. */
-function watcher(dir: string, r: RunRecord): { supervisor: ProcessIdentity | null; alive: boolean } {
+function watcher(dir: string, r: RunRecord): { supervisor: ProcessIdentity | null; state: Liveness; pid: number | null } {
   const supervisor = r.supervisor ?? readLauncher(dir);
-  if (supervisor) return { supervisor, alive: isAlive(supervisor) };
-  return { supervisor: null, alive: isAlive(r.starter) };
+  if (supervisor) return { supervisor, state: liveness(supervisor), pid: supervisor.pid };
+  return { supervisor: null, state: liveness(r.starter), pid: r.starter?.pid ?? null };
+}
+
+/**
+ * A run whose watcher lives — or may live: one whose identity this process backend cannot check (it was
+ * recorded by the other backend) is reported as recorded, with the reason, never guessed dead.
+ */
+function watched(dir: string, record: RunRecord, w: ReturnType<typeof watcher>): Observation {
+  const statusReason = w.state === 'unchecked' ? `${uncheckable(w.pid)}; the run may still be ${record.status}` : null;
+  return { record, status: record.status, statusReason, agentAlive: liveness(record.agentProcess) !== 'dead', dir, supervisor: w.supervisor };
+}
+
+function uncheckable(pid: number | null): string {
+  return `the ${backend().name} process backend cannot check the identity recorded for pid ${pid} (its start time is in the other backend's form)`;
 }
 
 /**
@@ -38,14 +52,15 @@ export function observeRun(dir: string): Observation {
   if (first.status === 'done') return doneObservation(dir, first);
   checkpoint('observe-before-liveness');
   const w1 = watcher(dir, first);
-  if (w1.alive) return { record: first, status: first.status, statusReason: null, agentAlive: isAlive(first.agentProcess), dir, supervisor: w1.supervisor };
+  if (w1.state !== 'dead') return watched(dir, first, w1);
   const again = readRecord(dir);
   if (again.status === 'done') return doneObservation(dir, again);
   const w2 = watcher(dir, again);
-  if (w2.alive) return { record: again, status: again.status, statusReason: null, agentAlive: isAlive(again.agentProcess), dir, supervisor: w2.supervisor };
+  if (w2.state !== 'dead') return watched(dir, again, w2);
   // A supervisor that died between spawning the agent and recording it leaves an agent only its
-  // marker (SUBAGENT_RUN_ID in its environment) can find.
-  let agentAlive = again.agentProcess ? isAlive(again.agentProcess) : false;
+  // marker (SUBAGENT_RUN_ID in its environment) can find — where the backend reads environments.
+  const agentState = liveness(again.agentProcess);
+  let agentAlive = agentState !== 'dead';
   let foundAgentPid: number | null = null;
   if (!again.agentProcess) {
     const marked = snapshotRun([], `SUBAGENT_RUN_ID=${again.runId}`);
@@ -57,7 +72,10 @@ export function observeRun(dir: string): Observation {
     ? `the supervisor (pid ${w2.supervisor.pid}) died without recording how the run ended`
     : 'the run was never picked up by a supervisor (the start command died before launching it)';
   const agentPid = again.agentProcess?.pid ?? foundAgentPid;
-  const alive = agentPid !== null ? `its agent (pid ${agentPid}) is still alive` : 'processes of the run are still alive';
+  const alive =
+    agentState === 'unchecked' ? `its agent may still be alive: ${uncheckable(agentPid)}`
+    : agentPid !== null ? `its agent (pid ${agentPid}) is still alive`
+    : 'processes of the run are still alive';
   return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; ${alive}` : reason, agentAlive, dir, supervisor: w2.supervisor, ...(foundAgentPid !== null ? { foundAgentPid } : {}) };
 }
 

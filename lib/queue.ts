@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from './errors.js';
-import { isAlive, isIdentity, type ProcessIdentity } from './proc/identity.js';
+import { isIdentity, liveness, type ProcessIdentity } from './proc/identity.js';
 import { replaceFileDurably } from './registry/durable.js';
 import { withLock } from './registry/lock.js';
 import { observeRun } from './observe.js';
@@ -104,7 +104,8 @@ function ticketLive(path: string): boolean {
  */
 function slotHeld(slot: Record<string, unknown> | null): boolean {
   if (!slot) return false;
-  if (isIdentity(slot.owner) && isAlive(slot.owner)) return true;
+  // An owner the backend cannot check may be alive: its slot stays held.
+  if (isIdentity(slot.owner) && liveness(slot.owner) !== 'dead') return true;
   if (typeof slot.dir !== 'string') return false;
   try {
     return observeRun(slot.dir).agentAlive;
@@ -151,25 +152,43 @@ export function leaveQueue(registry: string, ticket: string | null, runId: strin
   removeQuietly(join(queueDir(registry), 'slots', runId));
 }
 
-/** One attempt under the queue lock: sweep the dead, then take a slot if it is our turn. */
+/**
+ * Who may take a slot now: how many slots are held, and the first live ticket (ours counts as live), and
+ * whether ours is still there. Only under the queue lock are the dead swept (`sweep`).
+ */
+function survey(base: string, ticket: string, sweep: boolean): { live: number; first: string | null; mine: boolean } {
+  let live = 0;
+  for (const s of list(join(base, 'slots'))) {
+    if (slotHeld(readJson(join(base, 'slots', s)))) live++;
+    else if (sweep) removeQuietly(join(base, 'slots', s));
+  }
+  let first: string | null = null;
+  const tickets = list(join(base, 'tickets'));
+  for (const t of tickets) {
+    if (t === ticket || ticketLive(join(base, 'tickets', t))) {
+      first = t;
+      break;
+    }
+    if (sweep) removeQuietly(join(base, 'tickets', t));
+  }
+  return { live, first, mine: tickets.includes(ticket) };
+}
+
+/**
+ * One attempt: first without the lock — while live slots fill the limit or a live ticket is ahead of
+ * ours, no attempt can win, and the queue lock is left to others. (With the ps process backend that look
+ * costs a `ps`, and the same view then serves the locked attempt: the lock is not held across a `ps`.)
+ * Then under the queue lock: sweep the dead, and take a slot if it is our turn.
+ */
 function tryTake(registry: string, ticket: string, runId: string, dir: string, me: ProcessIdentity): boolean {
   const base = queueDir(registry);
+  const before = survey(base, ticket, false);
+  const limit = readLimit(registry);
+  if (before.mine && ((limit > 0 && before.live >= limit) || before.first !== ticket)) return false;
   return withLock(join(base, 'queue.lock'), () => {
     enqueue(registry, ticket, dir); // again, in case a sweep took it while our run looked unwatched
     const limit = readLimit(registry);
-    let live = 0;
-    for (const s of list(join(base, 'slots'))) {
-      if (slotHeld(readJson(join(base, 'slots', s)))) live++;
-      else removeQuietly(join(base, 'slots', s));
-    }
-    let first: string | null = null;
-    for (const t of list(join(base, 'tickets'))) {
-      if (t === ticket || ticketLive(join(base, 'tickets', t))) {
-        first = t;
-        break;
-      }
-      removeQuietly(join(base, 'tickets', t));
-    }
+    const { live, first } = survey(base, ticket, true);
     if (limit > 0 && live >= limit) return false;
     if (first !== ticket) return false;
     writeFileSync(join(base, 'slots', runId), JSON.stringify({ owner: me, dir }));
@@ -187,7 +206,11 @@ export async function waitForSlot(registry: string, ticket: string, runId: strin
   const base = queueDir(registry);
   let poke: (() => void) | null = null;
   let woken = false;
-  const wake = () => {
+  // The queue lock coming and going is no change of the queue: waking on it, every waiter's attempt (which
+  // takes the lock) would wake all the others, round after round — cheap with /proc, but each attempt
+  // costs the ps process backend a `ps` (lib/proc/ps.ts).
+  const wake = (_event: string, file: string | Buffer | null) => {
+    if (file !== null && String(file).startsWith('queue.lock')) return;
     woken = true;
     poke?.();
   };

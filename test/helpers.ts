@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TEST_KNOBS } from '../lib/checkpoint.js';
-import { readStat } from '../lib/proc/identity.js';
+import { readStat } from '../lib/proc/linux.js';
 
 /** The test-only variables of lib/checkpoint.ts: a sandbox starts without them; a test sets them per call. */
 export { TEST_KNOBS };
@@ -138,6 +138,55 @@ export async function untilInRun<T>(what: string, runDir: string, fn: () => T | 
     if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}: ${state()}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** The suite runs with the portable process backend forced (SUBAGENT_PROC_BACKEND=ps, lib/proc/ps.ts). */
+export const PS_BACKEND = process.env.SUBAGENT_PROC_BACKEND === 'ps';
+
+/** The skip reason of a test that holds only where the backend reads environments (the run marker). */
+export const NEEDS_ENVIRON =
+  'the ps process backend cannot read environments, so nothing is found by the run marker SUBAGENT_RUN_ID (docs/platforms.md)';
+
+/** A start time `n` in the form the backend under test records: clock ticks, or with ps epoch seconds. */
+export function startTimeForm(n: number): string {
+  return PS_BACKEND ? `epoch:${n}` : String(n);
+}
+
+function startValue(t: string): number {
+  return Number(t.replace(/^epoch:/, ''));
+}
+
+/** Another start time of the same form as `t`, `by` units (ticks or seconds) later. */
+export function laterStartTime(t: string, by: number): string {
+  return startTimeForm(startValue(t) + by);
+}
+
+function bootTime(): number {
+  return Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'latin1'))![1]);
+}
+
+/**
+ * A process's start time as the backend under test records it, read from /proc: field 22 of its stat
+ * (ticks since boot), or with ps the seconds `ps -o lstart` shows — btime + ticks / 100, as procps
+ * computes it.
+ */
+export function procStartTime(pid: number): string | null {
+  const ticks = readStat(pid)?.startTime;
+  if (ticks === undefined) return null;
+  return PS_BACKEND ? startTimeForm(bootTime() + Math.floor(Number(ticks) / 100)) : ticks;
+}
+
+/**
+ * With the ps backend, waits until a process started now would get a later start second than every
+ * process started before the call: ps's start times are whole seconds, so a process that takes a
+ * recorded pid within the same second passes for the recorded one (the documented limit; docs/platforms.md).
+ * Then a test's "unrelated process on a recorded pid" really is distinguishable. At once with /proc.
+ */
+export async function pastThisSecond(): Promise<void> {
+  if (!PS_BACKEND) return;
+  const now = () => Math.floor(Number(readFileSync('/proc/uptime', 'latin1').split(' ')[0]));
+  const then = now();
+  await until('the next second', () => now() > then, 5_000);
 }
 
 /** True while `pid` is stopped (SIGSTOP), e.g. a verb holding still at a SUBAGENT_TEST_PAUSE_AT checkpoint. */

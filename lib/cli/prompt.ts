@@ -42,8 +42,11 @@ export function readPrompt(flag: string | undefined, file: string | undefined, c
 /**
  * Node decodes argv as UTF-8 and replaces invalid bytes with U+FFFD; the kernel still has the bytes.
  * Finds the argument (alone, or after "--flag=") whose decoding is `decoded`, and returns its bytes.
+ * Only Linux shows them (/proc/self/cmdline); elsewhere null, and the decoded argument is the prompt:
+ * there a prompt that is not UTF-8 must come through --prompt-file or stdin (docs/platforms.md).
  */
 function rawArgument(decoded: string): Buffer | null {
+  if (process.platform !== 'linux') return null;
   let raw: Buffer;
   try {
     raw = readFileSync('/proc/self/cmdline');

@@ -1,7 +1,8 @@
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../errors.js';
 import { isTerminal, observeRun, type Observation } from '../observe.js';
-import { isAlive, type ProcessIdentity } from '../proc/identity.js';
+import { backend } from '../proc/backend.js';
+import { isAlive, liveness, type ProcessIdentity } from '../proc/identity.js';
 import { signalAll, signalIdentity } from '../proc/signal.js';
 import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
 import { leaveQueue } from '../queue.js';
@@ -111,6 +112,7 @@ async function cancelOne(registry: string, nameArg: string, o: CancelOptions): P
   const name = ob.record.name;
   const previousStatus = ob.status;
   if (ob.status === 'done' || (ob.status === 'unknown' && !ob.agentAlive)) throw notRunning(name, ob);
+  refuseUncheckable(name, [ob.supervisor, ob.record.agentProcess]);
   const adapter = await loadAdapter(ob.record.cli);
   const signal = asked ?? adapter.gracefulSignal;
 
@@ -210,6 +212,23 @@ async function settle(dir: string, supervisor: ProcessIdentity | null, signal: s
     }
     await sleep(20);
   }
+}
+
+/**
+ * A process whose identity this backend cannot check (recorded by the other backend) gets no signal,
+ * and nothing else of its run does either: the cancel is refused before anything is recorded.
+ */
+function refuseUncheckable(name: string, ids: Array<ProcessIdentity | null>): void {
+  const id = ids.find((i) => i && liveness(i) === 'unchecked');
+  if (!id) return;
+  const b = backend().name;
+  throw new SubagentError('E_IDENTITY_UNCHECKABLE', `the ${b} process backend cannot check that pid ${id.pid} is still the process "${name}" recorded (start time "${id.startTime}" is in another backend's form); nothing was signalled`, {
+    name,
+    pid: id.pid,
+    startTime: id.startTime,
+    backend: b,
+    hint: b === 'ps' ? 'cancel it with the backend that started it: unset SUBAGENT_PROC_BACKEND (or set it to linux)' : 'cancel it with the backend that started it: SUBAGENT_PROC_BACKEND=ps',
+  });
 }
 
 function notRunning(name: string, ob: Observation): SubagentError {

@@ -199,7 +199,8 @@ function snapshot(registry: string, names: string[], strict: boolean, cache: Don
       s.usage.set(l.observation, l.usageTotal);
       if (l.stamp && l.observation.status === 'done' && l.observation.record.name === name) s.stamps.set(l.observation, { name, stamp: l.stamp });
     } catch (err) {
-      if (strict || !(err instanceof SubagentError)) throw err;
+      // A name's own trouble goes to `problems`; a process backend that cannot work fails the listing.
+      if (strict || !(err instanceof SubagentError) || err.code === 'E_PROC_UNAVAILABLE') throw err;
       s.problems.push({ name, code: err.code, error: err.message, path: err.details.path ?? null });
     }
   }

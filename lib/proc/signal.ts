@@ -1,10 +1,16 @@
 import { isErrno } from '../errors.js';
-import { readStat, sameProcess, type ProcessIdentity } from './identity.js';
+import { liveness, lookAgain, type ProcessIdentity } from './identity.js';
 import type { Seen } from './tree.js';
 
-/** Sends a signal only to the process we recorded: never to a pid whose identity does not match. */
+/** Sends a signal only to the process we recorded, checked by a look taken for this send. */
 export function signalIdentity(id: ProcessIdentity, signal: NodeJS.Signals): boolean {
-  if (!sameProcess(id, readStat(id.pid))) return false;
+  lookAgain();
+  return sendIfSame(id, signal);
+}
+
+/** Never to a pid whose identity does not match, nor to one the backend cannot check (`unchecked`). */
+function sendIfSame(id: ProcessIdentity, signal: NodeJS.Signals): boolean {
+  if (liveness(id) !== 'alive') return false;
   try {
     process.kill(id.pid, signal);
     return true;
@@ -16,11 +22,13 @@ export function signalIdentity(id: ProcessIdentity, signal: NodeJS.Signals): boo
 
 /**
  * Signals each process of a snapshot that is still itself, and each of their process groups — a group
- * only while a verified member of it is alive, so a recycled group id is never hit.
+ * only while a verified member of it is alive, so a recycled group id is never hit. One look for the
+ * whole batch (the ps backend runs ps once, not once per process).
  */
 export function signalAll(seen: Seen[], signal: NodeJS.Signals, groups: boolean): number {
   let sent = 0;
-  const verified = seen.filter((s) => sameProcess(s, readStat(s.pid)));
+  lookAgain();
+  const verified = seen.filter((s) => liveness(s) === 'alive');
   if (groups) {
     const pgids = new Set(verified.map((s) => s.pgid).filter((g) => g > 1));
     for (const pgid of pgids) {
@@ -31,6 +39,6 @@ export function signalAll(seen: Seen[], signal: NodeJS.Signals, groups: boolean)
       }
     }
   }
-  for (const s of verified) if (signalIdentity(s, signal)) sent++;
+  for (const s of verified) if (sendIfSame(s, signal)) sent++;
   return sent;
 }

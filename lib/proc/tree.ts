@@ -1,42 +1,28 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { bootId, readStat, sameProcess, type ProcStat, type ProcessIdentity } from './identity.js';
+import { backend } from './backend.js';
+import { bootId, liveness, type ProcStat, type ProcessIdentity } from './identity.js';
 
 /** One process as seen in a snapshot: enough to find it again and to prove it is still the same one. */
 export interface Seen extends ProcessIdentity {
   ppid: number;
   pgid: number;
-  sid: number;
   comm: string;
-}
-
-export function allProcesses(): ProcStat[] {
-  const out: ProcStat[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-    const stat = readStat(Number(entry));
-    if (stat && stat.state !== 'Z' && stat.state !== 'X') out.push(stat);
-  }
-  return out;
-}
-
-function hasMarker(pid: number, marker: string): boolean {
-  try {
-    const env = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    return env.startsWith(marker + '\0') || env.includes('\0' + marker + '\0') || env.endsWith('\0' + marker);
-  } catch {
-    return false;
-  }
 }
 
 /**
  * The run's processes right now: every descendant of the roots (a parent-pid walk, which follows tool
- * processes into their own sessions and groups) and every process whose environment carries the run's
- * marker (which also finds what was re-parented away from the tree). Roots are included when alive.
+ * processes into their own sessions and groups) and, where the backend can read environments (Linux),
+ * every process whose environment carries the run's marker (which also finds what was re-parented away
+ * from the tree). Roots are included when proven alive: one this backend cannot check is left out, so
+ * it is never signalled. The ps backend cannot read environments: there only the walk finds processes.
  */
 export function snapshotRun(roots: ProcessIdentity[], marker: string | null, exclude: ReadonlySet<number> = new Set()): Seen[] {
-  const procs = allProcesses();
+  const b = backend();
+  if (roots.length === 0 && (marker === null || !b.marked)) return [];
+  const procs = b.processes();
+  const byPid = new Map<number, ProcStat>();
   const byParent = new Map<number, ProcStat[]>();
   for (const p of procs) {
+    byPid.set(p.pid, p);
     const list = byParent.get(p.ppid);
     if (list) list.push(p);
     else byParent.set(p.ppid, [p]);
@@ -44,10 +30,10 @@ export function snapshotRun(roots: ProcessIdentity[], marker: string | null, exc
   const found = new Map<number, ProcStat>();
   const queue: ProcStat[] = [];
   for (const root of roots) {
-    const stat = procs.find((p) => p.pid === root.pid);
-    if (stat && sameProcess(root, stat)) queue.push(stat);
+    const stat = byPid.get(root.pid);
+    if (stat && liveness(root) === 'alive') queue.push(stat);
   }
-  if (marker) for (const p of procs) if (p.pid !== process.pid && hasMarker(p.pid, marker)) queue.push(p);
+  if (marker && b.marked) queue.push(...b.marked(procs, marker));
   while (queue.length) {
     const p = queue.shift()!;
     if (found.has(p.pid) || exclude.has(p.pid) || p.pid === process.pid) continue;
@@ -55,9 +41,9 @@ export function snapshotRun(roots: ProcessIdentity[], marker: string | null, exc
     for (const child of byParent.get(p.pid) ?? []) queue.push(child);
   }
   const boot = bootId();
-  return [...found.values()].map((p) => ({ pid: p.pid, startTime: p.startTime, bootId: boot, ppid: p.ppid, pgid: p.pgid, sid: p.sid, comm: p.comm }));
+  return [...found.values()].map((p) => ({ pid: p.pid, startTime: p.startTime, bootId: boot, ppid: p.ppid, pgid: p.pgid, comm: p.comm }));
 }
 
 export function stillAlive(seen: Seen[]): Seen[] {
-  return seen.filter((s) => sameProcess(s, readStat(s.pid)));
+  return seen.filter((s) => liveness(s) === 'alive');
 }

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { SubagentError, isErrno, unwritable } from '../errors.js';
-import { isAlive, isIdentity, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
+import { isIdentity, liveness, lookAgain, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { monotonicMs, sleepSync } from '../time.js';
 
 /**
@@ -10,10 +10,12 @@ import { monotonicMs, sleepSync } from '../time.js';
  * before removing it — so two takers can never both win.
  *
  * Owner data that cannot be parsed: the owner writes it right after creating the file, so unreadable
- * data older than UNREADABLE_GRACE_MS is treated as abandoned; younger, it is waited for.
+ * data older than UNREADABLE_GRACE_MS is treated as abandoned; younger, it is waited for. An owner the
+ * process backend cannot check (recorded by the other backend) is never proven dead: it is waited for.
  */
 export const UNREADABLE_GRACE_MS = 5000;
 export const DEFAULT_LOCK_TIMEOUT_MS = 15000;
+const LOOK_AGAIN_MS = 250;
 
 export interface LockHandle {
   path: string;
@@ -22,7 +24,7 @@ export interface LockHandle {
   text: string;
 }
 
-type Owner = { kind: 'alive' } | { kind: 'dead'; ino: number; text: string } | { kind: 'gone' } | { kind: 'young-unreadable' };
+type Owner = { kind: 'alive'; unchecked: boolean } | { kind: 'dead'; ino: number; text: string } | { kind: 'gone' } | { kind: 'young-unreadable' };
 
 function inspect(path: string): Owner {
   let text: string;
@@ -46,7 +48,8 @@ function inspect(path: string): Owner {
   if (!isIdentity(owner)) {
     return Date.now() - mtimeMs > UNREADABLE_GRACE_MS ? { kind: 'dead', ino, text } : { kind: 'young-unreadable' };
   }
-  return isAlive(owner) ? { kind: 'alive' } : { kind: 'dead', ino, text };
+  const state = liveness(owner);
+  return state === 'dead' ? { kind: 'dead', ino, text } : { kind: 'alive', unchecked: state === 'unchecked' };
 }
 
 function tryCreate(path: string, me: ProcessIdentity): LockHandle | null {
@@ -103,6 +106,7 @@ function removeIfSame(path: string, ino: number, text: string): void {
 export function acquireLock(path: string, timeoutMs = DEFAULT_LOCK_TIMEOUT_MS): LockHandle {
   const me = selfIdentity();
   const deadline = monotonicMs() + timeoutMs;
+  let looked = -Infinity;
   let pause = 1;
   for (;;) {
     let handle: LockHandle | null;
@@ -112,6 +116,13 @@ export function acquireLock(path: string, timeoutMs = DEFAULT_LOCK_TIMEOUT_MS): 
       throw unwritable(path, err);
     }
     if (handle) return handle;
+    // A loop that sleeps without yielding keeps the process backend's view unless told to look again:
+    // at most every LOOK_AGAIN_MS, as a look costs the ps backend a process (~13 ms; /proc has no view to
+    // drop and is read afresh by every check). An owner's death is seen that much later at most.
+    if (monotonicMs() - looked >= LOOK_AGAIN_MS) {
+      lookAgain();
+      looked = monotonicMs();
+    }
     const owner = inspect(path);
     if (owner.kind === 'dead') {
       breakDeadLock(path, owner, me);
@@ -119,7 +130,8 @@ export function acquireLock(path: string, timeoutMs = DEFAULT_LOCK_TIMEOUT_MS): 
     }
     if (owner.kind === 'gone') continue;
     if (monotonicMs() > deadline) {
-      throw new SubagentError('E_LOCK_TIMEOUT', `the lock ${path} stayed held by a live process for ${Math.round(timeoutMs / 1000)} s`, {
+      const by = owner.kind === 'alive' && owner.unchecked ? 'a process this process backend cannot check' : 'a live process';
+      throw new SubagentError('E_LOCK_TIMEOUT', `the lock ${path} stayed held by ${by} for ${Math.round(timeoutMs / 1000)} s`, {
         path,
         hint: 'another subagents command is updating this run; retry, or find the owner: cat the lock file for its pid',
       });

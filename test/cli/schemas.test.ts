@@ -11,7 +11,7 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, 
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { ERROR_CODES } from '../../lib/errors.js';
-import { BIN, ROOT, killPids, parseOneLine, pidAlive, pidsWithEnv, sandbox, until, type RunOut, type Sandbox, type Verb } from '../helpers.js';
+import { BIN, ROOT, killPids, parseOneLine, pidAlive, pidsWithEnv, procStartTime, sandbox, until, type RunOut, type Sandbox, type Verb } from '../helpers.js';
 
 const SCHEMA_DIR = join(ROOT, 'docs', 'schemas');
 const VERB_DIR = join(ROOT, 'docs', 'verbs');
@@ -202,8 +202,7 @@ describe('real outputs against the schemas', () => {
     const a = await untilRunning('locked');
     // A live process that is not a subagents command holds the run's record lock: cancel must give up after 15 s.
     lockHolder = spawn('sleep', ['600'], { env: { ...box.env }, stdio: 'ignore' });
-    const stat = readFileSync(`/proc/${lockHolder.pid}/stat`, 'latin1');
-    const startTime = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const startTime = procStartTime(lockHolder.pid!);
     const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     const dir = join(box.registry, 'agents', 'locked', String(a.run));
     writeFileSync(join(dir, 'record.lock'), JSON.stringify({ pid: lockHolder.pid, startTime, bootId }));

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, isStopped, makeBox, procSid, readJson, runDirOf, spawnVerb, until, waitTerminal, type Box } from './util.js';
+import { ROOT, isStopped, makeBox, procSid, procStartTime, readJson, runDirOf, spawnVerb, until, waitTerminal, type Box } from './util.js';
 
 const SUPERVISOR = join(ROOT, 'dist', 'bin', 'supervisor.cjs');
 const b = makeBox('spawn');
@@ -21,7 +21,6 @@ function argvOf(pid: number): string[] {
 
 const isSupervisor = (pid: number) => argvOf(pid)[0] === process.execPath && argvOf(pid).includes(SUPERVISOR);
 const isGate = (pid: number) => argvOf(pid)[0] === '/bin/sh' && argvOf(pid).includes(SUPERVISOR);
-const startTimeOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]!.split(' ')[19];
 
 /** A start-subagent stopped (SIGSTOP) just before it prints: its run is published and its supervisor started. */
 async function pausedStart(box: Box, name: string, script: string) {
@@ -39,7 +38,7 @@ test('the supervisor waits at its gate while start-subagent is still running, th
   assert.ok(isGate(supervisor), `the recorded supervisor is the gate shell for now: ${argvOf(supervisor).join(' ')}`);
   assert.equal(procSid(supervisor), supervisor, 'in its own session already');
   assert.equal(readJson(join(dir, 'record.json')).status, 'scheduled');
-  const started = startTimeOf(supervisor);
+  const started = procStartTime(supervisor);
   process.kill(s.pid, 'SIGCONT');
   const out = await s.done;
   assert.equal(out.code, 0, out.stdout + out.stderr);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ISO_UTC, LONG, bootId, expectError, gate, isStopped, makeBox, open, pidAlive, procStartTime, readJson, runDirOf, spawnVerb, startShell, statusOf, tree, until, untilStatus, waitTerminal, resultText, resultJson } from './util.js';
+import { ISO_UTC, LONG, bootId, expectError, gate, isStopped, laterStartTime, makeBox, open, pidAlive, procStartTime, startTimeForm, readJson, runDirOf, spawnVerb, startShell, statusOf, tree, until, untilStatus, waitTerminal, resultText, resultJson } from './util.js';
 
 const b = makeBox('status');
 
@@ -173,7 +173,7 @@ describe('status: crashes are seen, identities are checked', () => {
     b.own.push(sleeper.pid!);
     await until('sleep runs', () => procStartTime(sleeper.pid!) !== null, LONG);
     const real = procStartTime(sleeper.pid!)!;
-    const wrong = String(Number(real) + 12345);
+    const wrong = laterStartTime(real, 12345);
     const dir = runDirOf(b.registry, 'imposter');
     const path = join(dir, 'record.json');
     const rec = readJson(path);
@@ -207,7 +207,7 @@ describe('status: crashes are seen, identities are checked', () => {
     await until('sleep runs', () => procStartTime(sleeper.pid!) !== null, LONG);
     const path = join(runDirOf(b.registry, 'recycled'), 'record.json');
     const rec = readJson(path);
-    const fake = { pid: sleeper.pid!, startTime: '1', bootId: bootId() };
+    const fake = { pid: sleeper.pid!, startTime: startTimeForm(1), bootId: bootId() };
     writeFileSync(path, JSON.stringify({ ...rec, status: 'scheduled', outcome: null, exitCode: null, finishedAt: null, starter: fake, supervisor: fake, agentProcess: null }, null, 1));
     const s = statusOf(b, 'recycled');
     assert.equal(s.status, 'unknown');

@@ -153,15 +153,7 @@ export function expectError(b: Sandbox, verb: Verb, args: string[], code: string
 
 export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-/** Field 22 of /proc/<pid>/stat (start time), parsed after the last ")". */
-export function procStartTime(pid: number): string | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
+export { NEEDS_ENVIRON, PS_BACKEND, laterStartTime, pastThisSecond, procStartTime, startTimeForm } from '../helpers.js';
 
 export function bootId(): string {
   return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  NEEDS_ENVIRON,
   NOTICE_MS,
+  PS_BACKEND,
   allRecords,
   assertError,
   assertOk,
@@ -95,7 +97,9 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
   }
 
   for (const cp of ['after-agent-spawn', 'running']) {
-    test(`${cp}: unknown on the next read, the living agent is reported and cancellable, exit code null with a reason`, () =>
+    // At after-agent-spawn the agent is not recorded yet: only its marker finds it.
+    const skip = cp === 'after-agent-spawn' && PS_BACKEND ? NEEDS_ENVIRON : false;
+    test(`${cp}: unknown on the next read, the living agent is reported and cancellable, exit code null with a reason`, { skip }, () =>
       withBox('crash', async (b) => {
         const ran = join(b.dir, 'agent-ran');
         const g = join(b.dir, 'gate');

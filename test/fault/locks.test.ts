@@ -20,6 +20,7 @@ import {
   own,
   pidAlive,
   procStartTime,
+  startTimeForm,
   quiet,
   runDirOf,
   startShell,
@@ -42,7 +43,7 @@ function deadOwner(round: number): { text: string; old: boolean; kind: string } 
     case 0:
       return { kind: 'exited process', text: JSON.stringify({ pid: deadPid(), startTime: '12345', bootId: bootId() }), old: false };
     case 1:
-      return { kind: 'live pid, other start time', text: JSON.stringify({ pid: process.pid, startTime: '1', bootId: bootId() }), old: false };
+      return { kind: 'live pid, other start time', text: JSON.stringify({ pid: process.pid, startTime: startTimeForm(1), bootId: bootId() }), old: false };
     case 2:
       return { kind: 'another boot', text: JSON.stringify({ pid: 1, startTime: procStartTime(1), bootId: '00000000-0000-0000-0000-000000000000' }), old: false };
     default:
@@ -128,7 +129,7 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
       assert.equal(a.outcome, 'succeeded');
       assert.equal(a.exitCode, 0);
       const two = await gatedRun(b, 'cancelled');
-      await plantOnRun(two.dir, JSON.stringify({ pid: process.pid, startTime: '1', bootId: bootId() }));
+      await plantOnRun(two.dir, JSON.stringify({ pid: process.pid, startTime: startTimeForm(1), bootId: bootId() }));
       const c = assertOk(await b.run('cancel', ['--name', 'cancelled']), 'cancel past a dead lock');
       assert.equal(c.outcome, 'cancelled');
       // The supervisor of a cancelled run removes its lock file just after the record says done.

@@ -20,6 +20,7 @@ import {
   gate,
   open,
   own,
+  pastThisSecond,
   pidAlive,
   procStartTime,
   runDirOf,
@@ -44,8 +45,9 @@ async function orphanedRun(b: Box, name: string): Promise<{ dir: string; rec: an
   return { dir, rec: { supervisorPid: a.pid, agentPid: a.agentPid } };
 }
 
-/** An unrelated live process, with a start time other than `other`. */
+/** An unrelated live process, with a start time other than `other` (and than the run's processes'). */
 async function unrelatedSleep(b: Box, other: string | null): Promise<number> {
+  await pastThisSecond();
   const pid = own(b, 'sleep', ['300']);
   await until('the sleep runs', () => procStartTime(pid), 30_000);
   assert.notEqual(procStartTime(pid), other, 'the unrelated process must have another start time');

@@ -12,13 +12,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   BIN,
+  NEEDS_ENVIRON,
   NOTICE_MS,
+  PS_BACKEND,
   assertOk,
   gate,
   open,
   pidAlive,
   pidsWithEnv,
   procPgid,
+  procPpid,
   procSid,
   startShell,
   statusOf,
@@ -106,6 +109,19 @@ describe('point 9: process trees', { concurrency: 2 }, () => {
         const c = assertOk(await b.run('cancel', ['--name', name, '--signal', sig]), `cancel --signal ${sig}`);
         await cancelledAndClean(b, name, kid, c);
       }
+    }));
+
+  test('a setsid + double-fork escapee that keeps the run marker is found by it and stopped', { skip: PS_BACKEND ? NEEDS_ENVIRON : false }, () =>
+    withBox('marked-escapee', async (b) => {
+      const esc = `FAULT_ESCAPEE=${b.dir}`;
+      await startShell(b, 'm', [`( ${esc} setsid sh -c 'trap "" TERM; sleep 322' & ) &`, 'while :; do sleep 0.05; done'].join('\n'));
+      const a = await untilStatus(b, 'm', (x) => x.status === 'running' && x.agentPid, 'running');
+      const escapee = await until('the escapee runs', () => pidsWithEnv(esc)[0], 30_000);
+      // What the test is about: out of the agent's tree, group and session; only the marker leads to it.
+      assert.notEqual(procPpid(escapee), a.agentPid, 'the escapee was re-parented away from the agent');
+      assert.notEqual(procSid(escapee), procSid(a.agentPid), 'the escapee is in a session of its own');
+      const c = assertOk(await b.run('cancel', ['--name', 'm']), 'cancel');
+      await cancelledAndClean(b, 'm', esc, c);
     }));
 
   test('a setsid + double-fork escapee that drops the run marker is the documented limit: it survives and is not reported as killed', () =>

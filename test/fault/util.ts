@@ -13,10 +13,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { BIN, ROOT, TEST_KNOBS, isStopped, killPids, parseOneLine, pidAlive, pidsWithEnv, procPgid, procSid, until, type RunOut, type Verb } from '../helpers.js';
+import { BIN, ROOT, TEST_KNOBS, isStopped, killPids, parseOneLine, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, until, type RunOut, type Verb } from '../helpers.js';
 import { encodeName } from '../../lib/registry/names.js';
 
-export { BIN, ROOT, isStopped, killPids, parseOneLine, pidAlive, pidsWithEnv, procPgid, procSid, until };
+export { BIN, ROOT, isStopped, killPids, parseOneLine, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, until };
 export type { RunOut, Verb };
 
 export const MARK_KEY = 'SUBAGENTS_FAULT_BOX';
@@ -286,15 +286,7 @@ export function fileSha(path: string): string {
   return sha256(readFileSync(path));
 }
 
-/** Field 22 of /proc/<pid>/stat (start time), parsed after the last ")". */
-export function procStartTime(pid: number): string | null {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return s.slice(s.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
+export { NEEDS_ENVIRON, PS_BACKEND, laterStartTime, pastThisSecond, procStartTime, startTimeForm } from '../helpers.js';
 
 export function bootId(): string {
   return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();

@@ -4,10 +4,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseStat, identityOf, isAlive, bootId } from '../../lib/proc/identity.js';
+import { identityOf, isAlive, bootId } from '../../lib/proc/identity.js';
+import { parseStat } from '../../lib/proc/linux.js';
 import { acquireLock, releaseLock, UNREADABLE_GRACE_MS } from '../../lib/registry/lock.js';
 import { replaceFileDurably } from '../../lib/registry/durable.js';
 import { SubagentError } from '../../lib/errors.js';
+import { laterStartTime } from '../helpers.js';
 
 test('stat is parsed after the last ")" even when the command name holds ") ("', () => {
   const line = '4242 (evil) (name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000000 100 18446744073709551615';
@@ -26,7 +28,7 @@ test('identity: the same pid with another start time or boot id is not alive', (
   assert.ok(me);
   assert.equal(me.bootId, bootId());
   assert.equal(isAlive(me), true);
-  assert.equal(isAlive({ ...me, startTime: String(Number(me.startTime) + 1) }), false);
+  assert.equal(isAlive({ ...me, startTime: laterStartTime(me.startTime, 1) }), false);
   assert.equal(isAlive({ ...me, bootId: 'another-boot' }), false);
   assert.equal(isAlive(null), false);
 });
