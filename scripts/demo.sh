@@ -9,10 +9,11 @@ echo "registry: $SUBAGENT_DIR"
 echo
 
 # Shows each command as it could be pasted into a shell (arguments quoted where they need it), then runs it.
+# (Quoted by hand: bash's ${a@Q} needs bash 4.4, and macOS's /bin/bash is 3.2.)
 step() {
   local shown='$' a
   for a in "$@"; do
-    if [[ $a =~ ^[A-Za-z0-9_./=+:-]+$ ]]; then shown+=" $a"; else shown+=" ${a@Q}"; fi
+    if [[ $a =~ ^[A-Za-z0-9_./=+:-]+$ ]]; then shown+=" $a"; else shown+=" '$(printf '%s' "$a" | sed "s/'/'\\\\''/g")'"; fi
   done
   printf '%s\n' "$shown"
   "$@"

@@ -86,7 +86,7 @@ run() {
   fi
   total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
   [[ $fail -eq 0 ]] || bad=1
-  summary+=("$(printf 'run %d: %-60s %4d passed, %d failed, %d skipped  %4d s' "$k" "$label on Node $version" "$pass" "$fail" "$skip" "$secs")")
+  summary+=("$(printf 'run %d: %-72s %4d passed, %d failed, %d skipped  %4d s' "$k" "$label on Node $version" "$pass" "$fail" "$skip" "$secs")")
 }
 
 for r in $runs; do
