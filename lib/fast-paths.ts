@@ -3,14 +3,13 @@
  * `make bench` shows what it gains (docs/design.md, "Fast paths"; docs/benchmarks.md, the A/B rows).
  *
  *   compile-cache  Node's module compile cache for the verbs' bundles (bin/*: module.enableCompileCache)
- *   gate           start/resume's supervisor boots only once the command has exited (lib/proc/spawn.ts)
  *   status-cache   a listing serves done runs from the status cache (lib/registry/done-cache.ts)
  *
  * SUBAGENT_FAST_PATHS unset: all of them. `0` (or empty): none — the plain paths, as the tests run them.
  * Otherwise a comma-separated list of the ones to keep (the bench turns them off one at a time). The
  * variable reaches the supervisors a verb starts.
  */
-export type FastPath = 'compile-cache' | 'gate' | 'status-cache';
+export type FastPath = 'compile-cache' | 'status-cache';
 
 export function fastPath(name: FastPath, env: NodeJS.ProcessEnv = process.env): boolean {
   const on = env.SUBAGENT_FAST_PATHS;

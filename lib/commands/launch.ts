@@ -117,21 +117,12 @@ export function newRecord(s: RunSettings): RunRecord {
  * the start command staying alive to be seen as scheduled. It is started even when the fsync that made
  * the run's directory entry durable failed (the run is published either way): that failure is reported
  * after, instead of success.
- *
- * `bootAfterExit`: the caller starts this one run and exits (start-subagent, resume-subagent); the
- * supervisor may boot once it has (lib/supervisor/spawn.ts). Otherwise it boots as soon as the run is
- * durable: a batch or a library caller lives on, and its supervisors must not wait for it.
  */
-export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null, bootAfterExit = false): Promise<number> {
+export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null): Promise<number> {
   if (ticket) enqueue(registry, ticket, run.dir);
-  const supervisor = await spawnSupervisor(registry, run.dir, env);
-  const { pid } = supervisor;
-  try {
-    writeLauncher(run.dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
-    run.assertDurable();
-  } finally {
-    if (!bootAfterExit) supervisor.release();
-  }
+  const pid = await spawnSupervisor(registry, run.dir, env);
+  writeLauncher(run.dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
+  run.assertDurable();
   return pid;
 }
 

@@ -14,8 +14,6 @@ export interface ResumeOptions extends Context {
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. */
   prompt: Buffer | string;
-  /** The caller exits right after this one run: its supervisor may boot once it has (lib/commands/launch.ts). */
-  bootAfterExit?: boolean;
   cwdDir?: string | undefined;
   model?: string | undefined;
   variant?: string | undefined;
@@ -91,7 +89,7 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
   });
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
-  const pid = await launchSupervisor(registry, run, env, queueTicket, o.bootAfterExit === true);
+  const pid = await launchSupervisor(registry, run, env, queueTicket);
   return launchOutput(registry, record, pid, 'resume');
 }
 

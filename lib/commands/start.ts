@@ -15,8 +15,6 @@ export interface StartOptions extends Context {
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. */
   prompt: Buffer | string;
-  /** The caller exits right after this one run: its supervisor may boot once it has (lib/commands/launch.ts). */
-  bootAfterExit?: boolean;
   cli?: string | undefined;
   cwdDir?: string | undefined;
   model?: string | undefined;
@@ -135,7 +133,7 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
     if (worktree) discardFreshWorktree(worktree);
     throw err;
   }
-  const pid = await launchSupervisor(registry, run, env, queueTicket, o.bootAfterExit === true);
+  const pid = await launchSupervisor(registry, run, env, queueTicket);
   return launchOutput(registry, record, pid, 'new');
 }
 

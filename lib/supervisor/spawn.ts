@@ -2,8 +2,7 @@ import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { FILES } from '../registry/store.js';
-import { spawnDetached, type Detached } from '../proc/spawn.js';
-import { fastPath } from '../fast-paths.js';
+import { spawnDetached } from '../proc/spawn.js';
 
 /** Bundled builds (scripts/bundle.mjs) define the bundled supervisor's path: next to the verb. */
 declare const __SUPERVISOR_ENTRY__: string | undefined;
@@ -28,19 +27,14 @@ const RUN_SCOPED = ['SUBAGENT_RUN_ID', 'SUBAGENT_TEST_CRASH_AT_AGENT'];
 /**
  * Starts the supervisor detached: its own session (setsid), stdin from /dev/null, stdout and stderr
  * into the run's supervisor.log — nothing tied to the caller's terminal, so the caller's exit, Ctrl-C
- * and SIGHUP do not reach it.
- *
- * `untilExit`: for a command that starts one run and exits (start-subagent, resume-subagent), the
- * supervisor boots only once that command has exited (a gate: lib/proc/spawn.ts), so that its boot does
- * not share the CPU with the command's last steps; the caller then never calls release(). Otherwise the
- * caller releases it once the run is durable. Without the fast paths it boots at once.
+ * and SIGHUP do not reach it. Returns its pid.
  */
-export async function spawnSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<Detached> {
+export async function spawnSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const log = openSync(join(dir, FILES.supervisorLog), 'a', 0o644);
   try {
     const childEnv: NodeJS.ProcessEnv = { ...env };
     for (const key of RUN_SCOPED) delete childEnv[key];
-    return await spawnDetached(process.execPath, [...NODE_FLAGS, supervisorEntry(), registry, dir], { cwd: '/', env: childEnv, stdio: ['ignore', log, log], gated: fastPath('gate', env) });
+    return await spawnDetached(process.execPath, [...NODE_FLAGS, supervisorEntry(), registry, dir], { cwd: '/', env: childEnv, stdio: ['ignore', log, log] });
   } finally {
     closeSync(log);
   }

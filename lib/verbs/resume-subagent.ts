@@ -41,8 +41,6 @@ export function main(): Promise<void> {
     const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
     return {
       json: await resume({
-        // One run, then exit: its supervisor may boot once this process is gone (lib/commands/launch.ts).
-        bootAfterExit: true,
         name: str(values, 'name'),
         prompt,
         cwdDir: str(values, 'cwd'),

@@ -73,8 +73,6 @@ export function main(): Promise<void> {
     const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
     return {
       json: await start({
-        // One run, then exit: its supervisor may boot once this process is gone (lib/commands/launch.ts).
-        bootAfterExit: true,
         ...common,
         name: str(values, 'name'),
         prompt,
