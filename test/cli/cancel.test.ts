@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAKE_AGENT, LONG, expectError, gate, makeBox, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, readJson, runDirOf, spawnVerb, startShell, statusOf, until, untilStatus, waitTerminal, resultText } from './util.js';
+import { FAKE_AGENT, LONG, expectError, gate, isStopped, makeBox, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, readJson, runDirOf, spawnVerb, startShell, statusOf, until, untilStatus, waitTerminal, resultText } from './util.js';
 
 const b = makeBox('cancel');
 
@@ -150,30 +150,16 @@ describe('cancel', () => {
     assertCancelled('c/fake');
   });
 
-  test('cancel of a scheduled run (supervisor held before it starts the agent): cancelled, the script never runs', async () => {
+  test('cancel of a scheduled run (its supervisor held before it reads its record): cancelled, the script never runs', async () => {
     // A run is "scheduled" only for the instant before its supervisor starts the agent. To hold it there,
-    // the test stops the supervisor (SIGSTOP) right after start returns, and lets it go once cancel has
-    // recorded its intent.
-    let caught: { name: string; pid: number; dir: string } | null = null;
-    for (let attempt = 0; attempt < 10 && !caught; attempt++) {
-      const name = `c/sched-${attempt}`;
-      const s = startShell(b, name, `touch '${join(b.dir, `ran-${attempt}`)}'; sleep 300`);
-      process.kill(s.pid, 'SIGSTOP');
-      const dir = runDirOf(b.registry, name);
-      const rec = readJson(join(dir, 'record.json'));
-      const lockHeld = existsSync(join(dir, 'record.lock'));
-      // No process of the run may exist yet (an agent spawned but not yet recorded would already run the script).
-      const agentSpawned = pidsWithEnv(`SUBAGENT_RUN_ID=${rec.runId}`).length > 0;
-      if (rec.status === 'scheduled' && rec.agentProcess === null && !lockHeld && !agentSpawned) caught = { name, pid: s.pid, dir };
-      else {
-        process.kill(s.pid, 'SIGCONT');
-        b.run('cancel', ['--name', name]);
-      }
-    }
-    if (!caught) {
-      assert.fail('could not hold a run in "scheduled" in 10 attempts (the supervisor always started the agent first)');
-    }
-    const { name, pid, dir } = caught;
+    // the supervisor stops itself (SUBAGENT_TEST_PAUSE_AT) before it reads its record, and goes on once
+    // cancel has recorded its intent.
+    const name = 'c/sched';
+    const ran = join(b.dir, 'ran-sched');
+    const s = startShell(b, name, `touch '${ran}'; sleep 300`, [], { env: { SUBAGENT_TEST_PAUSE_AT: 'supervisor-started' } });
+    const pid = s.pid as number;
+    await until('the supervisor holds before it reads its record', () => isStopped(pid), LONG);
+    const dir = runDirOf(b.registry, name);
     assert.equal(statusOf(b, name).status, 'scheduled');
     const c = spawnVerb(b, 'cancel', ['--name', name]);
     await until('cancel recorded its intent', () => readJson(join(dir, 'record.json')).cancel !== null || c.settled(), LONG);
@@ -184,8 +170,7 @@ describe('cancel', () => {
     const a = assertCancelled(name);
     assert.equal(a.agentPid, null, 'no agent was ever started');
     await until('the supervisor is gone', () => !pidAlive(pid), LONG);
-    const attempt = name.split('-').pop();
-    assert.ok(!existsSync(join(b.dir, `ran-${attempt}`)), 'the script never ran');
+    assert.ok(!existsSync(ran), 'the script never ran');
     assert.equal(statusOf(b, name).status, 'done');
   });
 
