@@ -1,7 +1,7 @@
 import { SubagentError } from '../errors.js';
 
 /**
- * The name rule (DESIGN guarantee 10): segments of [A-Za-z0-9._-] joined by "/", no "." or ".."
+ * The name rule (docs/guarantees.md, 10): segments of [A-Za-z0-9._-] joined by "/", no "." or ".."
  * segment, no segment starting with "-", at most MAX_NAME_BYTES. Names are ASCII by construction, so
  * NFC/NFD look-alikes cannot exist. On disk "/" becomes "+" (a character names cannot hold), so every
  * name is one directory entry and nothing can point outside the registry.
