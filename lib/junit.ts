@@ -57,7 +57,7 @@ export async function writeJunit(file: string, registry: string, observations: O
     }
     let out = '';
     try {
-      const answer = lastAnswer(ob.dir, r, await loadAdapter(r.cli));
+      const answer = lastAnswer(ob.dir, await loadAdapter(r.cli));
       out = answer.text.length > MAX_OUT ? answer.text.slice(-MAX_OUT) : answer.text;
     } catch {
       out = '';

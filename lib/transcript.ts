@@ -65,7 +65,7 @@ export interface Answer {
 export const RESULT_MAX_BYTES = 1024 * 1024;
 
 /** The run's final answer: the adapter's last assistant text, or for `shell` the tail of its stdout. */
-export function lastAnswer(dir: string, record: RunRecord, adapter: AgentAdapter): Answer {
+export function lastAnswer(dir: string, adapter: AgentAdapter): Answer {
   if (adapter.stream === 'text') return tail(join(dir, FILES.events), RESULT_MAX_BYTES);
   const parser = adapter.parser();
   const skipped = parseLog(dir, parser);

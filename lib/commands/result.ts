@@ -53,7 +53,7 @@ export async function result(o: ResultOptions): Promise<Record<string, unknown>>
     const out = [];
     for (const n of runs) {
       const r = n === latest.record.run ? latest : observeRun(runDir(registry, name, n));
-      const a = lastAnswer(r.dir, r.record, await loadAdapter(r.record.cli));
+      const a = lastAnswer(r.dir, await loadAdapter(r.record.cli));
       out.push({ run: n, status: r.status, outcome: r.status === 'done' ? r.record.outcome : null, exitCode: r.record.exitCode, sessionId: r.record.sessionId, lastAssistantText: a.text, truncated: a.truncated, bytes: a.bytes, skippedLines: a.skippedLines });
     }
     return { ok: true, registry, name, since, latestRun: latest.record.run, runs: out };
@@ -66,7 +66,7 @@ export async function result(o: ResultOptions): Promise<Record<string, unknown>>
     ob = observeRun(runDir(registry, name, wanted));
   }
   const adapter = await loadAdapter(ob.record.cli);
-  const answer = lastAnswer(ob.dir, ob.record, adapter);
+  const answer = lastAnswer(ob.dir, adapter);
   return {
     ok: true,
     registry,

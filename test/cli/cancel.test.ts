@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAKE_AGENT, LONG, expectError, gate, isStopped, makeBox, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, readJson, runDirOf, spawnVerb, startShell, statusOf, until, untilStatus, waitTerminal, resultText } from './util.js';
+import { FAKE_AGENT, LONG, expectError, isStopped, makeBox, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, readJson, runDirOf, spawnVerb, startShell, statusOf, until, untilStatus, waitTerminal, resultText } from './util.js';
 
 const b = makeBox('cancel');
 

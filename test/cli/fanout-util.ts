@@ -3,7 +3,6 @@
  * report that does not trust the writer), xmllint against the JUnit schema when it is installed, /proc scans by run marker,
  * and an async `until` that does not block the event loop (so concurrent pollers keep polling).
  */
-import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

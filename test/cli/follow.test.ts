@@ -12,7 +12,7 @@ import { startAnthropic } from '../fakes/anthropic.js';
 import { startOpenAIResponses } from '../fakes/openai-responses.js';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
 import type { FakeOptions, FakeServer } from '../fakes/script.js';
-import { claudeSetup, cliBin, codexSetup, opencodeSetup, requireCli, type CliName } from '../fakes/env.js';
+import { claudeSetup, codexSetup, opencodeSetup, requireCli, type CliName } from '../fakes/env.js';
 import { sandbox, type RunOut, type Sandbox } from '../helpers.js';
 import { BIN, LONG, assertError, gate, hasInotify, killPids, makeBox, open, pidsWithEnv, startShell, statusOf, until, untilStatus } from './util.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, ISO_UTC, LONG, expectError, gate, makeBox, open, readJson, runDirOf, startShell, statusOf, until, untilStatus, waitTerminal, resultText } from './util.js';
+import { BIN, ISO_UTC, expectError, gate, makeBox, open, readJson, runDirOf, startShell, statusOf, untilStatus, waitTerminal, resultText } from './util.js';
 
 const b = makeBox('resume');
 const work = join(b.dir, 'work');

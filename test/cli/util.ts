@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after } from 'node:test';
 import { BIN, ROOT, isStopped, killPids, parseOneLine, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, readJson, sandbox, until, type RunOut, type Sandbox, type Verb } from '../helpers.js';

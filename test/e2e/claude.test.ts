@@ -7,7 +7,7 @@
 // verbs go through runAsync (spawnSync would hold the fake's answers until the wait times out).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAnthropic } from '../fakes/anthropic.js';
 import type { FakeRequest, FakeServer } from '../fakes/script.js';

@@ -8,7 +8,7 @@
 // error status, so an HTTP 500 fails within seconds here.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
 import type { FakeRequest, FakeServer } from '../fakes/script.js';

@@ -1,7 +1,6 @@
 // Environment (and config files) for running each real agent CLI against a fake model server, in a
 // temp HOME of the test's own, with no traffic off 127.0.0.1. See README.md beside this file for
 // why each variable is there.
-import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
