@@ -79,12 +79,7 @@ export async function status(o: StatusOptions): Promise<Record<string, unknown>>
   const asked = [...new Set(o.names ?? [])];
   const waiting = o.wait || o.waitTerminal;
   const timeoutMs = waiting ? waitTimeoutMs(o.timeoutSec, env) : null;
-  const select = (): string[] => {
-    if (asked.length) return asked;
-    const all = listNames(registry);
-    return o.prefix !== undefined ? all.filter((n) => n.startsWith(o.prefix + '/')) : all;
-  };
-  const take = (): Snapshot => snapshot(registry, select(), asked.length > 0, isPlainListing(o, env) ? new DoneCache(registry, o.prefix === undefined) : null);
+  const take = (): Snapshot => snapshot(registry, asked.length ? asked : listedNames(registry, o.prefix), asked.length > 0, isPlainListing(o, env) ? new DoneCache(registry, o.prefix === undefined) : null);
 
   let value: Snapshot;
   let changed: Array<Record<string, unknown>> | null = null;
@@ -207,6 +202,12 @@ function snapshot(registry: string, names: string[], strict: boolean, cache: Don
   return s;
 }
 
+/** Every name of the registry, or those under `prefix/`. */
+function listedNames(registry: string, prefix: string | undefined): string[] {
+  const all = listNames(registry);
+  return prefix !== undefined ? all.filter((n) => n.startsWith(prefix + '/')) : all;
+}
+
 /**
  * A listing served by the status cache (docs/design.md, "The status cache"): a plain one, with no names
  * (a listing of every name, or a prefix), no wait, no --require-success, no --junit.
@@ -264,9 +265,7 @@ export function listingText(o: StatusOptions): ListingText | null {
   const env = o.env ?? process.env;
   if (!isPlainListing(o, env)) return null;
   const registry = resolveRegistry(o);
-  const all = listNames(registry);
-  const names = o.prefix !== undefined ? all.filter((n) => n.startsWith(o.prefix + '/')) : all;
-  const s = snapshot(registry, names, false, new DoneCache(registry, o.prefix === undefined));
+  const s = snapshot(registry, listedNames(registry, o.prefix), false, new DoneCache(registry, o.prefix === undefined));
   const { head, rows, render, tail } = output(registry, s);
   const agents: Array<string | Buffer> = ['['];
   let views: Buffer | null = null;

@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { builtin } from '../builtin.js';
 
 type Crc32 = (data: Uint8Array) => number;
 
@@ -11,7 +11,7 @@ let chosen: Crc32 | null | undefined;
  */
 export function crc32(): Crc32 | null {
   if (chosen === undefined) {
-    const zlib = createRequire(import.meta.url)('node:zlib') as { crc32?: (data: Uint8Array) => number };
+    const zlib = builtin<{ crc32?: (data: Uint8Array) => number }>('node:zlib');
     chosen = typeof zlib.crc32 === 'function' ? (data) => zlib.crc32!(data) : null;
   }
   return chosen;
