@@ -17,7 +17,7 @@ export { search, type SearchOptions } from './commands/search.js';
 export { follow, type FollowOptions, type FollowLine } from './commands/follow.js';
 export { cancel, type CancelOptions } from './commands/cancel.js';
 export { batch, type BatchOptions } from './commands/batch.js';
-export { SubagentError, ERROR_CODES, type ErrorCode } from './errors.js';
+export { SubagentError, ERROR_CODES, type ErrorCode } from './base/errors.js';
 export type { Status, Outcome, RunRecord, Usage, ChildAgent } from './registry/record.js';
 export type { AgentAdapter, CliName, Message } from './agents/types.js';
 export { validateName } from './registry/names.js';

@@ -4,10 +4,10 @@ import { mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TEST_KNOBS } from '../lib/checkpoint.js';
+import { TEST_KNOBS } from '../lib/base/checkpoint.js';
 import { readStat } from '../lib/proc/linux.js';
 
-/** The test-only variables of lib/checkpoint.ts: a sandbox starts without them; a test sets them per call. */
+/** The test-only variables of lib/base/checkpoint.ts: a sandbox starts without them; a test sets them per call. */
 export { TEST_KNOBS };
 
 /** The repository root (tests run from dist/test/…, the executables live in bin/). */

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { LineFollower } from '../lines.js';
+import { LineFollower } from '../base/lines.js';
 import type { ChildAgent, Usage } from '../registry/record.js';
 import type { AgentAdapter, ChildQuery, LaunchInput, Message, StreamParser, StreamState, ToolCall, Verdict } from './types.js';
 import { emptyState } from './types.js';
-import { isoOf, nowIso } from '../time.js';
+import { isoOf, nowIso } from '../base/time.js';
 
 /**
  * Claude Code (`claude`, measured with 2.1.197; see docs/agents/claude.md and AGENT-CLIS.md).

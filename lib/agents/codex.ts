@@ -2,9 +2,9 @@ import { createReadStream, readdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import type { ChildAgent, Usage } from '../registry/record.js';
-import { nowIso } from '../time.js';
+import { nowIso } from '../base/time.js';
 import type { AgentAdapter, ChildQuery, LaunchInput, Launch, Message, StreamParser, StreamState, ToolCall, Verdict } from './types.js';
 import { emptyState } from './types.js';
 

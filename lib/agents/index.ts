@@ -1,4 +1,4 @@
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import type { AgentAdapter, CliName } from './types.js';
 import { CLI_NAMES } from './types.js';
 

@@ -4,7 +4,7 @@ import { isAbsolute, join } from 'node:path';
 import type { ChildAgent, Usage } from '../registry/record.js';
 import type { AgentAdapter, ChildQuery, Launch, LaunchInput, Message, StreamParser, StreamState, ToolCall, Verdict } from './types.js';
 import { emptyState } from './types.js';
-import { isoOf, nowIso } from '../time.js';
+import { isoOf, nowIso } from '../base/time.js';
 
 /**
  * OpenCode (`opencode run --format json`, measured with 1.18.33; see docs/agents/opencode.md).

@@ -1,11 +1,11 @@
 import type { AgentAdapter, Message, StreamParser } from './types.js';
 import { emptyState } from './types.js';
-import { nowIso } from '../time.js';
+import { nowIso } from '../base/time.js';
 
 /**
  * The built-in `shell` CLI: the prompt is a script for /bin/sh, fed on stdin, run in --cwd. Its stdout is
  * the assistant text. There is no session: a resume runs a new script in the same cwd. The transcript
- * of a shell run is read straight from the event log (see lib/transcript.ts), not through a parser.
+ * of a shell run is read straight from the event log (see lib/runs/transcript.ts), not through a parser.
  */
 export const shell: AgentAdapter = {
   cli: 'shell',

@@ -1,5 +1,5 @@
 import mri from 'mri';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 
 /** What a verb accepts. Every key is declared; anything else is E_ARG_UNKNOWN. */
 export interface FlagSpec {

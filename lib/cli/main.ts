@@ -1,7 +1,7 @@
 import { errorObject, jsonLine, stdoutFlushed, writeStdout } from './output.js';
 import { wantsHelp, type FlagSpec } from './flags.js';
 import { resolvedRegistry } from '../commands/common.js';
-import { checkpoint } from '../checkpoint.js';
+import { checkpoint } from '../base/checkpoint.js';
 
 /** What a verb prints: one JSON line, text, or a JSON line it composed itself as bytes (status's listing). */
 export type VerbResult = { json: Record<string, unknown> } | { text: string; exitCode?: number } | { line: Buffer[] };

@@ -1,5 +1,5 @@
 import { writeSync, writevSync } from 'node:fs';
-import { SubagentError, ERROR_CODES } from '../errors.js';
+import { SubagentError, ERROR_CODES } from '../base/errors.js';
 
 /** JSON text where U+2028/U+2029 are escaped, so line-splitting readers (and JS eval) never break it. */
 export function escapeSeparators(text: string): string {

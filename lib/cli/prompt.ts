@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 
 /** The prompt, byte-exact, from --prompt TEXT, --prompt - (stdin) or --prompt-file PATH. */
 export function readPrompt(flag: string | undefined, file: string | undefined, cwd = process.cwd(), opts: { stdinAllowed?: boolean } = {}): Buffer {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import { readPrompt } from '../cli/prompt.js';
 import { resolveRegistry, type Context } from './common.js';
 import { start } from './start.js';

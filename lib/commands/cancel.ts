@@ -1,14 +1,14 @@
 import { loadAdapter } from '../agents/index.js';
-import { SubagentError } from '../errors.js';
-import { isTerminal, observeRun, type Observation } from '../observe.js';
+import { SubagentError } from '../base/errors.js';
+import { isTerminal, observeRun, type Observation } from '../runs/observe.js';
 import { backend } from '../proc/backend.js';
 import { isAlive, liveness, type ProcessIdentity } from '../proc/identity.js';
 import { signalAll, signalIdentity } from '../proc/signal.js';
 import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
-import { leaveQueue } from '../queue.js';
+import { leaveQueue } from '../registry/queue.js';
 import { validateName } from '../registry/names.js';
 import { listNames, updateRecord } from '../registry/store.js';
-import { monotonicMs, nowIso, sleep } from '../time.js';
+import { monotonicMs, nowIso, sleep } from '../base/time.js';
 import { envValue, requireLatest, resolveRegistry, type Context } from './common.js';
 
 export interface CancelOptions extends Context {

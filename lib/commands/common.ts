@@ -1,9 +1,9 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import { locateRegistry } from '../registry/locate.js';
 import { validateName } from '../registry/names.js';
-import { observeLatest, type Observation } from '../observe.js';
+import { observeLatest, type Observation } from '../runs/observe.js';
 
 /** What every command needs to know about where it runs. */
 export interface Context {

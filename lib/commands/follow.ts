@@ -2,11 +2,11 @@ import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
 import type { Message } from '../agents/types.js';
-import { SubagentError } from '../errors.js';
-import { LineFollower } from '../lines.js';
-import { isTerminal, observeRun } from '../observe.js';
+import { SubagentError } from '../base/errors.js';
+import { LineFollower } from '../base/lines.js';
+import { isTerminal, observeRun } from '../runs/observe.js';
 import { FILES } from '../registry/store.js';
-import { monotonicMs } from '../time.js';
+import { monotonicMs } from '../base/time.js';
 import { requireLatest, resolveRegistry, type Context } from './common.js';
 import { result } from './result.js';
 

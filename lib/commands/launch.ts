@@ -1,12 +1,12 @@
-import { randomUUID } from '../uuid.js';
-import { SubagentError } from '../errors.js';
+import { randomUUID } from '../base/uuid.js';
+import { SubagentError } from '../base/errors.js';
 import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
 import { RECORD_FORMAT, type RunRecord } from '../registry/record.js';
 import { writeLauncher, type Published } from '../registry/store.js';
 import { spawnSupervisor } from '../supervisor/spawn.js';
-import { nowIso } from '../time.js';
-import { enqueue, newTicket, parseLimit, readLimit, writeLimit } from '../queue.js';
+import { nowIso } from '../base/time.js';
+import { enqueue, newTicket, parseLimit, readLimit, writeLimit } from '../registry/queue.js';
 import { envValue, findOnPath } from './common.js';
 
 /**

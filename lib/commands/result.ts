@@ -1,10 +1,10 @@
 import { loadAdapter } from '../agents/index.js';
-import { SubagentError } from '../errors.js';
-import { observeRun } from '../observe.js';
+import { SubagentError } from '../base/errors.js';
+import { observeRun } from '../runs/observe.js';
 import { listRuns, runDir } from '../registry/store.js';
-import { lastAnswer } from '../transcript.js';
+import { lastAnswer } from '../runs/transcript.js';
 import { validateName } from '../registry/names.js';
-import { childTranscript } from '../children.js';
+import { childTranscript } from '../runs/children.js';
 import { requireLatest, resolveRegistry, type Context } from './common.js';
 
 export interface ResultOptions extends Context {

@@ -1,13 +1,13 @@
 import { realpathSync, statSync } from 'node:fs';
 import { loadAdapter } from '../agents/index.js';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { createRun, latestRun, nameDir } from '../registry/store.js';
-import { observeLatest } from '../observe.js';
+import { observeLatest } from '../runs/observe.js';
 import { resolveCwd, resolveRegistry, type Context } from './common.js';
 import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicketFor, requestedLimit, storeEnvOf } from './launch.js';
 import { promptRequired } from './start.js';
-import { restoreWorktreeCommand } from '../worktree.js';
+import { restoreWorktreeCommand } from '../runs/worktree.js';
 import type { RunRecord } from '../registry/record.js';
 
 export interface ResumeOptions extends Context {

@@ -1,8 +1,8 @@
 import { loadAdapter } from '../agents/index.js';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import { listRuns, readRecord, runDir } from '../registry/store.js';
-import { forEachItem, type TranscriptItem } from '../transcript.js';
-import { childTranscript } from '../children.js';
+import { forEachItem, type TranscriptItem } from '../runs/transcript.js';
+import { childTranscript } from '../runs/children.js';
 import { requireLatest, resolveRegistry, type Context } from './common.js';
 
 export interface SearchOptions extends Context {

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { createName, latestRun, type Published } from '../registry/store.js';
 import type { RunRecord } from '../registry/record.js';
 import { locateRegistry } from '../registry/locate.js';
-import { observeLatest } from '../observe.js';
-import { addWorktree, discardFreshWorktree, type Worktree } from '../worktree.js';
+import { observeLatest } from '../runs/observe.js';
+import { addWorktree, discardFreshWorktree, type Worktree } from '../runs/worktree.js';
 import { envValue, resolveCwd, resolveRegistry, type Context } from './common.js';
 import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicketFor, requestedLimit, storeEnvOf } from './launch.js';
 

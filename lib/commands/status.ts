@@ -1,16 +1,16 @@
-import { SubagentError } from '../errors.js';
-import { isTerminal, observeLatest, observeListed, observeRun, type Observation } from '../observe.js';
+import { SubagentError } from '../base/errors.js';
+import { isTerminal, observeLatest, observeListed, observeRun, type Observation } from '../runs/observe.js';
 import { validateName } from '../registry/names.js';
 import { agentsDir, compareNames, listNames, listRuns, nameDir, runDir } from '../registry/store.js';
 import type { Status, Usage } from '../registry/record.js';
 import { DoneCache, type CachedView, type Stamp } from '../registry/done-cache.js';
-import { fastPath } from '../fast-paths.js';
-import { viewOf } from '../view.js';
-import { waitFor } from '../wait.js';
-import { queueView, readLimit } from '../queue.js';
-import { writeJunit } from '../junit.js';
-import { usageOfName } from '../usage.js';
-import { promptHead } from '../transcript.js';
+import { fastPath } from '../base/fast-paths.js';
+import { viewOf } from '../runs/entry.js';
+import { waitFor } from '../base/wait.js';
+import { queueView, readLimit } from '../registry/queue.js';
+import { writeJunit } from '../runs/junit.js';
+import { usageOfName } from '../runs/usage.js';
+import { promptHead } from '../runs/transcript.js';
 import { envValue, notFound, resolveRegistry, type Context } from './common.js';
 
 export interface StatusOptions extends Context {

@@ -1,4 +1,4 @@
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import type { Liveness, ProcStat, ProcessIdentity } from './identity.js';
 import { linux } from './linux.js';
 import { ps } from './ps.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import type { ProcBackend } from './backend.js';
 import type { ProcStat, ProcessIdentity } from './identity.js';
 import { childProcess } from './child-process.js';

@@ -1,4 +1,4 @@
-import { isErrno } from '../errors.js';
+import { isErrno } from '../base/errors.js';
 import { liveness, lookAgain, type ProcessIdentity } from './identity.js';
 import type { Seen } from './tree.js';
 

@@ -1,4 +1,4 @@
-import { builtin } from '../builtin.js';
+import { builtin } from '../base/builtin.js';
 
 type Crc32 = (data: Uint8Array) => number;
 

@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { unwritable } from '../errors.js';
-import { checkpoint } from '../checkpoint.js';
+import { unwritable } from '../base/errors.js';
+import { checkpoint } from '../base/checkpoint.js';
 
 /** fsync a directory so a rename or a new entry in it survives a crash. */
 export function fsyncDir(dir: string): void {

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { SubagentError, isErrno, unwritable } from '../errors.js';
+import { SubagentError, isErrno, unwritable } from '../base/errors.js';
 import { isIdentity, liveness, lookAgain, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
-import { monotonicMs, sleepSync } from '../time.js';
+import { monotonicMs, sleepSync } from '../base/time.js';
 
 /**
  * An exclusive lock file holding its owner's identity (pid + start time + boot id), git style:

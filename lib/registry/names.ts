@@ -1,4 +1,4 @@
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 
 /**
  * The name rule (docs/guarantees.md, 10): segments of [A-Za-z0-9._-] joined by "/", no "." or ".."

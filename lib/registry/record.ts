@@ -1,4 +1,4 @@
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
 
 /** The on-disk run record (`<registry>/agents/<name>/<run>/record.json`). Owned by lib/registry only. */

@@ -1,12 +1,12 @@
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SubagentError, isErrno, unwritable } from '../errors.js';
+import { SubagentError, isErrno, unwritable } from '../base/errors.js';
 import { createFile, replaceFileDurably, syncAll } from './durable.js';
 import { withLock } from './lock.js';
 import { decodeName, encodeName } from './names.js';
 import { parseRecord, serialiseRecord, type RunRecord } from './record.js';
 import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
-import { nowIso } from '../time.js';
+import { nowIso } from '../base/time.js';
 
 /**
  * The registry on disk:

@@ -2,16 +2,16 @@ import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 
 import { join } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
 import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
-import { TEST_KNOBS, checkpoint } from '../checkpoint.js';
+import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
 import type { RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
-import { monotonicMs, nowIso } from '../time.js';
-import { LineFollower } from '../lines.js';
-import { leaveQueue, waitForSlot } from '../queue.js';
+import { monotonicMs, nowIso } from '../base/time.js';
+import { LineFollower } from '../base/lines.js';
+import { leaveQueue, waitForSlot } from '../registry/queue.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
-import { usageBefore } from '../usage.js';
-import { skippedLines } from '../transcript.js';
+import { usageBefore } from '../runs/usage.js';
+import { skippedLines } from '../runs/transcript.js';
 
 /**
  * The supervisor: one detached Node process per run, the sole owner of the run while it lives.

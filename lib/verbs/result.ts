@@ -2,7 +2,7 @@ import { runVerb } from '../cli/main.js';
 import { bool, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import { follow } from '../commands/follow.js';
 import { waitTimeoutMs } from '../commands/status.js';
 import { writeStdout } from '../cli/output.js';

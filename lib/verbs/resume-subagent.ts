@@ -3,7 +3,7 @@ import { parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../cli/prompt.js';
 import { validateName } from '../registry/names.js';
-import { parseLimit } from '../queue.js';
+import { parseLimit } from '../registry/queue.js';
 import { resume } from '../commands/resume.js';
 
 const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]

@@ -2,9 +2,9 @@ import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../cli/prompt.js';
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
-import { parseLimit } from '../queue.js';
+import { parseLimit } from '../registry/queue.js';
 import { start } from '../commands/start.js';
 import { batch } from '../commands/batch.js';
 

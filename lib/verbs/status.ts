@@ -2,8 +2,8 @@ import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
 import { checkStatusOptions, listingText, status, type ListingText, type StatusOptions } from '../commands/status.js';
-import { treeText } from '../tree-view.js';
-import { SubagentError } from '../errors.js';
+import { treeText } from '../views/tree.js';
+import { SubagentError } from '../base/errors.js';
 import { escapeSeparators, writeStdout } from '../cli/output.js';
 import { tableText, watchStatus } from '../views/watch.js';
 

@@ -1,6 +1,6 @@
-import { SubagentError } from '../errors.js';
+import { SubagentError } from '../base/errors.js';
 import { status, type StatusOptions } from '../commands/status.js';
-import { isTerminal } from '../observe.js';
+import { isTerminal } from '../runs/observe.js';
 import type { Status } from '../registry/record.js';
 import { renderTable, summaryLine, useColor } from './table.js';
 

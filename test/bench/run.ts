@@ -18,7 +18,7 @@
  * The main Node is the `node` first on PATH (Node 24 under `make bench`): every row, the plain paths and the
  * A/B of the fast paths run on it. The bin/* shims are `#!/usr/bin/env node`, and a supervisor runs on the
  * Node that started it, so putting a Node first on the children's PATH is all it takes to measure it.
- * The fast paths (lib/fast-paths.ts) are switched by SUBAGENT_FAST_PATHS in each child's environment; the
+ * The fast paths (lib/base/fast-paths.ts) are switched by SUBAGENT_FAST_PATHS in each child's environment; the
  * caller's own value, NODE_OPTIONS and Node's compile-cache variables are not passed on.
  *
  * It runs the real executables of bin/ on real registries in a temp directory, with the built-in `shell`
@@ -157,16 +157,16 @@ log(`main Node: ${MAIN.version} (${MAIN.exec}); beside it: ${OTHERS.map((o) => o
 
 // ------------------------------------------------------------------------------------- fast paths
 
-/** The fast paths lib/fast-paths.ts names (read from its source: the bench does not import the product). */
+/** The fast paths lib/base/fast-paths.ts names (read from its source: the bench does not import the product). */
 const FAST_PATHS: string[] = (() => {
   try {
-    const m = /export type FastPath\s*=\s*([^;]+);/.exec(readFileSync(join(ROOT, 'lib/fast-paths.ts'), 'utf8'));
+    const m = /export type FastPath\s*=\s*([^;]+);/.exec(readFileSync(join(ROOT, 'lib/base/fast-paths.ts'), 'utf8'));
     return m ? [...m[1]!.matchAll(/'([a-z0-9-]+)'/g)].map((x) => x[1]!) : [];
   } catch {
     return [];
   }
 })();
-if (!FAST_PATHS.length) problems.push('no fast path found in lib/fast-paths.ts (`export type FastPath = …`): the A/B section has nothing to turn off');
+if (!FAST_PATHS.length) problems.push('no fast path found in lib/base/fast-paths.ts (`export type FastPath = …`): the A/B section has nothing to turn off');
 /** SUBAGENT_FAST_PATHS=0: every fast path off, the plain paths. */
 const PLAIN: Record<string, string> = { SUBAGENT_FAST_PATHS: '0' };
 /** Every fast path on but one. */
@@ -1288,7 +1288,7 @@ function fastPathsOn(measureId: string): string[] {
 }
 
 async function fastPathsAB(): Promise<void> {
-  for (const fp of FAST_PATHS) if (!FAST_PATH_WHY[fp]) problems.push(`fast path \`${fp}\` (lib/fast-paths.ts) has no A/B measures of its own in the bench: measured on start and status 1 000 only`);
+  for (const fp of FAST_PATHS) if (!FAST_PATH_WHY[fp]) problems.push(`fast path \`${fp}\` (lib/base/fast-paths.ts) has no A/B measures of its own in the bench: measured on start and status 1 000 only`);
   abRan = true;
   for (const m of measures()) {
     const arms = [ARM_ON, ...fastPathsOn(m.id).map(armWithout), ARM_OFF];

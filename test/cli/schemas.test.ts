@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
-import { ERROR_CODES } from '../../lib/errors.js';
+import { ERROR_CODES } from '../../lib/base/errors.js';
 import { BIN, ROOT, killPids, parseOneLine, pidAlive, pidsWithEnv, procStartTime, sandbox, until, type RunOut, type Sandbox, type Verb } from '../helpers.js';
 
 const SCHEMA_DIR = join(ROOT, 'docs', 'schemas');
@@ -528,7 +528,7 @@ describe('the documentation against the code', () => {
     return [...errorsMd.slice(from, next < 0 ? undefined : next).matchAll(/^\|\s*`(E_[A-Z_]+)`/gm)].map((m) => m[1]!);
   };
 
-  test('every code of lib/errors.ts is in docs/errors.md (a row of the table) and in the error schema enum, and nothing else is', () => {
+  test('every code of lib/base/errors.ts is in docs/errors.md (a row of the table) and in the error schema enum, and nothing else is', () => {
     const enumCodes: string[] = errorSchema.$defs.code.enum;
     assert.deepEqual([...enumCodes].sort(), [...ERROR_CODES].sort());
     assert.deepEqual([...codeRows(null)].sort(), [...ERROR_CODES].sort(), 'one table row per code');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { codex, commandText, runUsage, usageFromCodex, type CodexStreamParser } from '../../lib/agents/codex.js';
 import type { Message } from '../../lib/agents/types.js';
 import { emptyState } from '../../lib/agents/types.js';
-import { SubagentError } from '../../lib/errors.js';
+import { SubagentError } from '../../lib/base/errors.js';
 import { ROOT } from '../helpers.js';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'agents', 'codex');

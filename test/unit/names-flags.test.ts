@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateName, diagnoseName, encodeName, decodeName } from '../../lib/registry/names.js';
 import { parseFlags } from '../../lib/cli/flags.js';
-import { SubagentError } from '../../lib/errors.js';
+import { SubagentError } from '../../lib/base/errors.js';
 
 function rule(name: string): string | undefined {
   try {

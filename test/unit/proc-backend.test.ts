@@ -12,7 +12,7 @@ import { chooseBackend } from '../../lib/proc/backend.js';
 import { epochOfTicks, linux, readStat } from '../../lib/proc/linux.js';
 import { parsePs, ps, snapshotOf } from '../../lib/proc/ps.js';
 import { epochStartTime, readStartTime } from '../../lib/proc/start-time.js';
-import { SubagentError } from '../../lib/errors.js';
+import { SubagentError } from '../../lib/base/errors.js';
 import { until } from '../helpers.js';
 
 const BOOT = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();

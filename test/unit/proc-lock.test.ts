@@ -8,7 +8,7 @@ import { identityOf, isAlive, bootId } from '../../lib/proc/identity.js';
 import { parseStat } from '../../lib/proc/linux.js';
 import { acquireLock, releaseLock, UNREADABLE_GRACE_MS } from '../../lib/registry/lock.js';
 import { replaceFileDurably } from '../../lib/registry/durable.js';
-import { SubagentError } from '../../lib/errors.js';
+import { SubagentError } from '../../lib/base/errors.js';
 import { laterStartTime } from '../helpers.js';
 
 test('stat is parsed after the last ")" even when the command name holds ") ("', () => {

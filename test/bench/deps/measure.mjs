@@ -303,7 +303,7 @@ async function ndjson(pkgs) {
       s.on('error', (e) => resolve({ out, error: e.message.slice(0, 40) }));
       s.on('end', () => resolve({ out }));
     });
-  // What an adapter does with lib/lines.ts: complete lines while the file grows, the rest at the end.
+  // What an adapter does with lib/base/lines.ts: complete lines while the file grows, the rest at the end.
   const viaOurs = (file) => {
     const out = [];
     let skipped = 0;

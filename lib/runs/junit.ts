@@ -1,9 +1,9 @@
-import { loadAdapter } from './agents/index.js';
-import { SubagentError } from './errors.js';
-import { replaceFileDurably } from './registry/durable.js';
+import { loadAdapter } from '../agents/index.js';
+import { SubagentError } from '../base/errors.js';
+import { replaceFileDurably } from '../registry/durable.js';
 import { lastAnswer } from './transcript.js';
 import type { Observation } from './observe.js';
-import { durationMs, nowIso } from './time.js';
+import { durationMs, nowIso } from '../base/time.js';
 import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';

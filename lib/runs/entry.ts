@@ -1,5 +1,5 @@
 import type { Observation } from './observe.js';
-import { durationMs } from './time.js';
+import { durationMs } from '../base/time.js';
 
 /** The public shape of a run in `status` output (documented field by field in docs/contract.md). */
 export function viewOf(o: Observation): Record<string, unknown> {

@@ -1,10 +1,10 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { SubagentError, isErrno, unwritable } from './errors.js';
-import { isIdentity, liveness, type ProcessIdentity } from './proc/identity.js';
-import { replaceFileDurably } from './registry/durable.js';
-import { withLock } from './registry/lock.js';
-import { observeRun } from './observe.js';
+import { SubagentError, isErrno, unwritable } from '../base/errors.js';
+import { isIdentity, liveness, type ProcessIdentity } from '../proc/identity.js';
+import { replaceFileDurably } from './durable.js';
+import { withLock } from './lock.js';
+import { observeRun } from '../runs/observe.js';
 
 /**
  * A concurrency limit per registry without a daemon. Each waiting supervisor holds a ticket, named so

@@ -1,5 +1,5 @@
-import type { RunRecord, Usage } from './registry/record.js';
-import { listRuns, readRecord, runDir } from './registry/store.js';
+import type { RunRecord, Usage } from '../registry/record.js';
+import { listRuns, readRecord, runDir } from '../registry/store.js';
 
 /** Adds usages field by field; the cost is known only when every part knows it. */
 export function addUsage(a: Usage | null, b: Usage | null): Usage | null {

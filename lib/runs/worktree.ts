@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { SubagentError, unwritable } from './errors.js';
-import { encodeName } from './registry/names.js';
-import { childProcess } from './proc/child-process.js';
+import { SubagentError, unwritable } from '../base/errors.js';
+import { encodeName } from '../registry/names.js';
+import { childProcess } from '../proc/child-process.js';
 
 /** A run's own git worktree: `<registry>/worktrees/<name>` on branch `subagents/<name>`. */
 export interface Worktree {

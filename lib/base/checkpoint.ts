@@ -6,7 +6,7 @@
  * - SUBAGENT_TEST_PAUSE_AT=<name>: the process stops itself (SIGSTOP) there, the first time only; the
  *   test does what it wants to happen at that instant, then sends SIGCONT.
  * - SUBAGENT_TEST_THROW_AT=<name>: a plain Error is thrown there (an unexpected exception).
- * - SUBAGENT_TEST_WAIT_BACKSTOP_MS=<ms>: the waiters' backstop re-check (lib/wait.ts), instead of 1 s.
+ * - SUBAGENT_TEST_WAIT_BACKSTOP_MS=<ms>: the waiters' backstop re-check (lib/base/wait.ts), instead of 1 s.
  */
 const crashAt = process.env.SUBAGENT_TEST_CRASH_AT;
 let pauseAt = process.env.SUBAGENT_TEST_PAUSE_AT;

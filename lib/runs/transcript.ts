@@ -1,9 +1,9 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentAdapter, Message, StreamParser } from './agents/types.js';
-import { LineFollower } from './lines.js';
-import type { RunRecord } from './registry/record.js';
-import { FILES } from './registry/store.js';
+import type { AgentAdapter, Message, StreamParser } from '../agents/types.js';
+import { LineFollower } from '../base/lines.js';
+import type { RunRecord } from '../registry/record.js';
+import { FILES } from '../registry/store.js';
 
 /**
  * The normalised transcript of a run, read from its captured files: the prompt (role user), then what

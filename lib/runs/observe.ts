@@ -1,10 +1,10 @@
-import { checkpoint } from './checkpoint.js';
-import { backend } from './proc/backend.js';
-import { liveness, type Liveness, type ProcessIdentity } from './proc/identity.js';
-import { snapshotRun } from './proc/tree.js';
-import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from './registry/store.js';
-import type { RunRecord, Status, Usage } from './registry/record.js';
-import type { DoneCache, Stamp } from './registry/done-cache.js';
+import { checkpoint } from '../base/checkpoint.js';
+import { backend } from '../proc/backend.js';
+import { liveness, type Liveness, type ProcessIdentity } from '../proc/identity.js';
+import { snapshotRun } from '../proc/tree.js';
+import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from '../registry/store.js';
+import type { RunRecord, Status, Usage } from '../registry/record.js';
+import type { DoneCache, Stamp } from '../registry/done-cache.js';
 import { usageOfName } from './usage.js';
 
 /** A run as it really is: its record plus what the process backend says about the processes it names. */

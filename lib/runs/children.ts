@@ -1,8 +1,8 @@
-import type { AgentAdapter, Message } from './agents/types.js';
-import { loadAdapter } from './agents/index.js';
-import { SubagentError } from './errors.js';
-import type { ChildAgent, RunRecord } from './registry/record.js';
-import { listRuns, readRecord, runDir } from './registry/store.js';
+import type { AgentAdapter, Message } from '../agents/types.js';
+import { loadAdapter } from '../agents/index.js';
+import { SubagentError } from '../base/errors.js';
+import type { ChildAgent, RunRecord } from '../registry/record.js';
+import { listRuns, readRecord, runDir } from '../registry/store.js';
 import { parseLog } from './transcript.js';
 
 /** A child sub-agent of one of a name's runs, and where its words were read from. */
