@@ -72,3 +72,24 @@ export function unwritable(path: string, err: unknown): SubagentError {
     hint: 'free disk space or fix the permissions of the registry directory, or point --registry / SUBAGENT_DIR elsewhere',
   });
 }
+
+/**
+ * An exception that is not a SubagentError is a bug of ours: it is reported as E_INTERNAL, with the
+ * registry it happened in when that is known, and the top of its stack.
+ */
+export function internalError(err: unknown, registry: string | null): SubagentError {
+  if (err instanceof SubagentError) return err;
+  const e = err as Error;
+  return new SubagentError('E_INTERNAL', `internal error: ${e?.message ?? String(err)}`, {
+    ...(registry ? { registry } : {}),
+    hint: 'this is a bug in subagents; please report it with the command line that caused it',
+    stack: e?.stack?.split('\n').slice(0, 6) ?? [],
+  });
+}
+
+/** The same error, naming the registry it happened in (unless it names one already). */
+export function inRegistry(err: unknown, registry: string): SubagentError {
+  const e = internalError(err, registry);
+  if (e.details.registry === undefined) e.details.registry = registry;
+  return e;
+}

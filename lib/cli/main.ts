@@ -1,10 +1,13 @@
-import { errorObject, jsonLine, stdoutFlushed, writeStdout } from './output.js';
+import { errorObject, stdoutFlushed, writeStdout } from './output.js';
+import { jsonLine } from '../base/json-line.js';
 import { wantsHelp, type FlagSpec } from './flags.js';
-import { resolvedRegistry } from '../commands/common.js';
 import { checkpoint } from '../base/checkpoint.js';
 
-/** What a verb prints: one JSON line, text, or a JSON line it composed itself as bytes (status's listing). */
-export type VerbResult = { json: Record<string, unknown> } | { text: string; exitCode?: number } | { line: Buffer[] };
+/**
+ * What a verb prints: one JSON line (a command's result: `ok` false makes the exit code 1), text, or a
+ * JSON line it composed itself as bytes (status's listing, with the registry it lists).
+ */
+export type VerbResult = { json: { ok: boolean; registry?: string } } | { text: string; exitCode?: number; registry?: string } | { line: Buffer[]; registry: string };
 
 /**
  * The shared main of every verb: --help, then the verb, then exactly one line on stdout and an exit
@@ -12,13 +15,14 @@ export type VerbResult = { json: Record<string, unknown> } | { text: string; exi
  */
 export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string[]) => Promise<VerbResult>): Promise<void> {
   const argv = process.argv.slice(2);
+  let out: VerbResult | null = null;
   try {
     if (wantsHelp(argv, spec)) {
       writeStdout(usage.endsWith('\n') ? usage : usage + '\n');
       process.exitCode = 0;
       return;
     }
-    const out = await verb(argv);
+    out = await verb(argv);
     // A verb that did its work and then met an unexpected exception (test-only: E_INTERNAL's line).
     checkpoint('before-output');
     if ('json' in out) {
@@ -32,7 +36,9 @@ export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string
       process.exitCode = out.exitCode ?? 0;
     }
   } catch (err) {
-    const { body, exitCode } = errorObject(err, resolvedRegistry());
+    // A command names its registry in its own errors; one that failed after it answered, in its answer.
+    const registry = out === null ? null : 'json' in out ? (out.json.registry ?? null) : 'line' in out ? out.registry : (out.registry ?? null);
+    const { body, exitCode } = errorObject(err, registry);
     writeStdout(jsonLine(body));
     process.exitCode = exitCode;
   }

@@ -1,33 +1,10 @@
 import { writeSync, writevSync } from 'node:fs';
-import { SubagentError, ERROR_CODES } from '../base/errors.js';
+import { inRegistry, internalError } from '../base/errors.js';
 
-/** JSON text where U+2028/U+2029 are escaped, so line-splitting readers (and JS eval) never break it. */
-export function escapeSeparators(text: string): string {
-  return text.indexOf('\u2028') === -1 && text.indexOf('\u2029') === -1 ? text : text.replace(/[\u2028\u2029]/g, (c) => (c === '\u2028' ? '\\u2028' : '\\u2029'));
-}
-
-/** One JSON line, U+2028/U+2029 escaped. */
-export function jsonLine(value: unknown): string {
-  return escapeSeparators(JSON.stringify(value)) + '\n';
-}
-
-
-export function errorObject(err: unknown, registry?: string | null): { body: Record<string, unknown>; exitCode: number } {
-  if (err instanceof SubagentError && (ERROR_CODES as readonly string[]).includes(err.code)) {
-    const details = { ...err.details };
-    if (registry && details.registry === undefined) details.registry = registry;
-    return { body: { ok: false, code: err.code, error: err.message, ...err.extra, details }, exitCode: err.exitCode };
-  }
-  const e = err as Error;
-  return {
-    body: {
-      ok: false,
-      code: 'E_INTERNAL',
-      error: `internal error: ${e?.message ?? String(err)}`,
-      details: { ...(registry ? { registry } : {}), hint: 'this is a bug in subagents; please report it with the command line that caused it', stack: e?.stack?.split('\n').slice(0, 6) ?? [] },
-    },
-    exitCode: 1,
-  };
+/** The error line of a verb: what went wrong, its code and details, and the exit code that goes with it. */
+export function errorObject(err: unknown, registry: string | null): { body: Record<string, unknown>; exitCode: number } {
+  const e = registry ? inRegistry(err, registry) : internalError(err, null);
+  return { body: { ok: false, code: e.code, error: e.message, ...e.extra, details: { ...e.details } }, exitCode: e.exitCode };
 }
 
 let stdoutClosed = false;

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SubagentError } from '../base/errors.js';
-import { readPrompt } from '../cli/prompt.js';
-import { resolveRegistry, type Context } from './common.js';
-import { start } from './start.js';
+import { callerOf, inRegistryOf, placeOf, type Context } from './context.js';
+import { readPrompt } from './prompt.js';
+import { start, type StartOptions } from './start.js';
 
 /** Fields a batch line may hold: the flags of start-subagent, in camelCase. */
 const FIELDS = ['name', 'prompt', 'promptFile', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'files', 'args', 'worktree', 'base'] as const;
@@ -12,8 +12,40 @@ export interface BatchOptions extends Context {
   /** A path, or "-" for stdin. */
   batch: string;
   /** Defaults for every line (flags given next to --batch). */
-  defaults: { cli?: string | undefined; cwdDir?: string | undefined; model?: string | undefined; variant?: string | undefined; agent?: string | undefined; maxConcurrent?: string | undefined; worktree?: boolean; base?: string | undefined };
+  defaults?: BatchDefaults | undefined;
 }
+
+/** What a batch line does not set it takes from here: the options of `start` that are not per run. */
+export type BatchDefaults = Pick<StartOptions, 'cli' | 'cwdDir' | 'model' | 'variant' | 'agent' | 'maxConcurrent' | 'worktree' | 'base'>;
+
+/** A started line: where it was, and the run as start published it. */
+export interface BatchStarted {
+  line: number;
+  name: string;
+  pid: number;
+  status: string;
+  sessionId: string | null;
+  cli: string;
+  run: number;
+  startedAt: string;
+}
+
+/** A line that did not start: its number, its name if it had a good one, and the error start gave. */
+export interface BatchFailed {
+  line: number;
+  name: string | null;
+  code: string;
+  error: string;
+  hint: string | null;
+}
+
+/**
+ * What batch resolves to (docs/schemas/batch.schema.json): every line started, or — still resolved, as
+ * the other runs were started — the E_BATCH_INCOMPLETE object that lists the lines that were not.
+ */
+export type BatchResult =
+  | { ok: true; registry: string; started: BatchStarted[]; failed: [] }
+  | { ok: false; code: 'E_BATCH_INCOMPLETE'; error: string; registry: string; started: BatchStarted[]; failed: BatchFailed[]; details: { registry: string; hint: string } };
 
 function readBatch(source: string, cwd: string): string {
   try {
@@ -36,12 +68,18 @@ const optionalString = (line: Record<string, unknown>, key: string): string | un
  * start-subagent --batch: one JSON object per line, each started as if given as flags. One bad line
  * does not stop the others; the single output line says which started and which failed.
  */
-export async function batch(o: BatchOptions): Promise<Record<string, unknown>> {
-  const cwd = o.cwd ?? process.cwd();
+export async function batch(o: BatchOptions): Promise<BatchResult> {
+  const { cwd } = callerOf(o);
   const text = readBatch(o.batch, cwd);
-  const registry = resolveRegistry(o);
-  const started: Array<Record<string, unknown>> = [];
-  const failed: Array<Record<string, unknown>> = [];
+  const { registry } = placeOf(o);
+  return inRegistryOf(registry, () => startLines(text, registry, o));
+}
+
+async function startLines(text: string, registry: string, o: BatchOptions): Promise<BatchResult> {
+  const { cwd } = callerOf(o);
+  const defaults = o.defaults ?? {};
+  const started: BatchStarted[] = [];
+  const failed: BatchFailed[] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i]!.trim();
@@ -68,16 +106,16 @@ export async function batch(o: BatchOptions): Promise<Record<string, unknown>> {
       const out = await start({
         name,
         prompt,
-        cli: optionalString(line, 'cli') ?? o.defaults.cli,
-        cwdDir: optionalString(line, 'cwd') ?? o.defaults.cwdDir,
-        model: optionalString(line, 'model') ?? o.defaults.model,
-        variant: optionalString(line, 'variant') ?? o.defaults.variant,
-        agent: optionalString(line, 'agent') ?? o.defaults.agent,
+        cli: optionalString(line, 'cli') ?? defaults.cli,
+        cwdDir: optionalString(line, 'cwd') ?? defaults.cwdDir,
+        model: optionalString(line, 'model') ?? defaults.model,
+        variant: optionalString(line, 'variant') ?? defaults.variant,
+        agent: optionalString(line, 'agent') ?? defaults.agent,
         files: files as string[],
         extraArgs: args as string[],
-        maxConcurrent: o.defaults.maxConcurrent,
-        worktree: (line.worktree as boolean | undefined) ?? o.defaults.worktree ?? false,
-        base: optionalString(line, 'base') ?? o.defaults.base,
+        maxConcurrent: defaults.maxConcurrent,
+        worktree: (line.worktree as boolean | undefined) ?? defaults.worktree ?? false,
+        base: optionalString(line, 'base') ?? defaults.base,
         registry,
         cwd,
         ...(o.env ? { env: o.env } : {}),
@@ -89,7 +127,7 @@ export async function batch(o: BatchOptions): Promise<Record<string, unknown>> {
       failed.push({ line: i + 1, name: name ?? null, code: e.code, error: e.message, hint });
     }
   }
-  if (failed.length === 0) return { ok: true, registry, started, failed };
+  if (failed.length === 0) return { ok: true, registry, started, failed: [] };
   return {
     ok: false,
     code: 'E_BATCH_INCOMPLETE',

@@ -8,15 +8,48 @@ import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
 import { leaveQueue } from '../registry/queue.js';
 import { validateName } from '../registry/names.js';
 import { listNames, updateRecord } from '../registry/store.js';
+import type { Outcome, Status } from '../registry/record.js';
 import { monotonicMs, nowIso, sleep } from '../base/time.js';
-import { envValue, requireLatest, resolveRegistry, type Context } from './common.js';
+import { requireLatest } from '../runs/observe.js';
+import { inRegistryOf, placeOf, type Context } from './context.js';
+import { cancelGraceMs } from './settings.js';
 
 export interface CancelOptions extends Context {
   name: string | undefined;
+  /** TERM, INT or KILL (a SIG prefix is allowed); default the CLI's graceful signal. */
   signal?: string | undefined;
   /** Also cancel every run started from this one (by parent), at any depth. */
-  recursive?: boolean;
+  recursive?: boolean | undefined;
 }
+
+/** What cancel resolves to (docs/schemas/cancel.schema.json). */
+export interface CancelResult {
+  ok: true;
+  registry: string;
+  name: string;
+  run: number;
+  /** The supervisor's pid. */
+  pid: number | null;
+  agentPid: number | null;
+  /** TERM, INT or KILL; null when nothing was signalled (a recursive cancel of a run that had ended). */
+  signalSent: string | null;
+  previousStatus: Status;
+  status: Status;
+  outcome: Outcome | null;
+  processesSignalled: number;
+  /** Processes of the run still alive after the escalation (none, normally). */
+  survivors: Array<{ pid: number; comm: string }>;
+  /** False when the registry could not be written: the processes were signalled, the cancel is not recorded. */
+  recorded?: boolean;
+  warning?: string;
+  /** With `recursive`: what happened to each descendant. */
+  descendants?: DescendantCancel[];
+}
+
+/** A descendant of a recursive cancel: cancelled, already ended, or an error of its own. */
+export type DescendantCancel =
+  | { name: string; previousStatus: Status; status: Status; outcome: Outcome | null; survivors: CancelResult['survivors']; cancelled: boolean }
+  | { name: string; code: string; error: string };
 
 const SIGNALS: Record<string, NodeJS.Signals> = { TERM: 'SIGTERM', KILL: 'SIGKILL', INT: 'SIGINT' };
 
@@ -28,11 +61,6 @@ export function parseSignal(value: string | undefined): NodeJS.Signals | null {
     throw new SubagentError('E_SIGNAL_UNSUPPORTED', `--signal ${value} is not supported`, { signal: value, hint: 'use --signal TERM, INT or KILL' });
   }
   return sig;
-}
-
-function graceMs(env: NodeJS.ProcessEnv): number {
-  const v = Number(envValue(env, 'SUBAGENT_CANCEL_GRACE_MS') ?? 3000);
-  return Number.isFinite(v) && v >= 0 ? v : 3000;
 }
 
 /** Waits until none of `seen` is alive, or the time is up; returns what still lives. */
@@ -51,36 +79,49 @@ async function waitGone(seen: Seen[], ms: number): Promise<Seen[]> {
  * signal (the CLI's graceful one by default), wait a grace period, SIGTERM and then SIGKILL whatever
  * of the run remains, and make sure the end is recorded as `cancelled`.
  */
-export async function cancel(o: CancelOptions): Promise<Record<string, unknown>> {
-  validateName(o.name);
-  parseSignal(o.signal);
-  const registry = resolveRegistry(o);
-  if (!o.recursive) return cancelOne(registry, o.name!, o);
-  requireLatest(registry, o.name!);
+export async function cancel(o: CancelOptions): Promise<CancelResult> {
+  const name = validateName(o.name);
+  const signal = parseSignal(o.signal);
+  const { registry, env } = placeOf(o);
+  const s: CancelSettings = { registry, signal, graceMs: cancelGraceMs(env) };
+  return inRegistryOf(registry, () => (o.recursive ? cancelTree(s, name) : cancelOne(s, name)));
+}
+
+/** A cancel's options, resolved at its entrance. */
+interface CancelSettings {
+  registry: string;
+  /** As asked; null: the CLI's graceful signal. */
+  signal: NodeJS.Signals | null;
+  graceMs: number;
+}
+
+async function cancelTree(s: CancelSettings, root: string): Promise<CancelResult> {
+  const { registry } = s;
+  requireLatest(registry, root);
   // The parent first (so it starts nothing new), then its descendants, level by level.
-  let top: Record<string, unknown> | null = null;
+  let top: CancelResult | null = null;
   try {
-    top = await cancelOne(registry, o.name!, o);
+    top = await cancelOne(s, root);
   } catch (err) {
     if (!(err instanceof SubagentError && err.code === 'E_NOT_RUNNING')) throw err;
   }
-  const descendants: Array<Record<string, unknown>> = [];
-  for (const name of descendantsOf(registry, o.name!)) {
+  const descendants: DescendantCancel[] = [];
+  for (const name of descendantsOf(registry, root)) {
     try {
-      const r = await cancelOne(registry, name, o);
+      const r = await cancelOne(s, name);
       descendants.push({ name, previousStatus: r.previousStatus, status: r.status, outcome: r.outcome, survivors: r.survivors, cancelled: true });
     } catch (err) {
-      if (err instanceof SubagentError && err.code === 'E_NOT_RUNNING') descendants.push({ name, previousStatus: err.details.status, status: err.details.status, outcome: err.details.outcome, survivors: [], cancelled: false });
+      if (err instanceof SubagentError && err.code === 'E_NOT_RUNNING') descendants.push({ name, previousStatus: err.details.status as Status, status: err.details.status as Status, outcome: err.details.outcome as Outcome | null, survivors: [], cancelled: false });
       else if (err instanceof SubagentError) descendants.push({ name, code: err.code, error: err.message });
       else throw err;
     }
   }
-  if (!top && !descendants.some((d) => d.cancelled === true)) {
-    throw notRunning(o.name!, requireLatest(registry, o.name!));
+  if (!top && !descendants.some((d) => 'cancelled' in d && d.cancelled)) {
+    throw notRunning(root, requireLatest(registry, root));
   }
-  const ob = requireLatest(registry, o.name!);
+  const ob = requireLatest(registry, root);
   return {
-    ...(top ?? { ok: true, registry, name: o.name, run: ob.record.run, pid: ob.supervisor?.pid ?? null, agentPid: ob.record.agentProcess?.pid ?? null, signalSent: null, previousStatus: ob.status, status: ob.status, outcome: ob.record.outcome, processesSignalled: 0, survivors: [] }),
+    ...(top ?? { ok: true, registry, name: root, run: ob.record.run, pid: ob.supervisor?.pid ?? null, agentPid: ob.record.agentProcess?.pid ?? null, signalSent: null, previousStatus: ob.status, status: ob.status, outcome: ob.record.outcome, processesSignalled: 0, survivors: [] }),
     descendants,
   };
 }
@@ -105,9 +146,8 @@ function descendantsOf(registry: string, root: string): string[] {
   return out;
 }
 
-async function cancelOne(registry: string, nameArg: string, o: CancelOptions): Promise<Record<string, unknown>> {
-  const env = o.env ?? process.env;
-  const asked = parseSignal(o.signal);
+async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResult> {
+  const { registry, signal: asked } = s;
   const ob = requireLatest(registry, nameArg);
   const name = ob.record.name;
   const previousStatus = ob.status;
@@ -142,7 +182,7 @@ async function cancelOne(registry: string, nameArg: string, o: CancelOptions): P
   if (seen.length) {
     if (signal === 'SIGKILL' || adapter.gracefulSignal === 'SIGTERM') signalled += signalAll(seen, signal, true);
     else if (marked.agentProcess) signalled += signalIdentity(marked.agentProcess, signal) ? 1 : 0;
-    let left = await waitGone(seen, signal === 'SIGKILL' ? 1000 : graceMs(env));
+    let left = await waitGone(seen, signal === 'SIGKILL' ? 1000 : s.graceMs);
     if (left.length || snapshot().length) {
       seen = [...left, ...snapshot()];
       if (signal !== 'SIGTERM' && signal !== 'SIGKILL') {
@@ -155,7 +195,7 @@ async function cancelOne(registry: string, nameArg: string, o: CancelOptions): P
     }
   }
   const survivors = stillAlive(snapshot());
-  let final: { outcome: string | null } = { outcome: null };
+  let final: { outcome: Outcome | null } = { outcome: null };
   try {
     final = await settle(ob.dir, supervisor, signal);
   } catch (err) {

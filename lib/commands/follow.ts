@@ -4,17 +4,22 @@ import { loadAdapter } from '../agents/index.js';
 import type { Message } from '../agents/types.js';
 import { SubagentError } from '../base/errors.js';
 import { LineFollower } from '../base/lines.js';
+import { jsonLine } from '../base/json-line.js';
 import { isTerminal, observeRun } from '../runs/observe.js';
 import { FILES } from '../registry/store.js';
 import { monotonicMs } from '../base/time.js';
-import { requireLatest, resolveRegistry, type Context } from './common.js';
-import { result } from './result.js';
+import { waitTimeoutMs } from './settings.js';
+import { requireLatest } from '../runs/observe.js';
+import { validateName } from '../registry/names.js';
+import { inRegistryOf, placeOf, type Context } from './context.js';
+import { result, type RunAnswer } from './result.js';
 
 export interface FollowOptions extends Context {
   name: string | undefined;
   /** NDJSON throughout: one {"type":"message",…} line per transcript message. */
-  json?: boolean;
-  timeoutMs?: number | null;
+  json?: boolean | undefined;
+  /** Stop following after this many seconds (E_WAIT_TIMEOUT); undefined or 0: until the run ends. */
+  timeoutSec?: number | undefined;
   /** Where the lines go (the verb passes stdout). */
   write: (text: string) => void;
 }
@@ -41,9 +46,15 @@ export function humanLine(m: Message): string {
  * agent exists) and end with the run, the last line being the usual result JSON. Woken by inotify on
  * the run directory, with a short backstop for the run's end and for filesystems without events.
  */
-export async function follow(o: FollowOptions): Promise<Record<string, unknown>> {
-  const registry = resolveRegistry(o);
-  const start = requireLatest(registry, o.name!);
+export async function follow(o: FollowOptions): Promise<RunAnswer> {
+  const name = validateName(o.name);
+  const timeoutMs = waitTimeoutMs(o.timeoutSec ?? 0, {});
+  const { registry } = placeOf(o);
+  return inRegistryOf(registry, () => followIn(registry, name, timeoutMs, o));
+}
+
+async function followIn(registry: string, asked: string, timeoutMs: number | null, o: FollowOptions): Promise<RunAnswer> {
+  const start = requireLatest(registry, asked);
   const { dir, record } = start;
   const adapter = await loadAdapter(record.cli);
   // Numbered as search numbers them: for a text stream (shell) the output is one message, by line.
@@ -57,12 +68,12 @@ export async function follow(o: FollowOptions): Promise<Record<string, unknown>>
     } else index++;
     if (o.json) {
       const event: FollowLine = { type: 'message', run: record.run, index, ...(text ? { line } : {}), role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) };
-      o.write(JSON.stringify(event).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029') + '\n');
+      o.write(jsonLine(event));
     } else o.write(humanLine(m));
   };
   const parser = adapter.parser(emit);
   const follower = new LineFollower(join(dir, FILES.events), (l) => parser.line(l));
-  const deadline = o.timeoutMs == null ? null : monotonicMs() + o.timeoutMs;
+  const deadline = timeoutMs === null ? null : monotonicMs() + timeoutMs;
   let watcher: FSWatcher | null = null;
   let poke: (() => void) | null = null;
   try {
@@ -77,7 +88,7 @@ export async function follow(o: FollowOptions): Promise<Record<string, unknown>>
       follower.poll();
       if (ended) break;
       if (deadline !== null && monotonicMs() > deadline) {
-        throw new SubagentError('E_WAIT_TIMEOUT', `stopped following "${record.name}" after ${(o.timeoutMs ?? 0) / 1000} s; it is still going`, {
+        throw new SubagentError('E_WAIT_TIMEOUT', `stopped following "${record.name}" after ${(timeoutMs ?? 0) / 1000} s; it is still going`, {
           name: record.name,
           hint: 'follow again, or raise --timeout (0 follows until the run ends)',
         });
@@ -96,5 +107,5 @@ export async function follow(o: FollowOptions): Promise<Record<string, unknown>>
   } finally {
     watcher?.close();
   }
-  return result({ name: record.name, run: String(record.run), registry, ...(o.env ? { env: o.env } : {}), ...(o.cwd ? { cwd: o.cwd } : {}) });
+  return result({ name: record.name, run: record.run, registry, env: o.env, cwd: o.cwd });
 }

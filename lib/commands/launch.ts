@@ -2,22 +2,12 @@ import { randomUUID } from '../base/uuid.js';
 import { SubagentError } from '../base/errors.js';
 import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
-import { RECORD_FORMAT, type RunRecord } from '../registry/record.js';
+import { RECORD_FORMAT, type RunRecord, type Status } from '../registry/record.js';
 import { writeLauncher, type Published } from '../registry/store.js';
 import { spawnSupervisor } from '../supervisor/spawn.js';
 import { nowIso } from '../base/time.js';
-import { enqueue, newTicket, parseLimit, readLimit, writeLimit } from '../registry/queue.js';
-import { envValue, findOnPath } from './common.js';
-
-/**
- * The concurrency limit asked for: --max-concurrent, else SUBAGENT_MAX_CONCURRENT, else nothing (the
- * registry's limit stays). Pure: checked with the flags, before anything is created.
- */
-export function requestedLimit(flag: string | undefined, env: NodeJS.ProcessEnv): number | undefined {
-  if (flag !== undefined) return parseLimit(flag, '--max-concurrent');
-  const fromEnv = envValue(env, 'SUBAGENT_MAX_CONCURRENT');
-  return fromEnv === undefined ? undefined : parseLimit(fromEnv, 'SUBAGENT_MAX_CONCURRENT');
-}
+import { enqueue, newTicket, readLimit, writeLimit } from '../registry/queue.js';
+import { findOnPath } from '../proc/path.js';
 
 /**
  * Sets the registry's limit when one was asked for (0 removes it); a run started while a limit is in
@@ -126,7 +116,25 @@ export async function launchSupervisor(registry: string, run: Published, env: No
   return pid;
 }
 
-export function launchOutput(registry: string, r: RunRecord, pid: number, mode: 'new' | 'resume'): Record<string, unknown> {
+/** What start and resume resolve to: the run as it was published (docs/schemas/start.schema.json). */
+export interface StartResult {
+  ok: true;
+  registry: string;
+  name: string;
+  /** The supervisor's pid. */
+  pid: number;
+  /** `scheduled`: the supervisor starts the agent (or queues it) on its own. */
+  status: Status;
+  /** The CLI's session id where it is chosen in advance, else null until the agent reports it. */
+  sessionId: string | null;
+  cli: string;
+  model: string | null;
+  mode: 'new' | 'resume';
+  run: number;
+  startedAt: string;
+}
+
+export function launchResult(registry: string, r: RunRecord, pid: number, mode: 'new' | 'resume'): StartResult {
   return {
     ok: true,
     registry,

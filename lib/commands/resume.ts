@@ -4,33 +4,55 @@ import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { createRun, latestRun, nameDir } from '../registry/store.js';
 import { observeLatest } from '../runs/observe.js';
-import { resolveCwd, resolveRegistry, type Context } from './common.js';
-import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicketFor, requestedLimit, storeEnvOf } from './launch.js';
-import { promptRequired } from './start.js';
+import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './context.js';
+import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
+import { promptBytes } from './prompt.js';
+import { requestedLimit } from './settings.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
 import type { RunRecord } from '../registry/record.js';
 
 export interface ResumeOptions extends Context {
+  /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
-  /** Bytes are kept exactly; a string is taken as UTF-8. */
+  /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
   prompt: Buffer | string;
+  /** Must be the run's own directory, when given (a session belongs to its cwd). */
   cwdDir?: string | undefined;
+  /** Default: the run's model. */
   model?: string | undefined;
+  /** Default: the run's variant. */
   variant?: string | undefined;
-  /** null: repeat the arguments stored with the run. */
-  extraArgs?: string[] | null;
-  maxConcurrent?: string | undefined;
+  /** Replaces the agent-CLI arguments stored with the run; null or undefined: repeat them. */
+  extraArgs?: string[] | null | undefined;
+  /** Sets the registry's concurrency limit (0 removes it); default SUBAGENT_MAX_CONCURRENT. */
+  maxConcurrent?: number | undefined;
 }
 
+/** What resume resolves to: a start's result with `mode: "resume"`. */
+export type ResumeResult = StartResult;
+
 /** resume-subagent: a new run of a finished name, in the same session and cwd. */
-export async function resume(o: ResumeOptions): Promise<Record<string, unknown>> {
-  const env = o.env ?? process.env;
-  const callerCwd = o.cwd ?? process.cwd();
+export async function resume(o: ResumeOptions): Promise<ResumeResult> {
+  const { env, cwd: callerCwd } = callerOf(o);
   const limit = requestedLimit(o.maxConcurrent, env);
   const name = validateName(o.name);
-  const prompt = typeof o.prompt === 'string' ? Buffer.from(o.prompt, 'utf8') : o.prompt;
-  if (prompt.length === 0) throw promptRequired();
-  const registry = resolveRegistry(o);
+  const prompt = promptBytes(o.prompt);
+  const { registry } = placeOf(o);
+  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, limit, env, callerCwd }));
+}
+
+/** A resume's options, checked and resolved at its entrance. */
+interface ResumeSettings {
+  registry: string;
+  name: string;
+  prompt: Buffer;
+  limit: number | undefined;
+  env: NodeJS.ProcessEnv;
+  callerCwd: string;
+}
+
+async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
+  const { registry, name, prompt, limit, env, callerCwd } = s;
   const previous = observeLatest(registry, name);
   if (!previous) {
     throw new SubagentError('E_SESSION_NOT_FOUND', `no run named "${name}" was ever started in ${registry}`, {
@@ -90,7 +112,7 @@ export async function resume(o: ResumeOptions): Promise<Record<string, unknown>>
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
   const pid = await launchSupervisor(registry, run, env, queueTicket);
-  return launchOutput(registry, record, pid, 'resume');
+  return launchResult(registry, record, pid, 'resume');
 }
 
 /**

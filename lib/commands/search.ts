@@ -3,13 +3,47 @@ import { SubagentError } from '../base/errors.js';
 import { listRuns, readRecord, runDir } from '../registry/store.js';
 import { forEachItem, type TranscriptItem } from '../runs/transcript.js';
 import { childTranscript } from '../runs/children.js';
-import { requireLatest, resolveRegistry, type Context } from './common.js';
+import { requireLatest } from '../runs/observe.js';
+import { validateName } from '../registry/names.js';
+import type { Message } from '../agents/types.js';
+import { inRegistryOf, placeOf, type Context } from './context.js';
 
 export interface SearchOptions extends Context {
   name: string | undefined;
+  /** A JavaScript regular expression (searched with the `g` flag). */
   pattern: string | undefined;
+  /** any (default), user, assistant or tool. */
   role?: string | undefined;
+  /** Search one child sub-agent's transcript instead of the runs'. */
   child?: string | undefined;
+}
+
+/** One match: where it is, and the text around it. */
+export interface SearchMatch {
+  run: number;
+  index: number;
+  role: Message['role'];
+  /** For text streams (shell): the line of the output. */
+  line?: number;
+  childId?: string;
+  snippet: string;
+}
+
+/** What search resolves to (docs/schemas/search.schema.json); `child` and `source` only for a child's search. */
+export interface SearchResult {
+  ok: true;
+  registry: string;
+  name: string;
+  child?: string;
+  source?: 'transcript' | 'stream';
+  pattern: string;
+  role: string;
+  /** At most 1000. */
+  matches: SearchMatch[];
+  /** Every match, listed or not. */
+  total: number;
+  truncated: boolean;
+  skippedLines?: number;
 }
 
 export const ROLES = ['any', 'user', 'assistant', 'tool'] as const;
@@ -37,13 +71,18 @@ export function checkRole(role: string | undefined): string {
 }
 
 /** subagent-search: a JS regex over the normalised transcript of every run of a name. */
-export async function search(o: SearchOptions): Promise<Record<string, unknown>> {
+export async function search(o: SearchOptions): Promise<SearchResult> {
   const re = compilePattern(o.pattern);
+  const pattern = o.pattern!;
   const role = checkRole(o.role);
-  const registry = resolveRegistry(o);
-  const latest = requireLatest(registry, o.name!);
+  const { registry } = placeOf(o);
+  return inRegistryOf(registry, () => searchIn(registry, validateName(o.name), re, pattern, role, o.child));
+}
+
+async function searchIn(registry: string, asked: string, re: RegExp, pattern: string, role: string, child: string | undefined): Promise<SearchResult> {
+  const latest = requireLatest(registry, asked);
   const name = latest.record.name;
-  const matches: Array<Record<string, unknown>> = [];
+  const matches: SearchMatch[] = [];
   let total = 0;
   const visit = (item: TranscriptItem) => {
       if (role !== 'any' && item.role !== role) return;
@@ -66,10 +105,10 @@ export async function search(o: SearchOptions): Promise<Record<string, unknown>>
         if (m[0].length === 0) re.lastIndex++;
       }
   };
-  if (o.child !== undefined) {
-    const c = await childTranscript(registry, name, o.child);
+  if (child !== undefined) {
+    const c = await childTranscript(registry, name, child);
     c.messages.forEach((m, i) => visit({ run: c.run, index: i, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}) }));
-    return { ok: true, registry, name, child: c.child.id, source: c.source, pattern: o.pattern, role, matches, total, truncated: total > matches.length };
+    return { ok: true, registry, name, child: c.child.id, source: c.source, pattern, role, matches, total, truncated: total > matches.length };
   }
   let skippedLines = 0;
   for (const run of listRuns(registry, name) ?? []) {
@@ -77,5 +116,5 @@ export async function search(o: SearchOptions): Promise<Record<string, unknown>>
     const record = run === latest.record.run ? latest.record : readRecord(dir);
     skippedLines += forEachItem(dir, record, await loadAdapter(record.cli), visit);
   }
-  return { ok: true, registry, name, pattern: o.pattern, role, matches, total, truncated: total > matches.length, skippedLines };
+  return { ok: true, registry, name, pattern, role, matches, total, truncated: total > matches.length, skippedLines };
 }

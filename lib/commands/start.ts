@@ -1,34 +1,62 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
+import type { AgentAdapter } from '../agents/types.js';
 import { SubagentError } from '../base/errors.js';
-import { validateName } from '../registry/names.js';
+import { nameExists, validateName } from '../registry/names.js';
 import { createName, latestRun, type Published } from '../registry/store.js';
 import type { RunRecord } from '../registry/record.js';
 import { locateRegistry } from '../registry/locate.js';
 import { observeLatest } from '../runs/observe.js';
 import { addWorktree, discardFreshWorktree, type Worktree } from '../runs/worktree.js';
-import { envValue, resolveCwd, resolveRegistry, type Context } from './common.js';
-import { checkAdapterCan, launchOutput, launchSupervisor, newRecord, queueTicketFor, requestedLimit, storeEnvOf } from './launch.js';
+import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './context.js';
+import { promptBytes } from './prompt.js';
+import { DEFAULT_CLI, fromEnv, maxDepth, requestedLimit } from './settings.js';
+import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
+
+export type { StartResult } from './launch.js';
 
 export interface StartOptions extends Context {
+  /** Required ([name rule](docs/contract.md#names)); undefined: E_NAME_REQUIRED. */
   name: string | undefined;
-  /** Bytes are kept exactly; a string is taken as UTF-8. */
+  /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
   prompt: Buffer | string;
+  /** opencode, claude, codex, shell; default SUBAGENT_CLI, else opencode. */
   cli?: string | undefined;
+  /** The directory the agent runs in (relative: against `cwd`); default `cwd`. */
   cwdDir?: string | undefined;
+  /** Default SUBAGENT_MODEL, for CLIs that take a model. */
   model?: string | undefined;
+  /** Default SUBAGENT_VARIANT, for CLIs that take one. */
   variant?: string | undefined;
+  /** The CLI's own named agent. */
   agent?: string | undefined;
-  files?: string[];
-  extraArgs?: string[];
-  maxConcurrent?: string | undefined;
-  worktree?: boolean;
+  /** Files to attach (relative: against `cwd`). */
+  files?: string[] | undefined;
+  /** Appended to the agent CLI's command line, and again on every resume. */
+  extraArgs?: string[] | undefined;
+  /** Sets the registry's concurrency limit (0 removes it); default SUBAGENT_MAX_CONCURRENT. */
+  maxConcurrent?: number | undefined;
+  /** Run in a new git worktree on branch subagents/<name>. */
+  worktree?: boolean | undefined;
+  /** The commit the worktree starts from (needs `worktree`). */
   base?: string | undefined;
 }
 
-export const DEFAULT_CLI = 'opencode';
-export const DEFAULT_MAX_DEPTH = 3;
+/** Everything a start needs, resolved from its options and the environment before anything is written. */
+interface StartSettings {
+  name: string;
+  prompt: Buffer;
+  adapter: AgentAdapter;
+  cwd: string;
+  files: string[];
+  model: string | null;
+  variant: string | null;
+  limit: number | undefined;
+  parent: string | null;
+  depth: number;
+  env: NodeJS.ProcessEnv;
+}
 
 /**
  * Nested orchestration: a start from inside a run (SUBAGENT_PARENT set by its supervisor) records the
@@ -38,10 +66,9 @@ export const DEFAULT_MAX_DEPTH = 3;
  * known counts as the limit reached: the limit fails closed.
  */
 function nesting(env: NodeJS.ProcessEnv): { parent: string | null; depth: number } {
-  const parent = envValue(env, 'SUBAGENT_PARENT') ?? null;
+  const parent = fromEnv(env, 'parent') ?? null;
   if (parent === null) return { parent: null, depth: 1 };
-  const raw = envValue(env, 'SUBAGENT_MAX_DEPTH');
-  const max = raw !== undefined && /^[0-9]+$/.test(raw) ? Number(raw) : DEFAULT_MAX_DEPTH;
+  const max = maxDepth(env);
   const parentDepth = parentDepthOf(env, parent);
   if (parentDepth === null) {
     // details.depth stays a number (the first depth past the limit); depthKnown says it was not read.
@@ -67,10 +94,11 @@ function nesting(env: NodeJS.ProcessEnv): { parent: string | null; depth: number
 
 /** The depth of the run that is starting a sub-agent, or null when it cannot be told. */
 function parentDepthOf(env: NodeJS.ProcessEnv, parent: string): number | null {
-  const exported = envValue(env, 'SUBAGENT_DEPTH');
+  const exported = fromEnv(env, 'depth');
   if (exported !== undefined) return /^[1-9][0-9]{0,5}$/.test(exported) ? Number(exported) : null;
   try {
-    const home = envValue(env, 'SUBAGENT_DIR');
+    // The parent's registry is the one its supervisor exported, whatever --registry this start was given.
+    const home = fromEnv(env, 'dir');
     const depth = home ? observeLatest(locateRegistry(home, env).path, validateName(parent))?.record.depth : undefined;
     return typeof depth === 'number' && Number.isInteger(depth) && depth >= 1 ? depth : null;
   } catch {
@@ -78,16 +106,14 @@ function parentDepthOf(env: NodeJS.ProcessEnv, parent: string): number | null {
   }
 }
 
-/** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
-export async function start(o: StartOptions): Promise<Record<string, unknown>> {
-  const env = o.env ?? process.env;
-  const callerCwd = o.cwd ?? process.cwd();
+/** Checks every option and fills in the environment's defaults: nothing is written yet. */
+async function settle(o: StartOptions): Promise<StartSettings> {
+  const { env, cwd: callerCwd } = callerOf(o);
   const limit = requestedLimit(o.maxConcurrent, env);
   const name = validateName(o.name);
-  const prompt = typeof o.prompt === 'string' ? Buffer.from(o.prompt, 'utf8') : o.prompt;
-  if (prompt.length === 0) throw promptRequired();
-  const adapter = await loadAdapter(o.cli ?? envValue(env, 'SUBAGENT_CLI') ?? DEFAULT_CLI);
-  let cwd = resolveCwd(o.cwdDir, callerCwd);
+  const prompt = promptBytes(o.prompt);
+  const adapter = await loadAdapter(o.cli ?? fromEnv(env, 'cli') ?? DEFAULT_CLI);
+  const cwd = resolveCwd(o.cwdDir, callerCwd);
   const files = (o.files ?? []).map((f) => resolve(callerCwd, f));
   for (const f of files) {
     if (!existsSync(f)) throw new SubagentError('E_ARG_INVALID', `--file ${f} does not exist`, { file: f, hint: 'give paths of existing files (relative paths resolve against your directory)' });
@@ -96,53 +122,52 @@ export async function start(o: StartOptions): Promise<Record<string, unknown>> {
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined, agent: o.agent !== undefined, files: files.length > 0 }, env);
   const { parent, depth } = nesting(env);
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
-  const model = o.model ?? (adapter.supports.model ? envValue(env, 'SUBAGENT_MODEL', 'OPENCODE_PSA_MODEL') : undefined) ?? null;
-  const variant = o.variant ?? (adapter.supports.variant ? envValue(env, 'SUBAGENT_VARIANT', 'OPENCODE_PSA_VARIANT') : undefined) ?? null;
-  const registry = resolveRegistry(o);
-  // Writes, in this order: the limit (and ticket), the worktree, the name. A failure after the
-  // worktree is made removes it again, so a refused start leaves no branch that blocks the name.
-  const queueTicket = queueTicketFor(registry, limit);
-  let worktree: Worktree | null = null;
-  if (o.worktree) {
-    if (latestRun(registry, name) !== null) throw nameExists(registry, name);
-    ({ worktree, cwd } = addWorktree(registry, name, cwd, o.base));
-  }
-  let run: Published;
-  let record: RunRecord;
-  try {
-    record = newRecord({
-      name,
-      run: 1,
-      cli: adapter.cli,
-      cwd,
-      model,
-      variant,
-      agent: o.agent ?? null,
-      files,
-      extraArgs: o.extraArgs ?? [],
-      sessionId: adapter.chooseSessionId(),
-      parent,
-      depth,
-      worktree,
-      promptBytes: prompt.length,
-      storeEnv: storeEnvOf(adapter, env),
-      queueTicket,
-    });
-    run = createName(registry, name, record, prompt);
-  } catch (err) {
-    if (worktree) discardFreshWorktree(worktree);
-    throw err;
-  }
-  const pid = await launchSupervisor(registry, run, env, queueTicket);
-  return launchOutput(registry, record, pid, 'new');
+  const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
+  const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;
+  return { name, prompt, adapter, cwd, files, model, variant, limit, parent, depth, env };
 }
 
-function nameExists(registry: string, name: string): SubagentError {
-  return new SubagentError('E_NAME_EXISTS', `a run named "${name}" already exists`, { name, registry, hint: 'choose another name, or resume it with resume-subagent' });
-}
-
-export function promptRequired(): SubagentError {
-  return new SubagentError('E_PROMPT_REQUIRED', 'a non-empty prompt is required', {
-    hint: 'give --prompt TEXT, --prompt-file PATH, or --prompt - with the prompt on stdin',
+/** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
+export async function start(o: StartOptions): Promise<StartResult> {
+  const s = await settle(o);
+  const { registry } = placeOf(o);
+  return inRegistryOf(registry, async () => {
+    // Writes, in this order: the limit (and ticket), the worktree, the name. A failure after the
+    // worktree is made removes it again, so a refused start leaves no branch that blocks the name.
+    const queueTicket = queueTicketFor(registry, s.limit);
+    let cwd = s.cwd;
+    let worktree: Worktree | null = null;
+    if (o.worktree) {
+      if (latestRun(registry, s.name) !== null) throw nameExists(s.name, registry);
+      ({ worktree, cwd } = addWorktree(registry, s.name, cwd, o.base));
+    }
+    let run: Published;
+    let record: RunRecord;
+    try {
+      record = newRecord({
+        name: s.name,
+        run: 1,
+        cli: s.adapter.cli,
+        cwd,
+        model: s.model,
+        variant: s.variant,
+        agent: o.agent ?? null,
+        files: s.files,
+        extraArgs: o.extraArgs ?? [],
+        sessionId: s.adapter.chooseSessionId(),
+        parent: s.parent,
+        depth: s.depth,
+        worktree,
+        promptBytes: s.prompt.length,
+        storeEnv: storeEnvOf(s.adapter, s.env),
+        queueTicket,
+      });
+      run = createName(registry, s.name, record, s.prompt);
+    } catch (err) {
+      if (worktree) discardFreshWorktree(worktree);
+      throw err;
+    }
+    const pid = await launchSupervisor(registry, run, s.env, queueTicket);
+    return launchResult(registry, record, pid, 'new');
   });
 }

@@ -1,58 +1,57 @@
-import { SubagentError } from '../base/errors.js';
-import { isTerminal, observeLatest, observeListed, observeRun, type Observation } from '../runs/observe.js';
-import { validateName } from '../registry/names.js';
-import { agentsDir, compareNames, listNames, listRuns, nameDir, runDir } from '../registry/store.js';
-import type { Status, Usage } from '../registry/record.js';
-import { DoneCache, type CachedView, type Stamp } from '../registry/done-cache.js';
-import { fastPath } from '../base/fast-paths.js';
-import { viewOf } from '../runs/entry.js';
+import { SubagentError, inRegistry } from '../base/errors.js';
 import { waitFor } from '../base/wait.js';
-import { queueView, readLimit } from '../registry/queue.js';
+import { isTerminal, type Observation } from '../runs/observe.js';
+import { nameNotFound, validateName } from '../registry/names.js';
+import { agentsDir, nameDir, runDir } from '../registry/store.js';
+import type { Status } from '../registry/record.js';
 import { writeJunit } from '../runs/junit.js';
-import { usageOfName } from '../runs/usage.js';
-import { promptHead } from '../runs/transcript.js';
-import { envValue, notFound, resolveRegistry, type Context } from './common.js';
+import type { AgentEntry } from '../runs/entry.js';
+import { inRegistryOf, placeOf, type Context } from './context.js';
+import { waitTimeoutMs } from './settings.js';
+import { entriesOf, listedNames, listingCache, rowsOf, snapshot, type ListingTail, type Rows, type Snapshot } from './listing.js';
+
+export type { AgentEntry } from '../runs/entry.js';
+export type { ListingTail, Problem, QueueSummary } from './listing.js';
 
 export interface StatusOptions extends Context {
-  names?: string[];
+  /** Only these names; a name that does not exist is not listed (waiting for it: E_NAME_NOT_FOUND). */
+  names?: string[] | undefined;
   /** All names under `prefix/`. */
   prefix?: string | undefined;
-  all?: boolean;
-  wait?: boolean;
-  waitTerminal?: boolean;
-  /** Seconds; undefined: SUBAGENT_WAIT_TIMEOUT_SEC (default 100); 0: forever. */
-  timeoutSec?: string | undefined;
-  requireSuccess?: boolean;
+  /** Every name (the default when listing; needed to wait for everything). */
+  all?: boolean | undefined;
+  /** Resolve at the first change of any selected run (adds `changed`). */
+  wait?: boolean | undefined;
+  /** Resolve when every selected run is done or unknown. */
+  waitTerminal?: boolean | undefined;
+  /** How long to wait, in seconds; undefined: SUBAGENT_WAIT_TIMEOUT_SEC (default 100); 0: forever. */
+  timeoutSec?: number | undefined;
+  /** Reject with E_RUN_FAILED when any selected run did not succeed. */
+  requireSuccess?: boolean | undefined;
+  /** Also write a JUnit XML report to this file (relative: against `cwd`). */
   junit?: string | undefined;
-  /** With one --name: every run of it. */
-  runs?: boolean;
 }
 
-interface Snapshot {
-  /** What was read, by name. Cache hits are in `rows` only: the cache serves plain listings, which need no more. */
-  observations: Map<string, Observation>;
-  /** In listing order: what was read, and the done runs the cache proved current, already rendered. */
-  rows: Array<Observation | CachedView>;
-  /** Usage over all runs of a name, where the listing already knows it. */
-  usage: Map<Observation, Usage | null>;
-  /** Done runs read fresh that the cache may keep once rendered: their listed name and stamp. */
-  stamps: Map<Observation, { name: string; stamp: Stamp }>;
-  cache: DoneCache | null;
-  problems: Array<Record<string, unknown>>;
+/** A run that changed while `wait` waited. */
+export interface Change {
+  name: string;
+  previousStatus: string | null;
+  status: Status;
+  run: number;
+  exitCode: number | null;
+  finishedAt: string | null;
 }
 
-export const DEFAULT_WAIT_TIMEOUT_SEC = 100;
-
-export function waitTimeoutMs(flag: string | undefined, env: NodeJS.ProcessEnv): number | null {
-  const raw = flag ?? envValue(env, 'SUBAGENT_WAIT_TIMEOUT_SEC', 'OPENCODE_PSA_WAIT_TIMEOUT_SEC') ?? String(DEFAULT_WAIT_TIMEOUT_SEC);
-  const sec = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(sec) || sec < 0) {
-    throw new SubagentError('E_ARG_INVALID', `the wait timeout "${raw}" is not a number of seconds`, {
-      value: raw,
-      hint: 'give seconds as a number (0 waits forever), via --timeout or SUBAGENT_WAIT_TIMEOUT_SEC',
-    });
-  }
-  return sec === 0 ? null : sec * 1000;
+/** What status resolves to (docs/schemas/status.schema.json). */
+export interface StatusResult extends ListingTail {
+  ok: true;
+  registry: string;
+  /** The latest run of each selected name, in name order. */
+  agents: AgentEntry[];
+  /** With `wait`: the runs that changed. */
+  changed?: Change[];
+  /** With `junit`: the report's path. */
+  junit?: string;
 }
 
 /** Checks the options that do not need the registry; the verb calls it before anything is read. */
@@ -65,29 +64,49 @@ export function checkStatusOptions(o: StatusOptions): void {
   if ((o.wait || o.waitTerminal) && selectors === 0) {
     throw new SubagentError('E_WAIT_NAME_REQUIRED', 'waiting needs the runs to wait for', { hint: 'add --name N (repeatable), --prefix P or --all' });
   }
-  if (o.runs && ((o.names ?? []).length !== 1 || o.wait || o.waitTerminal)) {
-    throw new SubagentError('E_ARG_INVALID', '--runs lists the history of one name', { hint: 'give exactly one --name, without --wait' });
+}
+
+/** A listing the status cache may serve: no names, no wait, no --require-success, no --junit. */
+export function isPlainListing(o: StatusOptions): boolean {
+  return !o.wait && !o.waitTerminal && !o.requireSuccess && o.junit === undefined && (o.names ?? []).length === 0;
+}
+
+/**
+ * A plain listing as rows: the status cache's stretches stay bytes, for the status verb to print as they
+ * are (lib/verbs/status.ts). null when the options ask for more than a plain listing.
+ */
+export function plainListing(o: StatusOptions): (Rows & { registry: string }) | null {
+  checkStatusOptions(o);
+  if (!isPlainListing(o)) return null;
+  const { registry, env } = placeOf(o);
+  try {
+    return { registry, ...rowsOf(registry, snapshot(registry, listedNames(registry, o.prefix), false, listingCache(registry, o.prefix, env))) };
+  } catch (err) {
+    throw inRegistry(err, registry);
   }
 }
 
 /** subagent-status: list runs, or wait for the first change / for every selected run to be terminal. */
-export async function status(o: StatusOptions): Promise<Record<string, unknown>> {
+export async function status(o: StatusOptions): Promise<StatusResult> {
   checkStatusOptions(o);
-  const env = o.env ?? process.env;
-  const registry = resolveRegistry(o);
-  if (o.runs) return history(registry, o.names![0]!);
+  const { registry, env, cwd } = placeOf(o);
+  return inRegistryOf(registry, () => statusIn(registry, o, env, cwd));
+}
+
+async function statusIn(registry: string, o: StatusOptions, env: NodeJS.ProcessEnv, cwd: string): Promise<StatusResult> {
   const asked = [...new Set(o.names ?? [])];
   const waiting = o.wait || o.waitTerminal;
   const timeoutMs = waiting ? waitTimeoutMs(o.timeoutSec, env) : null;
-  const take = (): Snapshot => snapshot(registry, asked.length ? asked : listedNames(registry, o.prefix), asked.length > 0, isPlainListing(o, env) ? new DoneCache(registry, o.prefix === undefined) : null);
+  const plain = isPlainListing(o);
+  const take = (): Snapshot => snapshot(registry, asked.length ? asked : listedNames(registry, o.prefix), asked.length > 0, plain ? listingCache(registry, o.prefix, env) : null);
 
   let value: Snapshot;
-  let changed: Array<Record<string, unknown>> | null = null;
+  let changed: Change[] | null = null;
   let timedOut = false;
   if (!waiting) value = take();
   else {
     const first = take();
-    for (const n of asked) if (!first.observations.has(n)) throw notFound(n, registry);
+    for (const n of asked) if (!first.observations.has(n)) throw nameNotFound(n, registry);
     if (first.observations.size === 0) {
       throw new SubagentError('E_NAME_NOT_FOUND', o.prefix !== undefined ? `no runs named ${o.prefix}/… in ${registry}` : `no runs in ${registry}`, {
         registry,
@@ -119,7 +138,7 @@ export async function status(o: StatusOptions): Promise<Record<string, unknown>>
         .filter(([n, ob]) => baseline.get(n) !== key(ob))
         .map(([n, ob]) => ({
           name: n,
-          previousStatus: baseline.has(n) ? baseline.get(n)!.split(' ')[0] : null,
+          previousStatus: baseline.has(n) ? baseline.get(n)!.split(' ')[0]! : null,
           status: ob.status,
           run: ob.record.run,
           exitCode: ob.record.exitCode,
@@ -127,11 +146,10 @@ export async function status(o: StatusOptions): Promise<Record<string, unknown>>
         }));
     }
   }
-  const { head, rows, render, tail } = output(registry, value);
-  const body: Record<string, unknown> = { ...head, agents: rows.flatMap((r) => ('views' in r ? (JSON.parse(`[${r.views.toString('utf8', r.start, r.end)}]`) as unknown[]) : [render(r)])), ...tail };
-  value.cache?.save();
+  const { rows, tail } = rowsOf(registry, value);
+  const body: StatusResult = { ok: true, registry, agents: entriesOf(rows), ...tail };
   if (changed) body.changed = changed;
-  if (o.junit !== undefined) body.junit = await writeJunit(o.junit, registry, [...value.observations.values()], o.cwd ?? process.cwd());
+  if (o.junit !== undefined) body.junit = await writeJunit(o.junit, registry, [...value.observations.values()], cwd);
   if (timedOut) {
     throw new SubagentError(
       'E_WAIT_TIMEOUT',
@@ -164,163 +182,4 @@ function vanished(name: string, registry: string): SubagentError {
 
 function key(o: Observation): string {
   return `${o.status satisfies Status} ${o.record.run} ${o.record.outcome}`;
-}
-
-function snapshot(registry: string, names: string[], strict: boolean, cache: DoneCache | null): Snapshot {
-  const s: Snapshot = { observations: new Map(), rows: [], usage: new Map(), stamps: new Map(), cache, problems: [] };
-  for (const name of names) {
-    try {
-      // Names given by the caller may not exist; names from the listing do.
-      if (strict) {
-        const o = observeLatest(registry, name);
-        if (o) {
-          s.observations.set(name, o);
-          s.rows.push(o);
-        }
-        continue;
-      }
-      // A done run the cache proves current comes rendered, joined to the previous row when that is
-      // the cache's too and its view lies just before: a listing of current runs is one row.
-      const last = s.rows[s.rows.length - 1];
-      const hit = cache?.lookup(name, last !== undefined && 'views' in last ? last : undefined);
-      if (hit) {
-        if (hit !== last) s.rows.push(hit);
-        continue;
-      }
-      const l = observeListed(registry, name, cache ?? undefined);
-      if (l === null) continue;
-      s.observations.set(name, l.observation);
-      s.rows.push(l.observation);
-      s.usage.set(l.observation, l.usageTotal);
-      if (l.stamp && l.observation.status === 'done' && l.observation.record.name === name) s.stamps.set(l.observation, { name, stamp: l.stamp });
-    } catch (err) {
-      // A name's own trouble goes to `problems`; a process backend that cannot work fails the listing.
-      if (strict || !(err instanceof SubagentError) || err.code === 'E_PROC_UNAVAILABLE') throw err;
-      s.problems.push({ name, code: err.code, error: err.message, path: err.details.path ?? null });
-    }
-  }
-  return s;
-}
-
-/** Every name of the registry, or those under `prefix/`. */
-function listedNames(registry: string, prefix: string | undefined): string[] {
-  const all = listNames(registry);
-  return prefix !== undefined ? all.filter((n) => n.startsWith(prefix + '/')) : all;
-}
-
-/**
- * A listing served by the status cache (docs/design.md, "The status cache"): a plain one, with no names
- * (a listing of every name, or a prefix), no wait, no --require-success, no --junit.
- */
-function isPlainListing(o: StatusOptions, env: NodeJS.ProcessEnv): boolean {
-  return !o.wait && !o.waitTerminal && !o.requireSuccess && o.junit === undefined && !o.runs && (o.names ?? []).length === 0 && fastPath('status-cache', env);
-}
-
-/** A run as `status` prints it; a done run read fresh is remembered by the cache as the JSON it renders to. */
-type Render = (r: Observation) => Record<string, unknown>;
-
-/** The listing in order, with what surrounds `agents` in the output: { ok, registry } before, queue and problems after. */
-function output(registry: string, s: Snapshot): { head: Record<string, unknown>; rows: Array<Observation | CachedView>; render: Render; tail: Record<string, unknown> } {
-  const nameOf = (r: Observation | CachedView) => ('views' in r ? r.name : r.record.name);
-  const rows = [...s.rows].sort((x, y) => compareNames(nameOf(x), nameOf(y)));
-  const queue = rows.some((r) => ('views' in r ? r.queueTicket : r.record.queueTicket)) || readLimit(registry) > 0 ? queueView(registry) : null;
-  const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
-  const render: Render = (r) => {
-    const v = viewOf(r);
-    v.usageTotal = s.usage.has(r) ? s.usage.get(r)! : usageOfName(registry, r.record);
-    const position = positions.get(r.dir);
-    v.queued = r.status === 'scheduled' && position !== undefined;
-    v.queuePosition = position ?? null;
-    const stamped = s.stamps.get(r);
-    if (stamped) s.cache!.remember(stamped.name, stamped.stamp, r.record.queueTicket !== null, JSON.stringify(v));
-    return v;
-  };
-  const tail: Record<string, unknown> = {};
-  if (queue) tail.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
-  if (s.problems.length) tail.problems = s.problems;
-  return { head: { ok: true, registry }, rows, render, tail };
-}
-
-/** A plain listing as JSON text in pieces, for the status verb, which prints it as it is (ListingText). */
-export interface ListingText {
-  /** { ok, registry }: what comes before `agents`. */
-  head: Record<string, unknown>;
-  /**
-   * The `agents` array as JSON text: strings, and stretches of the status cache's bytes, which hold
-   * the views of consecutive done runs as the cache proved them current (U+2028/U+2029 escaped). With
-   * every run current, the whole array is one stretch.
-   */
-  agents: Array<string | Buffer>;
-  /** queue and problems, when there are any: what comes after `agents`. */
-  tail: Record<string, unknown>;
-}
-
-/**
- * subagent-status's plain listing (no names, no wait, no --require-success, no --junit, no --runs), with
- * done runs served from the status cache as the bytes it holds: with 1 000 runs that is most of the
- * listing, never parsed nor serialised again. The same listing as status() gives, as text.
- */
-export function listingText(o: StatusOptions): ListingText | null {
-  checkStatusOptions(o);
-  const env = o.env ?? process.env;
-  if (!isPlainListing(o, env)) return null;
-  const registry = resolveRegistry(o);
-  const s = snapshot(registry, listedNames(registry, o.prefix), false, new DoneCache(registry, o.prefix === undefined));
-  const { head, rows, render, tail } = output(registry, s);
-  const agents: Array<string | Buffer> = ['['];
-  let views: Buffer | null = null;
-  let from = 0;
-  let to = 0;
-  const flush = () => {
-    if (views) agents.push(views.subarray(from, to));
-    views = null;
-  };
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i]!;
-    if ('views' in r && r.views === views && r.start === to + 1 && r.views[to] === 0x2c) {
-      to = r.end;
-      continue;
-    }
-    flush();
-    if (i > 0) agents.push(',');
-    if ('views' in r) ({ views, start: from, end: to } = r);
-    else agents.push(JSON.stringify(render(r)));
-  }
-  flush();
-  agents.push(']');
-  s.cache?.save();
-  return { head, agents, tail };
-}
-
-/** --runs: every run of one name, oldest first. */
-function history(registry: string, name: string): Record<string, unknown> {
-  const runs = listRuns(registry, name);
-  if (!runs) throw notFound(name, registry);
-  return {
-    ok: true,
-    registry,
-    name,
-    runs: runs.map((k) => {
-      const dir = runDir(registry, name, k);
-      const ob = observeRun(dir);
-      const r = ob.record;
-      return {
-        run: k,
-        status: ob.status,
-        outcome: r.outcome,
-        cli: r.cli,
-        model: r.model,
-        promptHead: promptHead(dir),
-        promptBytes: r.promptBytes,
-        sessionId: r.sessionId,
-        startedAt: r.startedAt,
-        finishedAt: r.finishedAt,
-        exitCode: r.exitCode,
-        signal: r.signal,
-        error: r.error,
-        usage: r.usage,
-        skippedLines: r.skippedLines ?? 0,
-      };
-    }),
-  };
 }

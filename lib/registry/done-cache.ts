@@ -4,7 +4,7 @@ import { tempName } from './durable.js';
 import { compareNames } from './store.js';
 import { probeKeys, statKey } from './stat-key.js';
 import { RECORD_FORMAT } from './record.js';
-import { escapeSeparators } from '../cli/output.js';
+import { escapeSeparators } from '../base/json-line.js';
 import { crc32 } from './crc32.js';
 
 /**

@@ -59,3 +59,21 @@ export function decodeName(entry: string): string | null {
     return null;
   }
 }
+
+/** E_NAME_NOT_FOUND: the one way every command says a name is not in the registry. */
+export function nameNotFound(name: string, registry: string): SubagentError {
+  return new SubagentError('E_NAME_NOT_FOUND', `no run named "${name}" in ${registry}`, {
+    name,
+    registry,
+    hint: 'list the names with subagent-status; check --registry / SUBAGENT_DIR if you expected another registry',
+  });
+}
+
+/** E_NAME_EXISTS: a new name that is taken (a start, or a start's worktree, found it first). */
+export function nameExists(name: string, registry: string): SubagentError {
+  return new SubagentError('E_NAME_EXISTS', `a run named "${name}" already exists`, {
+    name,
+    registry,
+    hint: 'choose another name, resume it with resume-subagent, or look at it with subagent-status',
+  });
+}

@@ -1,10 +1,9 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { SubagentError, isErrno, unwritable } from '../base/errors.js';
+import { isErrno, unwritable } from '../base/errors.js';
 import { isIdentity, liveness, type ProcessIdentity } from '../proc/identity.js';
 import { replaceFileDurably } from './durable.js';
 import { withLock } from './lock.js';
-import { observeRun } from '../runs/observe.js';
 
 /**
  * A concurrency limit per registry without a daemon. Each waiting supervisor holds a ticket, named so
@@ -19,15 +18,17 @@ import { observeRun } from '../runs/observe.js';
  *   <registry>/queue/slots/<runId>     a running run: the supervisor's identity and its run directory
  *   <registry>/queue/queue.lock
  */
-export function queueDir(registry: string): string {
-  return join(registry, 'queue');
+/**
+ * What the queue must know of a run that only reading the run can tell (lib/runs/observe.ts answers it):
+ * whether it is still scheduled, and whether its agent is alive. A question that throws counts as "no".
+ */
+export interface RunProbe {
+  scheduled(dir: string): boolean;
+  agentAlive(dir: string): boolean;
 }
 
-export function parseLimit(raw: string, source: string): number {
-  if (!/^[0-9]{1,6}$/.test(raw.trim())) {
-    throw new SubagentError('E_ARG_INVALID', `${source} "${raw}" is not a whole number`, { value: raw, hint: 'give the most runs that may run at once, e.g. 4 (0 removes the limit)' });
-  }
-  return Number(raw.trim());
+export function queueDir(registry: string): string {
+  return join(registry, 'queue');
 }
 
 export function readLimit(registry: string): number {
@@ -85,12 +86,11 @@ function removeQuietly(path: string): void {
 }
 
 /** A ticket is live while its run is still scheduled and watched by a live process. */
-function ticketLive(path: string): boolean {
+function ticketLive(path: string, probe: RunProbe): boolean {
   const t = readJson(path);
   if (!t || typeof t.dir !== 'string') return false;
   try {
-    const o = observeRun(t.dir);
-    return o.status === 'scheduled';
+    return probe.scheduled(t.dir);
   } catch {
     return false;
   }
@@ -102,13 +102,13 @@ function ticketLive(path: string): boolean {
  * record, by the run's marker. A slot whose run cannot be read any more is free: a corrupt record must
  * not block the queue for ever.
  */
-function slotHeld(slot: Record<string, unknown> | null): boolean {
+function slotHeld(slot: Record<string, unknown> | null, probe: RunProbe): boolean {
   if (!slot) return false;
   // An owner the backend cannot check may be alive: its slot stays held.
   if (isIdentity(slot.owner) && liveness(slot.owner) !== 'dead') return true;
   if (typeof slot.dir !== 'string') return false;
   try {
-    return observeRun(slot.dir).agentAlive;
+    return probe.agentAlive(slot.dir);
   } catch {
     return false;
   }
@@ -121,18 +121,18 @@ export interface QueueView {
 }
 
 /** The queue as it stands (read-only: dead entries are skipped, not removed). */
-export function queueView(registry: string): QueueView {
+export function queueView(registry: string, probe: RunProbe): QueueView {
   const limit = readLimit(registry);
   const base = queueDir(registry);
   const running: string[] = [];
   for (const s of list(join(base, 'slots'))) {
     const slot = readJson(join(base, 'slots', s));
-    if (slotHeld(slot) && typeof slot?.dir === 'string') running.push(slot.dir);
+    if (slotHeld(slot, probe) && typeof slot?.dir === 'string') running.push(slot.dir);
   }
   const queued: QueueView['queued'] = [];
   for (const t of list(join(base, 'tickets'))) {
     const path = join(base, 'tickets', t);
-    if (!ticketLive(path)) continue;
+    if (!ticketLive(path, probe)) continue;
     queued.push({ dir: String(readJson(path)?.dir), position: queued.length + 1 });
   }
   return { limit, running, queued };
@@ -156,16 +156,16 @@ export function leaveQueue(registry: string, ticket: string | null, runId: strin
  * Who may take a slot now: how many slots are held, and the first live ticket (ours counts as live), and
  * whether ours is still there. Only under the queue lock are the dead swept (`sweep`).
  */
-function survey(base: string, ticket: string, sweep: boolean): { live: number; first: string | null; mine: boolean } {
+function survey(base: string, ticket: string, sweep: boolean, probe: RunProbe): { live: number; first: string | null; mine: boolean } {
   let live = 0;
   for (const s of list(join(base, 'slots'))) {
-    if (slotHeld(readJson(join(base, 'slots', s)))) live++;
+    if (slotHeld(readJson(join(base, 'slots', s)), probe)) live++;
     else if (sweep) removeQuietly(join(base, 'slots', s));
   }
   let first: string | null = null;
   const tickets = list(join(base, 'tickets'));
   for (const t of tickets) {
-    if (t === ticket || ticketLive(join(base, 'tickets', t))) {
+    if (t === ticket || ticketLive(join(base, 'tickets', t), probe)) {
       first = t;
       break;
     }
@@ -180,15 +180,15 @@ function survey(base: string, ticket: string, sweep: boolean): { live: number; f
  * costs a `ps`, and the same view then serves the locked attempt: the lock is not held across a `ps`.)
  * Then under the queue lock: sweep the dead, and take a slot if it is our turn.
  */
-function tryTake(registry: string, ticket: string, runId: string, dir: string, me: ProcessIdentity): boolean {
+function tryTake(registry: string, ticket: string, runId: string, dir: string, me: ProcessIdentity, probe: RunProbe): boolean {
   const base = queueDir(registry);
-  const before = survey(base, ticket, false);
+  const before = survey(base, ticket, false, probe);
   const limit = readLimit(registry);
   if (before.mine && ((limit > 0 && before.live >= limit) || before.first !== ticket)) return false;
   return withLock(join(base, 'queue.lock'), () => {
     enqueue(registry, ticket, dir); // again, in case a sweep took it while our run looked unwatched
     const limit = readLimit(registry);
-    const { live, first } = survey(base, ticket, true);
+    const { live, first } = survey(base, ticket, true, probe);
     if (limit > 0 && live >= limit) return false;
     if (first !== ticket) return false;
     writeFileSync(join(base, 'slots', runId), JSON.stringify({ owner: me, dir }));
@@ -201,7 +201,7 @@ function tryTake(registry: string, ticket: string, runId: string, dir: string, m
  * Waits for a slot: woken by any change in the queue directories, with a backstop that notices a slot
  * holder (supervisor or orphaned agent) that died without a trace. Resolves when the slot is ours.
  */
-export async function waitForSlot(registry: string, ticket: string, runId: string, dir: string, me: ProcessIdentity, backstopMs = 1000): Promise<void> {
+export async function waitForSlot(registry: string, ticket: string, runId: string, dir: string, me: ProcessIdentity, probe: RunProbe, backstopMs = 1000): Promise<void> {
   ensureDirs(registry);
   const base = queueDir(registry);
   let poke: (() => void) | null = null;
@@ -227,7 +227,7 @@ export async function waitForSlot(registry: string, ticket: string, runId: strin
   try {
     for (;;) {
       woken = false;
-      if (tryTake(registry, ticket, runId, dir, me)) return;
+      if (tryTake(registry, ticket, runId, dir, me, probe)) return;
       if (woken) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, backstopMs);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from '../base/errors.js';
 import { createFile, replaceFileDurably, syncAll } from './durable.js';
 import { withLock } from './lock.js';
-import { decodeName, encodeName } from './names.js';
+import { decodeName, encodeName, nameExists } from './names.js';
 import { parseRecord, serialiseRecord, type RunRecord } from './record.js';
 import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { nowIso } from '../base/time.js';
@@ -153,14 +153,6 @@ export function readRecord(dir: string): RunRecord {
   return parseRecord(text, path);
 }
 
-function notExists(registry: string, name: string): SubagentError {
-  return new SubagentError('E_NAME_EXISTS', `a run named "${name}" already exists`, {
-    name,
-    registry,
-    hint: 'choose another name, resume it with resume-subagent, or look at it with subagent-status',
-  });
-}
-
 /**
  * A directory just published by one rename, and its parent fsynced (which makes the rename survive a
  * crash of the machine). A failure of that fsync is kept for `assertDurable`, which throws it as
@@ -197,7 +189,7 @@ export function createName(registry: string, name: string, record: RunRecord, pr
     renameSync(tmp, target);
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
-    if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) throw notExists(registry, name);
+    if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) throw nameExists(name, registry);
     throw unwritable(registry, err);
   }
   return { dir: join(target, '1'), assertDurable: syncEntry(registry, agentsDir(registry)) };

@@ -1,8 +1,63 @@
 import type { Observation } from './observe.js';
+import type { ChildAgent, Outcome, RunRecord, Status, Usage } from '../registry/record.js';
 import { durationMs } from '../base/time.js';
 
-/** The public shape of a run in `status` output (documented field by field in docs/contract.md). */
-export function viewOf(o: Observation): Record<string, unknown> {
+/**
+ * A run as `status` lists it in `agents` (documented field by field in docs/contract.md): the latest
+ * run of a name, its record as observed. `usageTotal`, `queued` and `queuePosition` are the listing's.
+ */
+export interface AgentEntry {
+  name: string;
+  status: Status;
+  /** Only for a done run. */
+  outcome: Outcome | null;
+  /** Why the status is not what the record alone says (e.g. `unknown`: the supervisor died). */
+  statusReason: string | null;
+  cli: string;
+  model: string | null;
+  variant: string | null;
+  agent: string | null;
+  sessionId: string | null;
+  cwd: string;
+  /** The supervisor's pid. */
+  pid: number | null;
+  agentPid: number | null;
+  agentAlive: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  error: string | null;
+  endReason: string | null;
+  startedAt: string;
+  updatedAt: string;
+  finishedAt: string | null;
+  durationMs: number | null;
+  lastActivityAt: string | null;
+  run: number;
+  resumeCount: number;
+  parent: string | null;
+  depth: number;
+  worktree: RunRecord['worktree'];
+  cancelRequested: boolean;
+  toolUses: number;
+  skippedLines: number;
+  /** This run's usage. */
+  usage: Usage | null;
+  children: ChildAgent[];
+  extraArgs: string[];
+  files: string[];
+  /** Usage summed over every run of the name. */
+  usageTotal: Usage | null;
+  /** Scheduled and waiting for a slot of the registry's concurrency limit. */
+  queued: boolean;
+  /** Its place in that queue (1: next), else null. */
+  queuePosition: number | null;
+}
+
+/** What the listing adds to a run's own fields. */
+export type ListingFields = Pick<AgentEntry, 'usageTotal' | 'queued' | 'queuePosition'>;
+
+/** The public shape of a run in `status` output. */
+export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
   const r = o.record;
   return {
     name: r.name,
@@ -39,5 +94,6 @@ export function viewOf(o: Observation): Record<string, unknown> {
     children: r.children,
     extraArgs: r.extraArgs,
     files: r.files,
+    ...listing,
   };
 }

@@ -5,6 +5,8 @@ import { snapshotRun } from '../proc/tree.js';
 import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from '../registry/store.js';
 import type { RunRecord, Status, Usage } from '../registry/record.js';
 import type { DoneCache, Stamp } from '../registry/done-cache.js';
+import type { RunProbe } from '../registry/queue.js';
+import { nameNotFound, validateName } from '../registry/names.js';
 import { usageOfName } from './usage.js';
 
 /** A run as it really is: its record plus what the process backend says about the processes it names. */
@@ -113,4 +115,18 @@ export function observeListed(registry: string, name: string, cache?: DoneCache)
   const stamp = cache?.stamp(dir.slice(0, slash), Number(dir.slice(slash + 1))) ?? null;
   const observation = observeRun(dir);
   return { observation, usageTotal: usageOfName(registry, observation.record), stamp };
+}
+
+/** What the concurrency queue asks of a run (lib/registry/queue.ts), answered by observing it. */
+export const runProbe: RunProbe = {
+  scheduled: (dir) => observeRun(dir).status === 'scheduled',
+  agentAlive: (dir) => observeRun(dir).agentAlive,
+};
+
+/** The latest run of a name, observed; E_NAME_NOT_FOUND when the name does not exist. */
+export function requireLatest(registry: string, name: string): Observation {
+  validateName(name);
+  const o = observeLatest(registry, name);
+  if (!o) throw nameNotFound(name, registry);
+  return o;
 }

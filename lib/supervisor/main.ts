@@ -12,6 +12,7 @@ import { leaveQueue, waitForSlot } from '../registry/queue.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { usageBefore } from '../runs/usage.js';
 import { skippedLines } from '../runs/transcript.js';
+import { runProbe } from '../runs/observe.js';
 
 /**
  * The supervisor: one detached Node process per run, the sole owner of the run while it lives.
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   }
   if (record.queueTicket) {
     queued = { registry, ticket: record.queueTicket, runId: record.runId };
-    await waitForSlot(registry, record.queueTicket, record.runId, dir, me);
+    await waitForSlot(registry, record.queueTicket, record.runId, dir, me, runProbe);
     log('got a slot');
   }
   checkpoint('before-agent-spawn');

@@ -4,7 +4,7 @@ import type { FlagSpec } from '../cli/flags.js';
 import { validateName } from '../registry/names.js';
 import { SubagentError } from '../base/errors.js';
 import { follow } from '../commands/follow.js';
-import { waitTimeoutMs } from '../commands/status.js';
+import { parseRunNumber, parseSeconds } from '../commands/settings.js';
 import { writeStdout } from '../cli/output.js';
 import { result } from '../commands/result.js';
 
@@ -42,21 +42,28 @@ export function main(): Promise<void> {
     validateName(str(values, 'name'));
     if (bool(values, 'follow')) {
       const raw = str(values, 'timeout');
-      const timeoutMs = raw === undefined ? null : waitTimeoutMs(raw, process.env);
-      return { json: await follow({ name: str(values, 'name'), json: bool(values, 'json'), timeoutMs, write: writeStdout, registry: str(values, 'registry') }) };
+      return { json: await follow({ name: str(values, 'name'), json: bool(values, 'json'), timeoutSec: raw === undefined ? undefined : parseSeconds(raw), write: writeStdout, registry: str(values, 'registry') }) };
     }
     if (values.timeout !== undefined) throw new SubagentError('E_ARG_INVALID', '--timeout goes with --follow', { hint: 'add --follow, or drop --timeout' });
-    const r = await result({ name: str(values, 'name'), run: str(values, 'run'), child: str(values, 'child'), since: str(values, 'since'), registry: str(values, 'registry') });
+    const run = str(values, 'run');
+    const since = str(values, 'since');
+    const r = await result({
+      name: str(values, 'name'),
+      run: run === undefined ? undefined : parseRunNumber(run, '--run'),
+      child: str(values, 'child'),
+      since: since === undefined ? undefined : parseRunNumber(since, '--since', true),
+      registry: str(values, 'registry'),
+    });
     if (bool(values, 'json')) return { json: r };
-    if (Array.isArray(r.runs)) {
-      const parts = (r.runs as Array<Record<string, unknown>>).map((x) => {
+    if ('runs' in r) {
+      const parts = r.runs.map((x) => {
         const t = String(x.lastAssistantText);
         return `[subagents: run ${x.run}, ${x.status}${x.outcome ? ' ' + x.outcome : ''}]\n${t}${t === '' || t.endsWith('\n') ? '' : '\n'}`;
       });
-      return { text: parts.join('') };
+      return { text: parts.join(''), registry: r.registry };
     }
-    const text = String(r.lastAssistantText);
+    const text = r.lastAssistantText;
     const note = r.truncated ? `[subagents: output truncated to its last ${Buffer.byteLength(text)} of ${r.bytes} bytes]\n` : '';
-    return { text: note + text + (text === '' || text.endsWith('\n') ? '' : '\n') };
+    return { text: note + text + (text === '' || text.endsWith('\n') ? '' : '\n'), registry: r.registry };
   });
 }

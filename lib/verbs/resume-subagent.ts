@@ -1,9 +1,9 @@
 import { runVerb } from '../cli/main.js';
 import { parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
-import { readPrompt } from '../cli/prompt.js';
+import { readPrompt } from '../commands/prompt.js';
 import { validateName } from '../registry/names.js';
-import { parseLimit } from '../registry/queue.js';
+import { parseLimit } from '../commands/settings.js';
 import { resume } from '../commands/resume.js';
 
 const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
@@ -36,8 +36,8 @@ export function main(): Promise<void> {
   return runVerb(USAGE, SPEC, async (argv) => {
     const { values, passthrough } = parseFlags(argv, SPEC);
     validateName(str(values, 'name'));
-    const limit = str(values, 'max-concurrent');
-    if (limit !== undefined) parseLimit(limit, '--max-concurrent');
+    const limitFlag = str(values, 'max-concurrent');
+    const limit = limitFlag === undefined ? undefined : parseLimit(limitFlag, '--max-concurrent');
     const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
     return {
       json: await resume({
@@ -48,7 +48,7 @@ export function main(): Promise<void> {
         variant: str(values, 'variant'),
         extraArgs: passthrough,
         registry: str(values, 'registry'),
-        maxConcurrent: str(values, 'max-concurrent'),
+        maxConcurrent: limit,
       }),
     };
   });

@@ -1,10 +1,10 @@
 import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
-import { readPrompt } from '../cli/prompt.js';
+import { readPrompt } from '../commands/prompt.js';
 import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
-import { parseLimit } from '../registry/queue.js';
+import { parseLimit } from '../commands/settings.js';
 import { start } from '../commands/start.js';
 import { batch } from '../commands/batch.js';
 
@@ -47,8 +47,8 @@ const SPEC: FlagSpec = {
 export function main(): Promise<void> {
   return runVerb(USAGE, SPEC, async (argv) => {
     const { values, passthrough } = parseFlags(argv, SPEC);
-    const limit = str(values, 'max-concurrent');
-    if (limit !== undefined) parseLimit(limit, '--max-concurrent');
+    const limitFlag = str(values, 'max-concurrent');
+    const limit = limitFlag === undefined ? undefined : parseLimit(limitFlag, '--max-concurrent');
     const common = {
       cli: str(values, 'cli'),
       cwdDir: str(values, 'cwd'),

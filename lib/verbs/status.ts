@@ -1,10 +1,14 @@
 import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
-import { checkStatusOptions, listingText, status, type ListingText, type StatusOptions } from '../commands/status.js';
+import { checkStatusOptions, plainListing, status, type StatusOptions } from '../commands/status.js';
+import { history } from '../commands/history.js';
+import type { Rows } from '../commands/listing.js';
+import { parseSeconds } from '../commands/settings.js';
 import { treeText } from '../views/tree.js';
 import { SubagentError } from '../base/errors.js';
-import { escapeSeparators, writeStdout } from '../cli/output.js';
+import { writeStdout } from '../cli/output.js';
+import { escapeSeparators } from '../base/json-line.js';
 import { tableText, watchStatus } from '../views/watch.js';
 
 const USAGE = `usage: subagent-status [--name NAME… | --prefix P | --all] [--wait | --wait-terminal] [--timeout SEC]
@@ -47,14 +51,33 @@ function screen() {
 }
 
 /**
- * The JSON line of a plain listing, composed around `agents` as the library gave it in pieces: the
- * status cache's bytes go out as they are, never decoded, parsed or copied into one buffer (written with
- * writev). Byte for byte what jsonLine would print for the same listing.
+ * The JSON line of a plain listing, composed around its rows: a fresh row is serialised here, a stretch
+ * of the status cache goes out as the bytes it holds — consecutive stretches of one cache file joined
+ * into one — never decoded, parsed or copied into one buffer (written with writev). Byte for byte what
+ * jsonLine would print for the same listing (test/cli/status-cache.test.ts holds the two together).
  */
-function lineOf(l: ListingText): Buffer[] {
-  const head = JSON.stringify(l.head);
+function lineOf(l: Rows & { registry: string }): Buffer[] {
+  const pieces: Array<string | Buffer> = [`${JSON.stringify({ ok: true, registry: l.registry }).slice(0, -1)},"agents":[`];
+  let views: Buffer | null = null;
+  let from = 0;
+  let to = 0;
+  const flush = () => {
+    if (views) pieces.push(views.subarray(from, to));
+    views = null;
+  };
+  l.rows.forEach((r, i) => {
+    if ('views' in r && r.views === views && r.start === to + 1 && r.views[to] === 0x2c) {
+      to = r.end;
+      return;
+    }
+    flush();
+    if (i > 0) pieces.push(',');
+    if ('views' in r) ({ views, start: from, end: to } = r);
+    else pieces.push(JSON.stringify(r));
+  });
+  flush();
   const tail = JSON.stringify(l.tail);
-  const pieces = [`${head.slice(0, -1)},"agents":`, ...l.agents, tail === '{}' ? '}\n' : `,${tail.slice(1)}\n`];
+  pieces.push(tail === '{}' ? ']}\n' : `],${tail.slice(1)}\n`);
   return pieces.map((p) => (typeof p === 'string' ? Buffer.from(escapeSeparators(p)) : p));
 }
 
@@ -67,34 +90,40 @@ export function main(): Promise<void> {
       all: bool(values, 'all'),
       wait: bool(values, 'wait'),
       waitTerminal: bool(values, 'wait-terminal'),
-      timeoutSec: str(values, 'timeout'),
       requireSuccess: bool(values, 'require-success'),
       junit: str(values, 'junit'),
-      runs: bool(values, 'runs'),
       registry: str(values, 'registry'),
     };
     checkStatusOptions(options);
+    // Read only by a wait, as SUBAGENT_WAIT_TIMEOUT_SEC is.
+    const timeout = str(values, 'timeout');
+    if (timeout !== undefined && (options.wait || options.waitTerminal)) options.timeoutSec = parseSeconds(timeout);
+    const runs = bool(values, 'runs');
+    if (runs && ((options.names ?? []).length !== 1 || options.wait || options.waitTerminal)) {
+      throw new SubagentError('E_ARG_INVALID', '--runs lists the history of one name', { hint: 'give exactly one --name, without --wait' });
+    }
     const format = str(values, 'format') ?? 'json';
     if (format !== 'json' && format !== 'table') throw new SubagentError('E_ARG_INVALID', `--format ${format} is not json or table`, { hint: 'use --format table for people, json (the default) for programs' });
     if (bool(values, 'tree') && format === 'table') throw new SubagentError('E_ARG_INVALID', '--tree and --format table are two different views', { hint: 'choose one' });
-    if (options.runs && (bool(values, 'tree') || format === 'table')) throw new SubagentError('E_ARG_INVALID', '--runs has only the JSON view', { hint: 'drop --tree / --format table' });
+    if (runs && (bool(values, 'tree') || format === 'table')) throw new SubagentError('E_ARG_INVALID', '--runs has only the JSON view', { hint: 'drop --tree / --format table' });
     const watch = str(values, 'watch');
     if (watch !== undefined) {
       const every = watch === '' ? 2 : Number(watch);
       if (!(every > 0)) throw new SubagentError('E_ARG_INVALID', `--watch ${watch} is not a positive number of seconds`, { hint: 'e.g. --watch 2' });
-      if (options.wait || options.waitTerminal || options.runs || bool(values, 'tree') || options.requireSuccess || options.junit !== undefined || options.timeoutSec !== undefined) {
+      if (options.wait || options.waitTerminal || runs || bool(values, 'tree') || options.requireSuccess || options.junit !== undefined || timeout !== undefined) {
         throw new SubagentError('E_ARG_INVALID', '--watch cannot be combined with --wait, --wait-terminal, --timeout, --require-success, --junit, --runs or --tree', { hint: '--watch shows the table until every listed run is terminal; wait with --wait-terminal for the rest' });
       }
       await watchStatus(options, every, screen());
       return { text: '' };
     }
+    if (runs) return { json: await history({ name: options.names![0], registry: options.registry }) };
     if (format === 'json' && !bool(values, 'tree')) {
-      const listing = listingText(options);
-      if (listing) return { line: lineOf(listing) };
+      const listing = plainListing(options);
+      if (listing) return { line: lineOf(listing), registry: listing.registry };
     }
     const body = await status(options);
-    if (bool(values, 'tree')) return { text: treeText(body.agents as Array<Record<string, unknown>>) };
-    if (format === 'table') return { text: tableText(body.agents as Array<Record<string, unknown>>, screen()) };
+    if (bool(values, 'tree')) return { text: treeText(body.agents), registry: body.registry };
+    if (format === 'table') return { text: tableText(body.agents, screen()), registry: body.registry };
     return { json: body };
   });
 }

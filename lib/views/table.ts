@@ -1,3 +1,4 @@
+import type { AgentEntry } from '../runs/entry.js';
 import { displayWidth, fit, pad, printable } from './width.js';
 
 /**
@@ -12,7 +13,7 @@ export interface TableOptions {
   now?: number;
 }
 
-type Row = Record<string, unknown>;
+type Row = AgentEntry;
 
 const COLORS: Record<string, string> = {
   running: '36',
@@ -90,9 +91,9 @@ export function renderTable(agents: Row[], o: TableOptions): string {
   const lines: Line[] = [];
   for (const a of agents) {
     lines.push({ cells: COLUMNS.map((c) => printable(c.get(a, now))), key: colorKey(a) });
-    for (const c of (a.children as Row[] | undefined) ?? []) {
-      const desc = c.description ? ` ${String(c.description)}` : '';
-      lines.push({ cells: [], key: c.status === 'failed' ? 'failed' : c.status === 'done' ? 'succeeded' : String(c.status), child: printable(`  └ ${c.id}${desc} (${c.status}, ${c.cli})`) });
+    for (const c of a.children ?? []) {
+      const desc = c.description ? ` ${c.description}` : '';
+      lines.push({ cells: [], key: c.status === 'failed' ? 'failed' : c.status === 'done' ? 'succeeded' : c.status, child: printable(`  └ ${c.id}${desc} (${c.status}, ${c.cli})`) });
     }
   }
   let cols = COLUMNS.map((c, i) => ({ ...c, i, w: Math.max(displayWidth(c.head), ...lines.filter((l) => !l.child).map((l) => displayWidth(l.cells[i]!))) }));

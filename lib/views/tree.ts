@@ -1,8 +1,10 @@
+import type { AgentEntry } from '../runs/entry.js';
+
 /** `status --tree`: the runs as an indented tree by `parent`, one line each, for people. */
-export function treeText(agents: Array<Record<string, unknown>>): string {
+export function treeText(agents: AgentEntry[]): string {
   const byName = new Map(agents.map((a) => [String(a.name), a]));
-  const children = new Map<string, Array<Record<string, unknown>>>();
-  const roots: Array<Record<string, unknown>> = [];
+  const children = new Map<string, AgentEntry[]>();
+  const roots: AgentEntry[] = [];
   for (const a of agents) {
     const parent = typeof a.parent === 'string' && byName.has(a.parent) && a.parent !== a.name ? a.parent : null;
     if (parent) children.set(parent, [...(children.get(parent) ?? []), a]);
@@ -10,7 +12,7 @@ export function treeText(agents: Array<Record<string, unknown>>): string {
   }
   const lines: string[] = [];
   const seen = new Set<string>();
-  const visit = (a: Record<string, unknown>, prefix: string, last: boolean, top: boolean) => {
+  const visit = (a: AgentEntry, prefix: string, last: boolean, top: boolean) => {
     const name = String(a.name);
     if (seen.has(name)) return;
     seen.add(name);

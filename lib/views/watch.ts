@@ -1,7 +1,7 @@
 import { SubagentError } from '../base/errors.js';
 import { status, type StatusOptions } from '../commands/status.js';
 import { isTerminal } from '../runs/observe.js';
-import type { Status } from '../registry/record.js';
+import type { AgentEntry } from '../runs/entry.js';
 import { renderTable, summaryLine, useColor } from './table.js';
 
 export interface Screen {
@@ -12,7 +12,7 @@ export interface Screen {
   env: NodeJS.ProcessEnv;
 }
 
-export function tableText(agents: Array<Record<string, unknown>>, screen: Screen): string {
+export function tableText(agents: AgentEntry[], screen: Screen): string {
   // A pty without a size (script(1) in CI) reports 0 columns: fall back to COLUMNS, then 80.
   const width = screen.isTTY ? screen.columns || Number(screen.env.COLUMNS) || 80 : Number(screen.env.COLUMNS) || Infinity;
   return renderTable(agents, { width, color: useColor({ isTTY: screen.isTTY }, screen.env) });
@@ -22,13 +22,13 @@ export function tableText(agents: Array<Record<string, unknown>>, screen: Screen
  * `status --watch [SEC]`: the table redrawn in place — at every change of a listed run (the registry is
  * watched) and at least every SEC seconds — until every listed run is terminal, with a summary line.
  */
-export async function watchStatus(o: StatusOptions, intervalSec: number, screen: Screen): Promise<Array<Record<string, unknown>>> {
+export async function watchStatus(o: StatusOptions, intervalSec: number, screen: Screen): Promise<AgentEntry[]> {
   const selection: StatusOptions = { ...o, wait: false, waitTerminal: false, requireSuccess: false, junit: undefined };
   if (!(o.names ?? []).length && o.prefix === undefined) selection.all = true;
   let drawn = 0;
   for (;;) {
     const body = await status(selection);
-    const agents = body.agents as Array<Record<string, unknown>>;
+    const agents = body.agents;
     const text = tableText(agents, screen) + summaryLine(agents) + '\n';
     const lines = text.split('\n').length - 1;
     if (screen.isTTY && drawn > 0) screen.write(drawn < (screen.rows || 24) ? `\x1b[${drawn}F\x1b[0J` : '\x1b[H\x1b[2J');
@@ -36,9 +36,9 @@ export async function watchStatus(o: StatusOptions, intervalSec: number, screen:
     screen.write(text);
     drawn = lines;
     // Nothing listed yet: keep watching, the runs may be about to start (Ctrl-C ends the watch).
-    if (agents.length > 0 && agents.every((a) => isTerminal(a.status as Status))) return agents;
+    if (agents.length > 0 && agents.every((a) => isTerminal(a.status))) return agents;
     try {
-      await status({ ...selection, wait: true, timeoutSec: String(intervalSec) });
+      await status({ ...selection, wait: true, timeoutSec: intervalSec });
     } catch (err) {
       if (!(err instanceof SubagentError && (err.code === 'E_WAIT_TIMEOUT' || err.code === 'E_NAME_NOT_FOUND'))) throw err;
       if (err.code === 'E_NAME_NOT_FOUND') await new Promise((r) => setTimeout(r, intervalSec * 1000));

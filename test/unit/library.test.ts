@@ -68,7 +68,7 @@ async function rejectsWith(p: Promise<unknown>, code: string): Promise<SubagentE
 }
 
 async function waitDone(name: string): Promise<any> {
-  const w = await status({ ...ctx, names: [name], waitTerminal: true, timeoutSec: '90' });
+  const w = await status({ ...ctx, names: [name], waitTerminal: true, timeoutSec: 90 });
   assert.equal(w.ok, true);
   const a = (w.agents as any[]).find((x) => x.name === name);
   assert.equal(a?.status, 'done', JSON.stringify(w));
@@ -125,12 +125,12 @@ test('start with the prompt as a Buffer: bytes kept exactly (UTF-8 and an invali
   const b2 = await waitDone('lib/buf');
   assert.equal(b2.run, 2);
   assert.equal(b2.outcome, 'succeeded');
-  const since = await result({ ...ctx, name: 'lib/buf', since: '0' });
+  const since = await result({ ...ctx, name: 'lib/buf', since: 0 });
   assert.deepEqual((since.runs as any[]).map((x) => [x.run, x.lastAssistantText]), [
     [1, 'héllo-буфер-😀\n'],
     [2, 'run-two\n'],
   ]);
-  assert.equal((await result({ ...ctx, name: 'lib/buf', run: '1' })).lastAssistantText, 'héllo-буфер-😀\n');
+  assert.equal((await result({ ...ctx, name: 'lib/buf', run: 1 })).lastAssistantText, 'héllo-буфер-😀\n');
   // A prompt is searchable as the user's message of its run.
   const p = await search({ ...ctx, name: 'lib/buf', pattern: 'run-two', role: 'user' });
   assert.deepEqual((p.matches as any[]).map((m) => m.run), [2]);
@@ -196,10 +196,10 @@ test('errors reject with SubagentError and the code (and details) the verb print
     ['E_PATTERN_INVALID', () => search({ ...ctx, name: 'lib/one', pattern: '(' }), 'search', ['--name', 'lib/one', '--pattern', '(']],
     ['E_WAIT_NAME_REQUIRED', () => status({ ...ctx, waitTerminal: true }), 'status', ['--wait-terminal']],
     ['E_SIGNAL_UNSUPPORTED', () => cancel({ ...ctx, name: 'lib/one', signal: 'HUP' }), 'cancel', ['--name', 'lib/one', '--signal', 'HUP']],
-    ['E_RUN_NOT_FOUND', () => result({ ...ctx, name: 'lib/one', run: '9' }), 'result', ['--name', 'lib/one', '--run', '9']],
+    ['E_RUN_NOT_FOUND', () => result({ ...ctx, name: 'lib/one', run: 9 }), 'result', ['--name', 'lib/one', '--run', '9']],
     // Flags are checked before the name is looked up: a bad run number wins over an unknown name.
-    ['E_ARG_INVALID', () => result({ ...ctx, name: 'lib/missing', run: '0' }), 'result', ['--name', 'lib/missing', '--run', '0']],
-    ['E_ARG_INVALID', () => result({ ...ctx, name: 'lib/missing', since: 'x' }), 'result', ['--name', 'lib/missing', '--since', 'x']],
+    ['E_ARG_INVALID', () => result({ ...ctx, name: 'lib/missing', run: 0 }), 'result', ['--name', 'lib/missing', '--run', '0']],
+    ['E_ARG_INVALID', () => result({ ...ctx, name: 'lib/missing', since: -1 }), 'result', ['--name', 'lib/missing', '--since', 'x']],
     ['E_NAME_NOT_FOUND', () => follow({ ...ctx, name: 'lib/missing', write: () => undefined }), 'result', ['--name', 'lib/missing', '--follow']],
   ];
   // lib/one exists after the first test; make sure of it when this test runs alone.
@@ -222,7 +222,7 @@ test('a wait that times out rejects with E_WAIT_TIMEOUT (exitCode 124) carrying 
   const gate = join(box.dir, 'gate-timeout');
   await start({ ...ctx, name: 'lib/slow', prompt: `while [ ! -e '${gate}' ]; do sleep 0.05; done`, cli: 'shell' });
   const t0 = Date.now();
-  const err = await rejectsWith(status({ ...ctx, names: ['lib/slow'], waitTerminal: true, timeoutSec: '0.5' }), 'E_WAIT_TIMEOUT');
+  const err = await rejectsWith(status({ ...ctx, names: ['lib/slow'], waitTerminal: true, timeoutSec: 0.5 }), 'E_WAIT_TIMEOUT');
   assert.ok(Date.now() - t0 >= 400);
   const agents = err.extra.agents as any[];
   assert.ok(Array.isArray(agents) && agents.length === 1 && agents[0].name === 'lib/slow', JSON.stringify(err.extra));
@@ -251,7 +251,7 @@ test('the package: import("subagents") from another project resolves through "ex
     const m = await import('subagents');
     const where = import.meta.resolve('subagents');
     const s = await m.start({ name: 'pkg/one', prompt: 'echo from-the-package', cli: 'shell', registry: ${JSON.stringify(box.registry)} });
-    const w = await m.status({ names: ['pkg/one'], waitTerminal: true, timeoutSec: '60', registry: ${JSON.stringify(box.registry)} });
+    const w = await m.status({ names: ['pkg/one'], waitTerminal: true, timeoutSec: 60, registry: ${JSON.stringify(box.registry)} });
     const r = await m.result({ name: 'pkg/one', registry: ${JSON.stringify(box.registry)} });
     let code = null;
     try { await m.result({ name: 'pkg/none', registry: ${JSON.stringify(box.registry)} }); } catch (e) { code = e instanceof m.SubagentError ? e.code : String(e); }
@@ -281,17 +281,32 @@ test('the package: import("subagents") from another project resolves through "ex
   const dts = join(ROOT, 'dist', 'lib', 'index.d.ts');
   assert.ok(existsSync(dts), dts);
   const decl = readFileSync(dts, 'utf8');
-  for (const k of ['start', 'status', 'result', 'search', 'follow', 'resume', 'cancel', 'SubagentError', 'ERROR_CODES', 'StartOptions', 'StatusOptions', 'FollowOptions', 'FollowLine', 'RunRecord']) assert.match(decl, new RegExp(`\\b${k}\\b`), `index.d.ts exports ${k}`);
+  for (const k of ['start', 'status', 'history', 'result', 'search', 'follow', 'resume', 'cancel', 'batch', 'SubagentError', 'ERROR_CODES', 'StartOptions', 'StartResult', 'StatusOptions', 'StatusResult', 'AgentEntry', 'HistoryResult', 'ResultResult', 'RunAnswer', 'SearchResult', 'CancelResult', 'BatchResult', 'FollowOptions', 'FollowLine', 'RunRecord']) assert.match(decl, new RegExp(`\\b${k}\\b`), `index.d.ts exports ${k}`);
   writeFileSync(
     join(proj, 'use.ts'),
-    `import { start, status, result, search, resume, cancel, follow, SubagentError, ERROR_CODES, type StartOptions, type StatusOptions, type FollowOptions, type FollowLine, type ErrorCode, type RunRecord } from 'subagents';
-const o: StartOptions = { name: 'x', prompt: Buffer.from('echo'), cli: 'shell', registry: '/tmp/r' };
-const s: StatusOptions = { names: ['x'], waitTerminal: true };
-const p: Promise<Record<string, unknown>> = start(o);
-const q: Promise<Record<string, unknown>> = status(s);
-void [p, q, result, search, resume, cancel];
-const fo: FollowOptions = { name: 'x', json: true, timeoutMs: 1000, write: (text: string) => void text };
-const fl: Promise<Record<string, unknown>> = follow(fo);
+    `import { start, status, history, result, search, resume, cancel, follow, batch, SubagentError, ERROR_CODES, type StartOptions, type StartResult, type StatusOptions, type StatusResult, type AgentEntry, type HistoryResult, type RunAnswer, type RunsAnswer, type SearchResult, type CancelResult, type BatchResult, type FollowOptions, type FollowLine, type ErrorCode, type RunRecord } from 'subagents';
+const o: StartOptions = { name: 'x', prompt: Buffer.from('echo'), cli: 'shell', registry: '/tmp/r', maxConcurrent: 4 };
+const s: StatusOptions = { names: ['x'], waitTerminal: true, timeoutSec: 90 };
+const p: Promise<StartResult> = start(o);
+const q: Promise<StatusResult> = status(s);
+const h: Promise<HistoryResult> = history({ name: 'x' });
+const ra: Promise<RunAnswer> = result({ name: 'x', run: 2 });
+const rs: Promise<RunsAnswer> = result({ name: 'x', since: 0 });
+const se: Promise<SearchResult> = search({ name: 'x', pattern: 'p' });
+const ca: Promise<CancelResult> = cancel({ name: 'x' });
+const ba: Promise<BatchResult> = batch({ batch: '-' });
+void [p, q, h, ra, rs, se, ca, ba, resume];
+async function typed(): Promise<number | null> {
+  const first: AgentEntry | undefined = (await q).agents[0];
+  const pid: number = (await p).pid;
+  return first?.exitCode ?? pid;
+}
+void typed;
+// @ts-expect-error: numbers are numbers
+const textual: StatusOptions = { names: ['x'], timeoutSec: '90' };
+void textual;
+const fo: FollowOptions = { name: 'x', json: true, timeoutSec: 1, write: (text: string) => void text };
+const fl: Promise<RunAnswer> = follow(fo);
 const ev: FollowLine = { type: 'message', run: 1, index: 1, role: 'assistant', text: 't' };
 void [fl, ev];
 const code: ErrorCode = ERROR_CODES[0];

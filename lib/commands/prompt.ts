@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SubagentError } from '../base/errors.js';
 
-/** The prompt, byte-exact, from --prompt TEXT, --prompt - (stdin) or --prompt-file PATH. */
+/** The prompt, byte-exact, from --prompt TEXT, --prompt - (stdin) or --prompt-file PATH (relative: against `cwd`). */
 export function readPrompt(flag: string | undefined, file: string | undefined, cwd = process.cwd(), opts: { stdinAllowed?: boolean } = {}): Buffer {
   if (flag !== undefined && file !== undefined) {
     throw new SubagentError('E_ARG_INVALID', 'give the prompt once: --prompt or --prompt-file, not both', { hint: 'drop one of them' });
@@ -31,12 +31,19 @@ export function readPrompt(flag: string | undefined, file: string | undefined, c
   } else {
     data = Buffer.alloc(0);
   }
-  if (data.length === 0) {
-    throw new SubagentError('E_PROMPT_REQUIRED', flag === undefined && file === undefined ? 'a prompt is required' : 'the prompt is empty', {
-      hint: 'give --prompt TEXT, --prompt-file PATH, or --prompt - with the prompt on stdin',
-    });
-  }
+  if (data.length === 0) throw promptRequired(flag === undefined && file === undefined ? 'a prompt is required' : 'the prompt is empty');
   return data;
+}
+
+/** A prompt given to the library: bytes are kept exactly, a string is taken as UTF-8; empty is refused. */
+export function promptBytes(prompt: Buffer | string): Buffer {
+  const bytes = typeof prompt === 'string' ? Buffer.from(prompt, 'utf8') : prompt;
+  if (bytes.length === 0) throw promptRequired('a non-empty prompt is required');
+  return bytes;
+}
+
+function promptRequired(message: string): SubagentError {
+  return new SubagentError('E_PROMPT_REQUIRED', message, { hint: 'give --prompt TEXT, --prompt-file PATH, or --prompt - with the prompt on stdin' });
 }
 
 /**

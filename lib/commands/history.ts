@@ -1,0 +1,76 @@
+import { observeRun } from '../runs/observe.js';
+import { promptHead } from '../runs/transcript.js';
+import { nameNotFound, validateName } from '../registry/names.js';
+import { listRuns, runDir } from '../registry/store.js';
+import type { Outcome, Status, Usage } from '../registry/record.js';
+import { inRegistryOf, placeOf, type Context } from './context.js';
+
+export interface HistoryOptions extends Context {
+  name: string | undefined;
+}
+
+/** One run of a name, as `status --runs` lists it. */
+export interface HistoryRun {
+  run: number;
+  status: Status;
+  outcome: Outcome | null;
+  cli: string;
+  model: string | null;
+  /** The start of the run's prompt, as text. */
+  promptHead: string;
+  promptBytes: number;
+  sessionId: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+  exitCode: number | null;
+  signal: string | null;
+  error: string | null;
+  usage: Usage | null;
+  skippedLines: number;
+}
+
+/** What history resolves to (docs/schemas/status-runs.schema.json). */
+export interface HistoryResult {
+  ok: true;
+  registry: string;
+  name: string;
+  /** Oldest first. */
+  runs: HistoryRun[];
+}
+
+/** subagent-status --runs: every run of one name, oldest first. */
+export async function history(o: HistoryOptions): Promise<HistoryResult> {
+  const name = validateName(o.name);
+  const { registry } = placeOf(o);
+  return inRegistryOf(registry, () => {
+    const runs = listRuns(registry, name);
+    if (!runs) throw nameNotFound(name, registry);
+    return {
+      ok: true,
+      registry,
+      name,
+      runs: runs.map((k): HistoryRun => {
+        const dir = runDir(registry, name, k);
+        const ob = observeRun(dir);
+        const r = ob.record;
+        return {
+          run: k,
+          status: ob.status,
+          outcome: r.outcome,
+          cli: r.cli,
+          model: r.model,
+          promptHead: promptHead(dir),
+          promptBytes: r.promptBytes,
+          sessionId: r.sessionId,
+          startedAt: r.startedAt,
+          finishedAt: r.finishedAt,
+          exitCode: r.exitCode,
+          signal: r.signal,
+          error: r.error,
+          usage: r.usage,
+          skippedLines: r.skippedLines ?? 0,
+        };
+      }),
+    };
+  });
+}

@@ -1,0 +1,107 @@
+import { SubagentError } from '../base/errors.js';
+
+/**
+ * The environment variables a command reads where its options leave a setting open (docs/contract.md,
+ * "Environment"), each with its older OPENCODE_PSA_* name where it has one: the first set and non-empty
+ * wins. The only place a command reads SUBAGENT_* (the registry's location is lib/registry/locate.ts's;
+ * the test knobs, lib/base/checkpoint.ts's).
+ */
+const VARIABLES = {
+  cli: ['SUBAGENT_CLI'],
+  model: ['SUBAGENT_MODEL', 'OPENCODE_PSA_MODEL'],
+  variant: ['SUBAGENT_VARIANT', 'OPENCODE_PSA_VARIANT'],
+  waitTimeoutSec: ['SUBAGENT_WAIT_TIMEOUT_SEC', 'OPENCODE_PSA_WAIT_TIMEOUT_SEC'],
+  cancelGraceMs: ['SUBAGENT_CANCEL_GRACE_MS'],
+  maxConcurrent: ['SUBAGENT_MAX_CONCURRENT'],
+  maxDepth: ['SUBAGENT_MAX_DEPTH'],
+  parent: ['SUBAGENT_PARENT'],
+  depth: ['SUBAGENT_DEPTH'],
+  dir: ['SUBAGENT_DIR'],
+} as const;
+
+export type Setting = keyof typeof VARIABLES;
+
+/** The environment's value of a setting, or undefined when none of its variables is set (or all are empty). */
+export function fromEnv(env: NodeJS.ProcessEnv, setting: Setting): string | undefined {
+  for (const k of VARIABLES[setting]) {
+    const v = env[k];
+    if (v !== undefined && v !== '') return v;
+  }
+  return undefined;
+}
+
+export const DEFAULT_CLI = 'opencode';
+export const DEFAULT_WAIT_TIMEOUT_SEC = 100;
+export const DEFAULT_CANCEL_GRACE_MS = 3000;
+export const DEFAULT_MAX_DEPTH = 3;
+
+/** Seconds as the verbs take them (--timeout, SUBAGENT_WAIT_TIMEOUT_SEC): a number ≥ 0; 0 means forever. */
+export function parseSeconds(raw: string): number {
+  const sec = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(sec) || sec < 0) throw badTimeout(raw);
+  return sec;
+}
+
+/** How long a wait may take in ms (null: forever): the option, else the environment's, else 100 s. */
+export function waitTimeoutMs(timeoutSec: number | undefined, env: NodeJS.ProcessEnv): number | null {
+  let sec: number;
+  if (timeoutSec !== undefined) {
+    if (!Number.isFinite(timeoutSec) || timeoutSec < 0) throw badTimeout(String(timeoutSec));
+    sec = timeoutSec;
+  } else {
+    const raw = fromEnv(env, 'waitTimeoutSec');
+    sec = raw === undefined ? DEFAULT_WAIT_TIMEOUT_SEC : parseSeconds(raw);
+  }
+  return sec === 0 ? null : sec * 1000;
+}
+
+function badTimeout(raw: string): SubagentError {
+  return new SubagentError('E_ARG_INVALID', `the wait timeout "${raw}" is not a number of seconds`, {
+    value: raw,
+    hint: 'give seconds as a number (0 waits forever), via --timeout or SUBAGENT_WAIT_TIMEOUT_SEC',
+  });
+}
+
+/** A concurrency limit as the verbs take it (--max-concurrent, SUBAGENT_MAX_CONCURRENT): a whole number; 0 removes the limit. */
+export function parseLimit(raw: string, source: string): number {
+  if (!/^[0-9]{1,6}$/.test(raw.trim())) {
+    throw new SubagentError('E_ARG_INVALID', `${source} "${raw}" is not a whole number`, { value: raw, hint: 'give the most runs that may run at once, e.g. 4 (0 removes the limit)' });
+  }
+  return Number(raw.trim());
+}
+
+/** The concurrency limit asked for: the option, else SUBAGENT_MAX_CONCURRENT, else none (the registry's stays). */
+export function requestedLimit(maxConcurrent: number | undefined, env: NodeJS.ProcessEnv): number | undefined {
+  if (maxConcurrent !== undefined) return parseLimit(String(maxConcurrent), '--max-concurrent');
+  const raw = fromEnv(env, 'maxConcurrent');
+  return raw === undefined ? undefined : parseLimit(raw, 'SUBAGENT_MAX_CONCURRENT');
+}
+
+/** How long cancel waits after its first signal before it escalates; a bad value counts as the default. */
+export function cancelGraceMs(env: NodeJS.ProcessEnv): number {
+  const v = Number(fromEnv(env, 'cancelGraceMs') ?? DEFAULT_CANCEL_GRACE_MS);
+  return Number.isFinite(v) && v >= 0 ? v : DEFAULT_CANCEL_GRACE_MS;
+}
+
+/** How deep runs may nest: SUBAGENT_MAX_DEPTH when it is a whole number, else 3. */
+export function maxDepth(env: NodeJS.ProcessEnv): number {
+  const raw = fromEnv(env, 'maxDepth');
+  return raw !== undefined && /^[0-9]+$/.test(raw) ? Number(raw) : DEFAULT_MAX_DEPTH;
+}
+
+/** A run number as the verbs take it (--run, --since): 1, 2, 3…; `zero` also allows 0 (--since 0: all). */
+export function parseRunNumber(value: string, flag: string, zero = false): number {
+  if (zero && value === '0') return 0;
+  if (!/^[1-9][0-9]{0,8}$/.test(value)) throw badRunNumber(value, flag);
+  return Number(value);
+}
+
+/** The same rule for a number given to the library. */
+export function checkRunNumber(value: number, flag: string, zero = false): number {
+  if (!Number.isInteger(value) || value < (zero ? 0 : 1) || value > 999_999_999) throw badRunNumber(String(value), flag);
+  return value;
+}
+
+function badRunNumber(value: string, flag: string): SubagentError {
+  return new SubagentError('E_ARG_INVALID', `${flag} "${value}" is not a run number`, { flag, value, hint: 'runs are numbered 1, 2, 3…; subagent-status lists the latest' });
+}
