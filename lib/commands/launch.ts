@@ -18,24 +18,9 @@ export function queueTicketFor(registry: string, limit: number | undefined): str
   return readLimit(registry) > 0 ? newTicket(randomUUID()) : null;
 }
 
-export interface RunSettings {
-  name: string;
-  run: number;
-  cli: string;
-  cwd: string;
-  model: string | null;
-  variant: string | null;
-  agent: string | null;
-  files: string[];
-  extraArgs: string[];
-  sessionId: string | null;
-  parent: string | null;
-  promptBytes: number;
-  storeEnv: Record<string, string>;
-  queueTicket?: string | null;
-  worktree?: RunRecord['worktree'];
-  depth?: number;
-}
+/** What a new record is made of: the fields start or resume chose; the rest are a new run's. */
+export type RunSettings = Pick<RunRecord, 'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'> &
+  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth'>>;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
 export function checkAdapterCan(adapter: AgentAdapter, given: { model?: boolean; variant?: boolean; agent?: boolean; files?: boolean }, env: NodeJS.ProcessEnv): void {

@@ -46,7 +46,8 @@ async function main(): Promise<void> {
   }
   const adapter = await loadAdapter(record.cli);
   if (record.cancel) {
-    finish(dir, adapter, null, { code: null, signal: null }, 'cancelled before the agent started');
+    updateRecord(dir, cancelledBeforeStart, 'done');
+    checkpoint('after-done');
     return;
   }
   if (record.queueTicket) {
@@ -77,7 +78,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     sessionId: record.sessionId,
   });
   } catch (err) {
-    finish(dir, adapter, null, { code: null, signal: null }, null, `cannot launch ${record.cli}: ${(err as Error).message}`);
+    finish(dir, { kind: 'spawn-failed', error: `cannot launch ${record.cli}: ${(err as Error).message}` });
     return;
   }
   const env: NodeJS.ProcessEnv = {
@@ -108,7 +109,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     child = await spawnWaited(launch.command, launch.args, { cwd: record.cwd, env, stdio: [stdin, stdout, stderr] });
     agent = { child, adapter };
   } catch (err) {
-    finish(dir, adapter, null, { code: null, signal: null }, null, `cannot start ${launch.command}: ${(err as Error).message}`);
+    finish(dir, { kind: 'spawn-failed', error: `cannot start ${launch.command}: ${(err as Error).message}` });
     return;
   } finally {
     closeSync(stdin);
@@ -144,7 +145,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   checkpoint('agent-exited');
   follower.flush();
   parser.end?.();
-  finish(dir, adapter, parser, exit, null, null, skippedLines(parser, follower));
+  finish(dir, { kind: 'exited', adapter, exit, parser, skipped: skippedLines(parser, follower) });
 }
 
 /**
@@ -217,43 +218,62 @@ class Progress {
   }
 }
 
-function finish(
-  dir: string,
-  adapter: AgentAdapter,
-  parser: StreamParser | null,
-  exit: { code: number | null; signal: string | null },
-  cancelledWhy: string | null,
-  spawnError: string | null = null,
-  skipped: number | null = null,
-): void {
-  const s = parser?.state;
+/** How a run that got past its start ended: its agent could not be started, or it exited. */
+type End =
+  | { kind: 'spawn-failed'; error: string }
+  | { kind: 'exited'; adapter: AgentAdapter; exit: { code: number | null; signal: string | null }; parser: StreamParser; skipped: number };
+
+/** Records the end (once: a record already done is left as it is). */
+function finish(dir: string, end: End): void {
+  const s = end.kind === 'exited' ? end.parser.state : null;
+  const exit = end.kind === 'exited' ? end.exit : { code: null, signal: null };
   // The verdict first: it may settle children the stream never ended (statusSource "inferred").
-  const verdict = spawnError ? { outcome: 'failed' as const, error: spawnError } : adapter.verdict(exit, s ?? emptyState());
-  if (verdict.outcome === 'failed' && !spawnError && !s?.fatalError) {
+  const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error } : end.adapter.verdict(exit, s ?? emptyState());
+  if (verdict.outcome === 'failed' && end.kind === 'exited' && !s?.fatalError) {
     const said = lastLine(join(dir, FILES.stderr));
     if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
   }
   updateRecord(dir, (r) => {
     if (r.status === 'done') return null;
-    const cancelled = r.cancel !== null || cancelledWhy !== null;
+    const cancelled = r.cancel !== null;
     return {
       ...r,
       status: 'done',
       outcome: cancelled ? 'cancelled' : verdict.outcome,
       exitCode: exit.code,
       signal: exit.signal,
-      error: cancelled ? (cancelledWhy ?? `cancelled with ${r.cancel?.signal ?? 'a signal'}`) : verdict.error,
-      endReason: spawnError ? 'spawn-failed' : cancelledWhy ? 'cancelled-before-start' : null,
+      error: cancelled ? `cancelled with ${r.cancel?.signal ?? 'a signal'}` : verdict.error,
+      endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
       finishedAt: nowIso(),
       sessionId: r.sessionId ?? s?.sessionId ?? null,
       toolUses: s?.toolUses ?? r.toolUses,
       usage: s?.usage ?? r.usage,
       children: s?.children ?? r.children,
-      skippedLines: skipped ?? r.skippedLines ?? 0,
+      skippedLines: end.kind === 'exited' ? end.skipped : (r.skippedLines ?? 0),
       lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
     };
   }, 'done');
   checkpoint('after-done');
+}
+
+/**
+ * The end of a run cancelled before its agent was started — by a cancel seen at start-up, or by SIGTERM
+ * while it waited for a queue slot. The one way this end is written.
+ */
+function cancelledBeforeStart(r: RunRecord): RunRecord | null {
+  if (r.status === 'done') return null;
+  const now = nowIso();
+  return {
+    ...r,
+    status: 'done',
+    outcome: 'cancelled',
+    exitCode: null,
+    signal: null,
+    error: 'cancelled before the agent started',
+    endReason: 'cancelled-before-start',
+    finishedAt: now,
+    cancel: r.cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
+  };
 }
 
 /** The last non-empty line of a file (read from its last 4 KiB), capped at 300 characters. */
@@ -294,11 +314,7 @@ process.on('SIGTERM', () => {
   }
   if (!dir) process.exit(0);
   try {
-    updateRecord(dir, (cur) =>
-      cur.status === 'done'
-        ? null
-        : { ...cur, status: 'done', outcome: 'cancelled', finishedAt: nowIso(), endReason: 'cancelled-before-start', error: 'cancelled before the agent started', cancel: cur.cancel ?? { requestedAt: nowIso(), signal: 'SIGTERM', by: 0 } },
-    );
+    updateRecord(dir, cancelledBeforeStart);
     if (queued) leaveQueue(queued.registry, queued.ticket, queued.runId);
     process.exit(0);
   } catch (err) {

@@ -1,5 +1,5 @@
 /**
- * `make bench` — the benchmark suite of issues 6 and 13. It measures every row of the issue's table against
+ * `make bench` — the benchmark suite. It measures every row of the targets' table against
  * its floor in the same run (ratios and counts: the machine is noisy), with the fast paths on (the default)
  * and with all of them off (the plain paths), measures each fast path's gain A/B, interleaved, repeats the
  * main rows on other Nodes, prints a table, and writes docs/benchmarks.md with the machine, the date, the
@@ -1393,7 +1393,7 @@ function withinNoise(c: Comparison): boolean {
 }
 
 /**
- * A fast path's verdict from the figures a user feels, by the rule of issue 13: it earns its place with a
+ * A fast path's verdict from the figures a user feels, by the fast-path rule (CONTRIBUTING.md, "Fast paths"): it earns its place with a
  * gain of ≥ 3 ms or ≥ 10 % (memory: ≥ 10 %) of the medians on one of them. The verdict says so "within this
  * run's noise" when every such gain's interval holds 0. Where it also costs as much on another figure, beyond
  * the noise (with a handful of figures per fast path, one of them drifts past 3 ms by chance on a busy
@@ -1421,7 +1421,7 @@ function abPage(): string {
   out.push(
     `All on (the default) against one fast path off (\`SUBAGENT_FAST_PATHS\` listing all the others), on ${MAIN.version}, on the measures each one can affect, all interleaved in the same run ` +
       '(each round runs every arm of a measure once, in an order that rotates and reverses every other round; the first round of each measure is a discarded warm-up). ' +
-      '**Gain** is median off − median on: what the fast path saves (negative: what it costs). The rule of issue 13: a fast path earns its place with a gain of **≥ 3 ms or ≥ 10 %** ' +
+      '**Gain** is median off − median on: what the fast path saves (negative: what it costs). The fast-path rule (CONTRIBUTING.md, "Fast paths"): a fast path earns its place with a gain of **≥ 3 ms or ≥ 10 %** ' +
       '(for memory, ≥ 10 %) on a figure a user feels; otherwise it goes, as simpler code at equal speed wins. ' +
       'The interval is a 95 % bootstrap interval of the gain (the two samples resampled independently): where it holds 0, this run cannot tell the gain from the machine\'s noise. ' +
       'Commands are spawned by the bench itself (no shell, through the bin/* `#!/usr/bin/env node` line, the Node under test first on PATH), so the times include the bench\'s own spawn (~1 ms, alike for both arms), unlike the hyperfine rows above.',
@@ -1587,8 +1587,8 @@ const otherFigures = OTHERS.filter((o) => nodeDetails.has(o.version))
 const benchSeconds = ((monoMs() - benchStart) / 1000).toFixed(0);
 const doc = `# Benchmarks
 
-Written by \`make bench\` (test/bench/run.ts) — do not edit by hand; run it again. The targets are those
-of issue 6, kept by issue 13: every row must meet them with the plain paths (\`SUBAGENT_FAST_PATHS=0\`), and each
+Written by \`make bench\` (test/bench/run.ts) — do not edit by hand; run it again. The targets are the
+project's (the target column below): every row must meet them with the plain paths (\`SUBAGENT_FAST_PATHS=0\`), and each
 fast path must show its gain A/B. Every ratio is taken against a floor measured in the same run, right next to
 the measured command, because these machines are noisy. Benchmarks are not tests: a missed target does not
 fail the build.
