@@ -19,7 +19,7 @@ endif
 export PATH := $(patsubst %/,%,$(dir $(BUILD_NODE))):$(PATH)
 endif
 
-.PHONY: install build test demo bench clean test-clis test-tools
+.PHONY: install build test demo bench clean test-clis test-tools lint format
 
 # --ignore-scripts: the project's own `prepare` (the build, for npm pack and npm install -g) is make
 # build's job here; esbuild's postinstall only checks its binary, which it finds without it.
@@ -47,6 +47,14 @@ test-tools:
 # it ends with one line, `N passed, N failed, N skipped`, summing every run.
 test: build test-clis test-tools
 	NODE_TEST_FLAGS='$(NODE_TEST_FLAGS)' bash scripts/test.sh
+
+# Biome (biome.json): the formatter and the linter over lib/, test/ and scripts/. make test runs the same
+# check as a test (test/lint/biome.test.ts); make format writes what the formatter and the safe fixes change.
+lint: install
+	npx biome ci
+
+format: install
+	npx biome check --write
 
 demo: build
 	bash scripts/demo.sh
