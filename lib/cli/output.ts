@@ -22,7 +22,10 @@ export function stdoutFlushed(): boolean {
  */
 export function writeStdout(text: string | Buffer | Buffer[]): void {
   if (stdoutClosed) return;
-  if (Array.isArray(text)) return writePieces(text);
+  if (Array.isArray(text)) {
+    writePieces(text);
+    return;
+  }
   if (useStream) {
     process.stdout.write(text);
     return;
@@ -49,7 +52,7 @@ export function writeStdout(text: string | Buffer | Buffer[]): void {
 
 /** Pieces written with writev(2), in as many calls as the kernel needs; anything unusual goes the plain way. */
 function writePieces(pieces: Buffer[]): void {
-  let rest = pieces.filter((p) => p.length > 0);
+  const rest = pieces.filter((p) => p.length > 0);
   while (rest.length > 0 && !useStream && !stdoutClosed) {
     let written: number;
     try {

@@ -1,4 +1,4 @@
-import { realpathSync, statSync } from 'node:fs';
+import { realpathSync, statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { SubagentError, inRegistry } from '../base/errors.js';
 import { locateRegistry } from '../registry/locate.js';
@@ -49,7 +49,7 @@ export async function inRegistryOf<T>(registry: string, work: () => Promise<T> |
 /** The directory a run works in: `dir` (relative: against the caller's), which must exist; its real path. */
 export function resolveCwd(dir: string | undefined, callerCwd: string): string {
   const path = resolve(callerCwd, dir ?? '.');
-  let st;
+  let st: Stats;
   try {
     st = statSync(path);
   } catch {

@@ -107,7 +107,9 @@ async function searchIn(registry: string, asked: string, re: RegExp, pattern: st
   };
   if (child !== undefined) {
     const c = await childTranscript(registry, name, child);
-    c.messages.forEach((m, i) => visit({ run: c.run, index: i, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}) }));
+    c.messages.forEach((m, i) => {
+      visit({ run: c.run, index: i, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}) });
+    });
     return { ok: true, registry, name, child: c.child.id, source: c.source, pattern, role, matches, total, truncated: total > matches.length };
   }
   let skippedLines = 0;

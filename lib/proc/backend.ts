@@ -42,5 +42,6 @@ let chosen: ProcBackend | undefined;
 
 /** The backend of this process, chosen on first use (the environment of the process, not a verb's options). */
 export function backend(): ProcBackend {
-  return (chosen ??= chooseBackend() === 'ps' ? ps : linux);
+  chosen ??= chooseBackend() === 'ps' ? ps : linux;
+  return chosen;
 }

@@ -10,5 +10,6 @@ let loaded: typeof ChildProcess | null = null;
  * lib/base/builtin.ts.
  */
 export function childProcess(): typeof ChildProcess {
-  return (loaded ??= builtin<typeof ChildProcess>('node:child_process'));
+  loaded ??= builtin<typeof ChildProcess>('node:child_process');
+  return loaded;
 }

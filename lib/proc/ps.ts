@@ -149,16 +149,20 @@ let cachedBootId: string | undefined;
  * moves on the BSDs — then every run looks like one of another boot (unknown), never the reverse.
  */
 function bootId(): string {
-  if (cachedBootId !== undefined) return cachedBootId;
+  cachedBootId ??= readBootId();
+  return cachedBootId;
+}
+
+function readBootId(): string {
   try {
-    return (cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
   } catch {
     /* not Linux */
   }
   const uuid = sysctl('kern.bootsessionuuid');
-  if (uuid) return (cachedBootId = uuid);
+  if (uuid) return uuid;
   const time = sysctl('kern.boottime');
-  if (time) return (cachedBootId = `boottime:${/\bsec = (\d+)/.exec(time)?.[1] ?? time}`);
+  if (time) return `boottime:${/\bsec = (\d+)/.exec(time)?.[1] ?? time}`;
   throw unavailable('cannot tell this boot from another: no /proc/sys/kernel/random/boot_id, and sysctl gives neither kern.bootsessionuuid nor kern.boottime', 'sysctl');
 }
 

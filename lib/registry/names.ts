@@ -32,7 +32,7 @@ export function diagnoseName(name: string | undefined): string {
   if (name === '') throw fail('empty', 'the name is empty');
   const bytes = Buffer.byteLength(name, 'utf8');
   if (bytes > MAX_NAME_BYTES) throw fail('too-long', `it is ${bytes} bytes long; the limit is ${MAX_NAME_BYTES}`, { bytes });
-  const bad = [...name].find((c) => !/[A-Za-z0-9._\/-]/.test(c));
+  const bad = [...name].find((c) => !/[A-Za-z0-9._/-]/.test(c));
   if (bad !== undefined) {
     const cp = 'U+' + bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
     throw fail('characters', `it contains the character ${cp}, which names cannot hold`, { character: cp });

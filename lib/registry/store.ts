@@ -94,7 +94,7 @@ export function listRuns(registry: string, name: string): number[] | null {
 export function latestRun(registry: string, name: string): number | null {
   if (!exists(join(nameDir(registry, name), '2')) && exists(join(nameDir(registry, name), '1'))) return 1;
   const runs = listRuns(registry, name);
-  return runs && runs.length ? runs[runs.length - 1]! : null;
+  return runs?.length ? runs[runs.length - 1]! : null;
 }
 
 /**

@@ -26,7 +26,9 @@ export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapte
   const run = record.run;
   const prompt = readFileSync(join(dir, FILES.prompt)).toString('utf8');
   if (adapter.stream === 'text') {
-    prompt.split('\n').forEach((text, line) => visit({ run, index: 0, role: 'user', text, line: line + 1 }));
+    prompt.split('\n').forEach((text, line) => {
+      visit({ run, index: 0, role: 'user', text, line: line + 1 });
+    });
     let line = 0;
     const follower = new LineFollower(join(dir, FILES.events), (text) => visit({ run, index: 1, role: 'assistant', text, line: ++line }));
     follower.flush();

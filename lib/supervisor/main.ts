@@ -289,7 +289,7 @@ function lastLine(path: string): string | null {
     const buf = Buffer.alloc(Math.min(size, 4096));
     readSync(fd, buf, 0, buf.length, size - buf.length);
     // Colour escapes out (some CLIs colour even with NO_COLOR); an "Error:" line says more than the last one.
-    const lines = buf.toString('utf8').replace(/\x1b\[[0-9;?]*[ -\/]*[@-~]/g, '').split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = buf.toString('utf8').replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '').split('\n').map((l) => l.trim()).filter(Boolean);
     const line = [...lines].reverse().find((l) => /^error\b/i.test(l)) ?? lines.pop();
     return line ? line.slice(0, 300) : null;
   } finally {

@@ -20,7 +20,9 @@ export function treeText(agents: AgentEntry[]): string {
     const secs = typeof a.durationMs === 'number' ? `  ${(a.durationMs / 1000).toFixed(1)}s` : '';
     lines.push(`${prefix}${top ? '' : last ? '└─ ' : '├─ '}${name}  [${a.cli}] ${state}  run ${a.run}${secs}`);
     const kids = children.get(name) ?? [];
-    kids.forEach((k, i) => visit(k, top ? prefix : prefix + (last ? '   ' : '│  '), i === kids.length - 1, false));
+    kids.forEach((k, i) => {
+      visit(k, top ? prefix : prefix + (last ? '   ' : '│  '), i === kids.length - 1, false);
+    });
   };
   for (const r of roots) visit(r, '', true, true);
   return lines.join('\n') + (lines.length ? '\n' : '');
