@@ -1,8 +1,9 @@
+import { parseObject, type JsonObject } from '../base/json.js';
 import type { ChildAgent, Usage } from '../registry/record.js';
 
 /**
- * One adapter per agent CLI (lib/agents/<cli>.ts). Adding a CLI is adding one file that exports an
- * `AgentAdapter` and one line in lib/agents/index.ts. The core never knows a CLI's flags or events.
+ * One adapter per agent CLI (lib/agents/<cli>/, or the one file lib/agents/shell.ts). Adding a CLI is
+ * adding one folder whose index.ts exports an `AgentAdapter`, and one line in lib/agents/index.ts. The core never knows a CLI's flags or events.
  */
 export type CliName = 'opencode' | 'claude' | 'codex' | 'shell';
 export const CLI_NAMES: readonly CliName[] = ['opencode', 'claude', 'codex', 'shell'];
@@ -125,4 +126,16 @@ export interface AgentAdapter {
 
 export function emptyState(): StreamState {
   return { sessionId: null, toolUses: 0, usage: null, children: [], fatalError: null, lastAssistantText: null, skippedLines: 0, lastActivityAt: null };
+}
+
+/**
+ * The event on one line of an `ndjson` stream: a JSON object with a string `type`. Null for a blank line,
+ * and for any other line, which is counted in `state.skippedLines` (noise the CLI printed, a torn line).
+ */
+export function eventOf(text: string, state: StreamState): JsonObject | null {
+  if (text.trim() === '') return null;
+  const ev = parseObject(text);
+  if (ev && typeof ev.type === 'string') return ev;
+  state.skippedLines++;
+  return null;
 }

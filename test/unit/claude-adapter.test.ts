@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { claude, claudeConfigDir, findChildTranscript, projectSlug, toolHeadline, OUTPUT_MAX } from '../../lib/agents/claude.js';
+import { claude } from '../../lib/agents/claude/index.js';
+import { claudeConfigDir, findChildTranscript, projectSlug } from '../../lib/agents/claude/store.js';
+import { toolHeadline, OUTPUT_MAX } from '../../lib/agents/claude/stream.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
 import { ROOT } from '../helpers.js';
 

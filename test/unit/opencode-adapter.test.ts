@@ -6,7 +6,11 @@ import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { opencode, opencodeExtra, exportMessages, taskResult, PREPARE_LOCK, TOOL_INPUT_MAX, TOOL_OUTPUT_MAX } from '../../lib/agents/opencode.js';
+import { opencode } from '../../lib/agents/opencode/index.js';
+import { opencodeExtra } from '../../lib/agents/opencode/stream.js';
+import { exportMessages } from '../../lib/agents/opencode/store.js';
+import { taskResult, TOOL_INPUT_MAX, TOOL_OUTPUT_MAX } from '../../lib/agents/opencode/parts.js';
+import { PREPARE_LOCK } from '../../lib/agents/opencode/prepare.js';
 import type { LaunchInput, Message, StreamParser } from '../../lib/agents/types.js';
 import { ROOT } from '../helpers.js';
 
