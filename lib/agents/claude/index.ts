@@ -11,7 +11,7 @@ import { streamJsonParser, streamJsonVerdict, type StreamJsonParser } from './st
 export const claude: AgentAdapter = {
   cli: 'claude',
   program: 'claude',
-  supports: { model: true, variant: true, agent: true, files: false, resume: true },
+  supports: { model: true, variant: true, agent: true, files: false },
   gracefulSignal: 'SIGINT',
   stream: 'ndjson',
   storeEnvKeys: ['HOME', 'CLAUDE_CONFIG_DIR'],

@@ -19,7 +19,7 @@ export const codex: CodexAdapter = {
   program: 'codex',
   // --variant is the reasoning effort; there is no per-run agent flag (profiles are config layers:
   // pass `-- -p NAME`), and `-i` takes images only, so --file is refused rather than half-honoured.
-  supports: { model: true, variant: true, agent: false, files: false, resume: true },
+  supports: { model: true, variant: true, agent: false, files: false },
   gracefulSignal: 'SIGINT',
   stream: 'ndjson',
   storeEnvKeys: ['CODEX_HOME', 'HOME'],

@@ -13,7 +13,7 @@ import { opencodeVerdict, parseOpencode } from './stream.js';
 export const opencode: AgentAdapter = {
   cli: 'opencode',
   program: 'opencode',
-  supports: { model: true, variant: true, agent: true, files: true, resume: true },
+  supports: { model: true, variant: true, agent: true, files: true },
   // OpenCode dies at once on SIGTERM or SIGINT alike (no final event either way) and leaves its bash
   // tool running; the core's cancel signals every process of the run's tree, tools included.
   gracefulSignal: 'SIGTERM',
