@@ -1,8 +1,13 @@
-import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { childProcess } from '../../proc/child-process.js';
 import { sleep } from '../../base/time.js';
 import { opencodeDataDir, opencodeStoreExists } from './store.js';
+
+/**
+ * Creating a run's OpenCode store before the first run in it (the adapter's `prepare`), one creator at a
+ * time: OpenCode migrates a new database without a lock of its own.
+ */
 
 /** How long the first run of a store may take to create it, and after how long a lock is stale. */
 export const PREPARE_TIMEOUT_MS = 120_000;
@@ -13,7 +18,7 @@ function runQuiet(args: string[], env: NodeJS.ProcessEnv, cwd: string | undefine
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn('opencode', args, { cwd, env, stdio: 'ignore' });
+      child = childProcess().spawn('opencode', args, { cwd, env, stdio: 'ignore' });
     } catch {
       resolve(null);
       return;

@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
+import { childProcess } from '../../proc/child-process.js';
 import { listDir } from '../../base/dir.js';
 import { isObject, parseObject, str, type JsonObject } from '../../base/json.js';
 import type { ChildQuery, Message } from '../types.js';
@@ -85,7 +85,7 @@ function runExport(id: string, q: ChildQuery): Promise<string | null> {
     let child;
     try {
       // stdin ignored: without an id `export` would open an interactive picker (we always pass one).
-      child = spawn('opencode', ['export', id], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
+      child = childProcess().spawn('opencode', ['export', id], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
     } catch {
       resolve(null);
       return;
