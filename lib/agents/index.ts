@@ -5,9 +5,9 @@ import { CLI_NAMES } from './types.js';
 /** Adapters load lazily: a verb pays only for the CLI it touches. */
 const loaders: Record<CliName, () => Promise<AgentAdapter>> = {
   shell: async () => (await import('./shell.js')).shell,
-  opencode: async () => (await import('./opencode.js')).opencode,
-  claude: async () => (await import('./claude.js')).claude,
-  codex: async () => (await import('./codex.js')).codex,
+  opencode: async () => (await import('./opencode/index.js')).opencode,
+  claude: async () => (await import('./claude/index.js')).claude,
+  codex: async () => (await import('./codex/index.js')).codex,
 };
 
 export function checkCliName(cli: string): CliName {

@@ -10,7 +10,7 @@ import { nowIso } from '../base/time.js';
 export const shell: AgentAdapter = {
   cli: 'shell',
   program: '/bin/sh',
-  supports: { model: false, variant: false, agent: false, files: false, resume: true },
+  supports: { model: false, variant: false, agent: false, files: false },
   gracefulSignal: 'SIGTERM',
   stream: 'text',
   storeEnvKeys: [],

@@ -1,128 +1,228 @@
+import { parseObject, type JsonObject } from '../base/json.js';
 import type { ChildAgent, Usage } from '../registry/record.js';
 
 /**
- * One adapter per agent CLI (lib/agents/<cli>.ts). Adding a CLI is adding one file that exports an
- * `AgentAdapter` and one line in lib/agents/index.ts. The core never knows a CLI's flags or events.
+ * The adapter interface: everything the core knows of an agent CLI. One adapter per CLI, in
+ * lib/agents/<cli>/ (the built-in `shell` is the one file lib/agents/shell.ts), registered in
+ * lib/agents/index.ts. The core never knows a CLI's flags, events or files; docs/agents/adding.md walks
+ * through adding one.
  */
-export type CliName = 'opencode' | 'claude' | 'codex' | 'shell';
-export const CLI_NAMES: readonly CliName[] = ['opencode', 'claude', 'codex', 'shell'];
 
+/** The agent CLIs, by the name `--cli` takes; one list, so a new CLI is added here once. */
+export const CLI_NAMES = ['opencode', 'claude', 'codex', 'shell'] as const;
+export type CliName = (typeof CLI_NAMES)[number];
+
+/** What `launch` builds a run's command line from: the run's record, as start or resume made it. */
 export interface LaunchInput {
+  /** `new`: run 1 of a name. `resume`: a later run, which continues the session `sessionId`. */
   mode: 'new' | 'resume';
+  /** The run's working directory (a real path); the supervisor starts the agent in it. */
   cwd: string;
-  runDir: string;
+  /** `--model` (or `SUBAGENT_MODEL`), null when not given; set only where `supports.model`. */
   model: string | null;
+  /** `--variant` (or `SUBAGENT_VARIANT`: the CLI's reasoning effort or its own variant), null when not given. */
   variant: string | null;
+  /** `--agent`: the CLI's own agent or profile, null when not given; kept on resume. */
   agent: string | null;
-  /** Absolute paths. */
+  /** `--file`, as absolute paths; empty unless `supports.files`, and on every resume. */
   files: string[];
   /** Everything after "--" on the start/resume line, verbatim. */
   extraArgs: string[];
-  /** New run: the id we chose (when the CLI lets us choose), else null. Resume: the id to resume. */
+  /** New run: the id `chooseSessionId` chose, else null. Resume: the id to resume (the record's). */
   sessionId: string | null;
 }
 
+/** How to start the agent: `launch`'s answer. */
 export interface Launch {
   /** Program name looked up on PATH, or an absolute path. */
   command: string;
+  /** Its arguments, verbatim (no shell); never the prompt, which is on stdin. */
   args: string[];
-  /** Added to the supervisor's environment. The prompt always goes on stdin. */
+  /**
+   * Added to the agent's environment, over the caller's and the run's `storeEnv` (the core then adds
+   * the `SUBAGENT_*` variables and sets PWD to the run's cwd). The prompt always goes on stdin.
+   */
   env: Record<string, string>;
 }
 
+/** A tool call in the transcript: short summaries, never whole inputs or outputs. */
 export interface ToolCall {
+  /** The tool's name as the CLI names it (`Bash`, `read`, `mcp:server/tool`…). */
   name: string;
-  /** Short summaries, never whole outputs. */
+  /** What it was asked (a command, a path…), capped; null when it had no input. */
   input: string | null;
+  /** What it answered, capped; null when unknown (no result came, or the CLI does not say). */
   output: string | null;
+  /** The CLI's word for how it ended (`completed`, `error`, `failed`, `incomplete`…), or null. */
   status: string | null;
 }
 
-/** The transcript's one shape across CLIs. */
+/** The transcript's one shape across CLIs (`result`, `search`, `result --follow`, `--child`). */
 export interface Message {
+  /** `user`: a prompt (the core adds the run's own; a parser emits a child's). `assistant`: words. `tool`: a tool call. */
   role: 'user' | 'assistant' | 'tool';
+  /** The words; for a tool, a one-line headline (`Bash: ls -la`). */
   text: string;
+  /** Set on role `tool`. */
   tool?: ToolCall;
-  /** The child sub-agent this message belongs to, when the stream carries it. */
+  /** The child sub-agent this message belongs to, when the stream carries it (absent: the run itself). */
   childId?: string;
 }
 
-/** What a run's event stream has said so far; the supervisor copies it into the record. */
+/**
+ * What a run's event stream has said so far. The supervisor copies it into the record while the run
+ * goes (a few times a second at most, when it changed) and once more at its end; readers of a finished
+ * run's log (`result`, `search`) make a new parser and read the same fields.
+ */
 export interface StreamState {
+  /** The CLI's session id; the record keeps the first one it gets (a resume keeps the session's). */
   sessionId: string | null;
+  /** Tool calls, each counted once: the run's own, and its sub-agents' where the stream carries them. */
   toolUses: number;
+  /** This run's usage (not the session's), or null when the CLI reports none. */
   usage: Usage | null;
+  /** The run's own sub-agents (its children's children are not listed). */
   children: ChildAgent[];
-  /** The CLI's own verdict that the run failed (Claude is_error, Codex turn.failed, OpenCode error). */
+  /**
+   * The CLI's own verdict that the run failed (Claude is_error, Codex turn.failed, OpenCode error),
+   * in words. When set the core does not add stderr's last line to the run's error.
+   */
   fatalError: string | null;
-  /** The last assistant text of the run (the "answer"). */
+  /** The last assistant text of the run (the "answer" `result` prints). */
   lastAssistantText: string | null;
   /** Lines that were not JSON or were torn (noise, a cut-off last line): skipped, counted. */
   skippedLines: number;
+  /** When the stream last said anything (ISO time): the listing's "last activity". */
   lastActivityAt: string | null;
 }
 
+/** Reads one run's event log, line by line, into a `StreamState` and transcript messages. */
 export interface StreamParser {
-  /** One line of the agent's stdout, without its newline. */
+  /** One line of the agent's stdout, without its newline; never throws (a bad line is `skippedLines`). */
   line(text: string): void;
   /** The stream is over: emit what is still pending (e.g. a tool call whose result never came). */
   end?(): void;
+  /** What the lines so far said; the same object for the parser's life (the core reads it at any time). */
   readonly state: StreamState;
 }
 
-/** What the core knows that a parser may need. */
+/** What the core knows that a parser may need. Only the supervisor gives it: nothing but `usage` may depend on it. */
 export interface ParserContext {
-  /** The usage the earlier runs of this session reported (for CLIs whose counters are cumulative). */
+  /**
+   * The usage the earlier runs of this session reported (their records' `usage`, summed), for CLIs whose
+   * counters are cumulative over the session (Codex): this run's usage is then the session's total minus
+   * this. Null or absent on run 1.
+   */
   threadUsageBefore?: Usage | null;
 }
 
+/** How a run ended, in the CLI's terms. */
 export interface Verdict {
+  /** The run's outcome unless it was cancelled (the core decides that). */
   outcome: 'succeeded' | 'failed';
+  /** Why it failed, in words (null when it succeeded). */
   error: string | null;
 }
 
 /** Where to find a child sub-agent's own transcript, and whose store to read it from. */
 export interface ChildQuery {
-  /** The parent run's record fields the adapter needs. */
+  /** The parent run's session id (null when it never reported one): only that session's children count. */
   sessionId: string | null;
+  /** The parent run's cwd (where the CLI filed its session, for CLIs that file by project). */
   cwd: string;
-  runDir: string;
+  /** The child's id as the caller gave it (`--child ID`): check it before it goes into a path or argv. */
   childId: string;
-  /** The environment the run had for the CLI's store (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_*). */
+  /** The environment the run had for the CLI's store (`storeEnvKeys`: HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_*). */
   storeEnv: Record<string, string>;
 }
 
+/** One agent CLI, as the core drives it. */
 export interface AgentAdapter {
+  /** The name `--cli` takes and the record keeps; the adapter's key in lib/agents/index.ts. */
   readonly cli: CliName;
-  /** The program that must be on PATH (E_CMD_MISSING otherwise). */
+  /**
+   * The program that must be on PATH: start and resume look it up before anything is recorded
+   * (`E_CMD_MISSING` otherwise).
+   */
   readonly program: string;
-  /** Which of our options the CLI can honour; any other given is E_ARG_UNSUPPORTED. */
-  readonly supports: { model: boolean; variant: boolean; agent: boolean; files: boolean; resume: boolean };
-  /** The signal that makes this CLI stop gracefully (tools killed, transcript closed). */
+  /**
+   * Which of our options the CLI can honour. Start and resume refuse any other given with
+   * `E_ARG_UNSUPPORTED` before anything is recorded; start applies `SUBAGENT_MODEL` / `SUBAGENT_VARIANT`
+   * only where the CLI takes them. (Every CLI resumes: a session it cannot resume is refused by `launch`.)
+   */
+  readonly supports: { model: boolean; variant: boolean; agent: boolean; files: boolean };
+  /**
+   * The signal that makes this CLI stop gracefully (tools killed, transcript closed): what `cancel` sends
+   * by default, and what the supervisor passes to the agent's group when it is told to cancel. With
+   * `SIGTERM` cancel signals every process of the run; with any other, only the agent, which is trusted
+   * to stop its own tools (then TERM/KILL for what is left after the grace).
+   */
   readonly gracefulSignal: NodeJS.Signals;
-  /** 'text': stdout is the answer itself (shell). 'ndjson': one JSON event per line. */
+  /**
+   * `ndjson`: stdout is one JSON event per line, read by `parser`. `text`: stdout is the answer itself
+   * (shell): `result` prints its tail and `search` reads it line by line; the parser then only marks
+   * activity and gives `result --follow` its lines.
+   */
   readonly stream: 'text' | 'ndjson';
-  /** A session id we choose before launch (Claude's --session-id), or null when the CLI chooses. */
-  chooseSessionId(): string | null;
-  launch(input: LaunchInput): Launch;
-  /** `onMessage` receives the normalised transcript messages in order (prompts are added by the core). */
-  parser(onMessage?: (m: Message) => void, context?: ParserContext): StreamParser;
-  /** How a run ended, from the exit status and what the stream said. Cancels are decided by the core. */
-  verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict;
-  /** Environment variables that locate the CLI's own transcript store; recorded with each run. */
+  /**
+   * Environment variables that locate the CLI's own store (sessions, transcripts). Start records their
+   * values (the caller's) in the run's `storeEnv` and resume keeps the earlier run's; the supervisor sets
+   * them in the agent's environment, so a resume finds its session, and `childMessages` reads that store.
+   */
   readonly storeEnvKeys: readonly string[];
   /**
-   * Streams a child sub-agent's messages from the CLI's own transcript store, for `--child` when the
-   * event stream does not carry the child's words. Resolves false when the store has no such child.
+   * A session id chosen before launch (Claude's --session-id), or null when the CLI chooses its own.
+   * Start calls it once per name (run 1); the id is in start's output and the record at once.
+   */
+  chooseSessionId(): string | null;
+  /**
+   * The command line of a run. Called by the supervisor right before it starts the agent, and by resume
+   * before it publishes the run (so a session the CLI cannot resume is refused then): pure, no I/O.
+   * Throws when the run cannot be launched (a `SubagentError` to give the caller its code; a resume
+   * without a usable session id).
+   */
+  launch(input: LaunchInput): Launch;
+  /**
+   * A new parser for one run's event log. The supervisor makes one per run (with `context`) and feeds it
+   * the log as it grows; `result`, `search`, `result --follow` and `--child` make their own, with
+   * `onMessage`, to read the transcript. `onMessage` receives the normalised messages in order (the prompt
+   * is added by the core).
+   */
+  parser(onMessage?: (m: Message) => void, context?: ParserContext): StreamParser;
+  /**
+   * How a run ended, from the exit status and what the stream said. Called once by the supervisor after
+   * the agent exited and the whole log was parsed (`end` included); not called when the agent could not
+   * be started. It may settle children the stream never ended (`statusSource: "inferred"`) in `state`.
+   * Cancels are decided by the core, which also adds stderr's last line to a failure without `fatalError`.
+   */
+  verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict;
+  /**
+   * Streams a child sub-agent's messages from the CLI's own transcript store, for `result --child` and
+   * `search --child` when the event stream does not carry the child's words. Resolves false when the
+   * store has no such child of this run; the core then shows what the parent's stream said of it.
    */
   childMessages?(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean>;
   /**
-   * Runs in the supervisor right before the agent is spawned, with the agent's environment: one-time
-   * set-up the CLI does not do safely itself (OpenCode creates its database without a lock).
+   * Runs in the supervisor right before the agent is started (the run is still `scheduled`), with the
+   * agent's environment and cwd: one-time set-up the CLI does not do safely itself (OpenCode creates its
+   * database without a lock). A failure is logged and the agent is started anyway.
    */
   prepare?(env: NodeJS.ProcessEnv, cwd: string): Promise<void>;
 }
 
+/** The state of a stream that has said nothing yet. */
 export function emptyState(): StreamState {
   return { sessionId: null, toolUses: 0, usage: null, children: [], fatalError: null, lastAssistantText: null, skippedLines: 0, lastActivityAt: null };
+}
+
+/**
+ * The event on one line of an `ndjson` stream: a JSON object with a string `type`. Null for a blank line,
+ * and for any other line, which is counted in `state.skippedLines` (noise the CLI printed, a torn line).
+ */
+export function eventOf(text: string, state: StreamState): JsonObject | null {
+  if (text.trim() === '') return null;
+  const ev = parseObject(text);
+  if (ev && typeof ev.type === 'string') return ev;
+  state.skippedLines++;
+  return null;
 }

@@ -2,7 +2,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
-import { createRun, latestRun, nameDir } from '../registry/store.js';
+import { createRun, latestRun } from '../registry/store.js';
 import { observeLatest } from '../runs/observe.js';
 import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './context.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
@@ -88,7 +88,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env);
   // Building the launch is pure: do it once here, so a session id the CLI cannot resume is refused
   // before a run is published, not discovered by the supervisor afterwards.
-  adapter.launch({ mode: 'resume', cwd: last.cwd, runDir: nameDir(registry, name), model: o.model ?? last.model, variant: o.variant ?? last.variant, agent: last.agent, files: [], extraArgs: o.extraArgs ?? last.extraArgs, sessionId: last.sessionId });
+  adapter.launch({ mode: 'resume', cwd: last.cwd, model: o.model ?? last.model, variant: o.variant ?? last.variant, agent: last.agent, files: [], extraArgs: o.extraArgs ?? last.extraArgs, sessionId: last.sessionId });
   const queueTicket = queueTicketFor(registry, limit);
   const record = newRecord({
     name,

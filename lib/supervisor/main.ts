@@ -69,7 +69,6 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     launch = adapter.launch({
     mode: record.run === 1 ? 'new' : 'resume',
     cwd: record.cwd,
-    runDir: dir,
     model: record.model,
     variant: record.variant,
     agent: record.agent,

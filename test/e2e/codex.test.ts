@@ -12,7 +12,7 @@ import type { FakeOptions, FakeServer } from '../fakes/script.js';
 import { codexSetup, requireCli } from '../fakes/env.js';
 import { killPids, pidsWithEnv, pidsWithCmdline, sandbox, until, untilInRun, type RunOut, type Sandbox, type Verb } from '../helpers.js';
 import { readRecord, runDir } from '../../lib/registry/store.js';
-import { codex } from '../../lib/agents/codex.js';
+import { codex } from '../../lib/agents/codex/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { claude, claudeConfigDir, findChildTranscript, projectSlug, toolHeadline, OUTPUT_MAX } from '../../lib/agents/claude.js';
+import { claude } from '../../lib/agents/claude/index.js';
+import { claudeConfigDir, findChildTranscript, projectSlug } from '../../lib/agents/claude/store.js';
+import { toolHeadline, OUTPUT_MAX } from '../../lib/agents/claude/stream.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
 import { ROOT } from '../helpers.js';
 
@@ -33,7 +35,7 @@ const assistantTexts = (p: Parsed, childId?: string) => p.messages.filter((m) =>
 const tools = (p: Parsed) => p.messages.filter((m) => m.role === 'tool');
 
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
-  return { mode: 'new', cwd: '/w', runDir: '/tmp/none', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, ...over };
+  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, ...over };
 }
 
 test('every fixture of the claude CLI is covered by this file', () => {
@@ -63,7 +65,7 @@ test('adapter identity: program, signal, supports, store env', () => {
   assert.equal(claude.program, 'claude');
   assert.equal(claude.gracefulSignal, 'SIGINT');
   assert.equal(claude.stream, 'ndjson');
-  assert.deepEqual(claude.supports, { model: true, variant: true, agent: true, files: false, resume: true });
+  assert.deepEqual(claude.supports, { model: true, variant: true, agent: true, files: false });
   assert.deepEqual([...claude.storeEnvKeys], ['HOME', 'CLAUDE_CONFIG_DIR']);
   const a = claude.chooseSessionId();
   const b = claude.chooseSessionId();
@@ -344,7 +346,7 @@ test('childMessages: reads projects/<slug>/<session>/subagents/agent-<id>.jsonl 
 
     const read = async (q: { childId: string; storeEnv: Record<string, string>; cwd?: string; sessionId?: string | null }) => {
       const got: Message[] = [];
-      const found = await claude.childMessages!({ sessionId: q.sessionId === undefined ? session : q.sessionId, cwd: q.cwd ?? cwd, runDir: '/nowhere', childId: q.childId, storeEnv: q.storeEnv }, (m) => got.push(m));
+      const found = await claude.childMessages!({ sessionId: q.sessionId === undefined ? session : q.sessionId, cwd: q.cwd ?? cwd, childId: q.childId, storeEnv: q.storeEnv }, (m) => got.push(m));
       return { found, got };
     };
     // HOME → $HOME/.claude
@@ -396,7 +398,7 @@ test('childMessages: a child that used a tool (transcript format, toolUseResult 
       ].join('\n'),
     );
     const got: Message[] = [];
-    const found = await claude.childMessages!({ sessionId: 's1', cwd: '/w', runDir: '/nowhere', childId: 'abc123', storeEnv: { CLAUDE_CONFIG_DIR: join(home, '.claude') } }, (m) => got.push(m));
+    const found = await claude.childMessages!({ sessionId: 's1', cwd: '/w', childId: 'abc123', storeEnv: { CLAUDE_CONFIG_DIR: join(home, '.claude') } }, (m) => got.push(m));
     assert.equal(found, true);
     assert.deepEqual(got.map((m) => [m.role, m.text, m.tool?.output ?? null]), [
       ['user', 'TOOL:Bash:echo child-out', null],

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { codex, commandText, runUsage, usageFromCodex, type CodexStreamParser } from '../../lib/agents/codex.js';
+import { codex } from '../../lib/agents/codex/index.js';
+import { commandText } from '../../lib/agents/codex/items.js';
+import { runUsage, usageFromCodex, type CodexStreamParser } from '../../lib/agents/codex/stream.js';
 import type { Message } from '../../lib/agents/types.js';
 import { emptyState } from '../../lib/agents/types.js';
 import { SubagentError } from '../../lib/base/errors.js';
@@ -49,7 +51,7 @@ test('every codex fixture is covered by this file', () => {
 test('the adapter declares what codex can do', () => {
   assert.equal(codex.cli, 'codex');
   assert.equal(codex.program, 'codex');
-  assert.deepEqual(codex.supports, { model: true, variant: true, agent: false, files: false, resume: true });
+  assert.deepEqual(codex.supports, { model: true, variant: true, agent: false, files: false });
   assert.equal(codex.gracefulSignal, 'SIGINT');
   assert.equal(codex.stream, 'ndjson');
   assert.deepEqual([...codex.storeEnvKeys], ['CODEX_HOME', 'HOME']);
@@ -58,7 +60,7 @@ test('the adapter declares what codex can do', () => {
 });
 
 test('launch: a new run reads the prompt from stdin; model, variant and extra args map to codex flags', () => {
-  const base = { cwd: '/w d', runDir: '/r', agent: null, files: [], sessionId: null };
+  const base = { cwd: '/w d', agent: null, files: [], sessionId: null };
   const plain = codex.launch({ ...base, mode: 'new', model: null, variant: null, extraArgs: [] });
   assert.deepEqual(plain, { command: 'codex', args: ['exec', '--json', '--skip-git-repo-check', '-C', '/w d', '-'], env: {} });
   const full = codex.launch({ ...base, mode: 'new', model: 'gpt-5', variant: 'high', extraArgs: ['-s', 'workspace-write', '-c', 'x="y z"'] });
@@ -67,7 +69,7 @@ test('launch: a new run reads the prompt from stdin; model, variant and extra ar
 });
 
 test('launch: extra args come first, so a multi-value option (-i FILE…) ends at our flags, not at `-`', () => {
-  const base = { cwd: '/w', runDir: '/r', agent: null, files: [], model: null, variant: null, extraArgs: ['-i', 'a.png', 'b.png'] };
+  const base = { cwd: '/w', agent: null, files: [], model: null, variant: null, extraArgs: ['-i', 'a.png', 'b.png'] };
   const id = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
   assert.deepEqual(codex.launch({ ...base, mode: 'new', sessionId: null }).args, ['exec', '-i', 'a.png', 'b.png', '--json', '--skip-git-repo-check', '-C', '/w', '-']);
   assert.deepEqual(codex.launch({ ...base, mode: 'resume', sessionId: id }).args, ['exec', '-i', 'a.png', 'b.png', '--json', '--skip-git-repo-check', '-C', '/w', 'resume', id, '-']);
@@ -75,7 +77,7 @@ test('launch: extra args come first, so a multi-value option (-i FILE…) ends a
 
 test('launch: resume puts every exec option before `resume <thread_id>` and refuses anything but a thread UUID', () => {
   const id = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
-  const base = { cwd: '/w', runDir: '/r', agent: null, files: [], mode: 'resume' as const };
+  const base = { cwd: '/w', agent: null, files: [], mode: 'resume' as const };
   const r = codex.launch({ ...base, model: 'm', variant: 'low', extraArgs: ['-s', 'read-only'], sessionId: id });
   assert.deepEqual(r.args, ['exec', '-s', 'read-only', '--json', '--skip-git-repo-check', '-C', '/w', '-m', 'm', '-c', 'model_reasoning_effort="low"', 'resume', id, '-']);
   // `codex exec resume <name>` treats a non-UUID as a thread name and silently starts a new thread.
@@ -346,7 +348,7 @@ function store(): { home: string; codexHome: string; cleanup(): void } {
 
 async function read(storeEnv: Record<string, string>, childId: string, sessionId: string | null = PARENT): Promise<{ found: boolean; messages: Message[] }> {
   const messages: Message[] = [];
-  const found = await codex.childMessages!({ sessionId, cwd: '/tmp/codex-capture/spawn/work', runDir: '/nowhere', childId, storeEnv }, (m) => messages.push(m));
+  const found = await codex.childMessages!({ sessionId, cwd: '/tmp/codex-capture/spawn/work', childId, storeEnv }, (m) => messages.push(m));
   return { found, messages };
 }
 

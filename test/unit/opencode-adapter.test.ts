@@ -6,7 +6,11 @@ import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { opencode, opencodeExtra, exportMessages, taskResult, PREPARE_LOCK, TOOL_INPUT_MAX, TOOL_OUTPUT_MAX } from '../../lib/agents/opencode.js';
+import { opencode } from '../../lib/agents/opencode/index.js';
+import { opencodeExtra } from '../../lib/agents/opencode/stream.js';
+import { exportMessages } from '../../lib/agents/opencode/store.js';
+import { taskResult, TOOL_INPUT_MAX, TOOL_OUTPUT_MAX } from '../../lib/agents/opencode/parts.js';
+import { PREPARE_LOCK } from '../../lib/agents/opencode/prepare.js';
 import type { LaunchInput, Message, StreamParser } from '../../lib/agents/types.js';
 import { ROOT } from '../helpers.js';
 
@@ -250,13 +254,13 @@ test('taskResult takes the words inside <task_result>', () => {
 // ---------------------------------------------------------------------------------------------------
 // launch
 
-const base: LaunchInput = { mode: 'new', cwd: '/w', runDir: '/r', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null };
+const base: LaunchInput = { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null };
 
 test('launch: a new run is `opencode run --format json`, prompt on stdin only; no session chosen', () => {
   assert.equal(opencode.chooseSessionId(), null);
   assert.equal(opencode.program, 'opencode');
   assert.equal(opencode.gracefulSignal, 'SIGTERM');
-  assert.deepEqual(opencode.supports, { model: true, variant: true, agent: true, files: true, resume: true });
+  assert.deepEqual(opencode.supports, { model: true, variant: true, agent: true, files: true });
   const l = opencode.launch(base);
   assert.equal(l.command, 'opencode');
   assert.deepEqual(l.args, ['run', '--format', 'json']);
@@ -312,7 +316,7 @@ cat "$f"
     if (oldData === undefined) delete process.env.XDG_DATA_HOME;
     else process.env.XDG_DATA_HOME = oldData;
   });
-  const q = { sessionId: 'ses_dff5bf14dffeuXiBLUHEDgSbYN', cwd: dir, runDir: dir, childId: 'ses_dff5bec07ffeTWwDmTiFGv0naG', storeEnv: { HOME: dir, XDG_DATA_HOME: data } };
+  const q = { sessionId: 'ses_dff5bf14dffeuXiBLUHEDgSbYN', cwd: dir, childId: 'ses_dff5bec07ffeTWwDmTiFGv0naG', storeEnv: { HOME: dir, XDG_DATA_HOME: data } };
   const got: Message[] = [];
   assert.equal(await opencode.childMessages!(q, (m) => got.push(m)), true);
   assert.deepEqual(got.map((m) => m.role), ['user', 'tool', 'assistant']);

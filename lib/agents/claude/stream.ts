@@ -1,24 +1,35 @@
-import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { LineFollower } from '../base/lines.js';
-import type { ChildAgent, Usage } from '../registry/record.js';
-import type { AgentAdapter, ChildQuery, LaunchInput, Message, StreamParser, StreamState, ToolCall, Verdict } from './types.js';
-import { emptyState } from './types.js';
-import { isoOf, nowIso } from '../base/time.js';
+import type { ChildAgent, Usage } from '../../registry/record.js';
+import type { CliName, Message, StreamParser, StreamState, ToolCall, Verdict } from '../types.js';
+import { emptyState, eventOf } from '../types.js';
+import { isoOf, nowIso } from '../../base/time.js';
+import { capCounted, fields, num, obj, str, type JsonObject } from '../../base/json.js';
 
 /**
- * Claude Code (`claude`, measured with 2.1.197; see docs/agents/claude.md and AGENT-CLIS.md).
+ * The stream-json format of Claude Code (`--output-format stream-json --verbose`, measured with 2.1.197),
+ * which is also the format of its transcripts on disk (one event per line). Nothing here is about how
+ * the CLI is launched or where it files its transcripts: another CLI that speaks stream-json builds its
+ * parser and verdict from this module, naming itself in `cli`.
  *
- *   new:    claude -p --output-format stream-json --verbose --session-id <uuid we chose> [flags] [-- args]
- *   resume: claude -p --output-format stream-json --verbose --resume <id>           [flags] [-- args]
- *
- * The prompt is stdin (no prompt argument: Claude reads stdin to EOF). stdout is one JSON object per
- * line: system/init, assistant (ONE LINE PER CONTENT BLOCK, several lines share a message id), user
- * (tool results; `tool_use_result` holds the structured result), system/task_* (sub-agents), result
- * (`is_error` is the verdict: an API error is subtype "success" with is_error true).
+ * One JSON object per line: system/init, assistant (ONE LINE PER CONTENT BLOCK, several lines share a
+ * message id), user (tool results; `tool_use_result` holds the structured result), system/task_*
+ * (sub-agents), result (`is_error` is the verdict: an API error is subtype "success" with is_error true).
  */
+
+/** What a stream-json parser reads as, besides the messages it emits. */
+export interface StreamJsonOptions {
+  /** The CLI whose stream this is: named in its children (`ChildAgent.cli`) and in the verdict's errors. */
+  cli: CliName;
+  /**
+   * A child sub-agent's own transcript (a file of the CLI's store): every message belongs to this child,
+   * and the run's facts (usage, children, result) are not taken from it.
+   */
+  childId?: string | null;
+}
+
+export interface StreamJsonParser extends StreamParser {
+  /** Emits the tool calls that never got a result (call after the last line). */
+  end(): void;
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Summaries: the transcript keeps short, readable traces of tool calls, never whole outputs.
@@ -28,27 +39,8 @@ export const OUTPUT_MAX = 500;
 const HEADLINE_MAX = 200;
 const ERROR_MAX = 1000;
 
-function cap(text: string, max: number): string {
-  if (text.length <= max) return text;
-  return `${text.slice(0, max)}… (${text.length - max} more chars)`;
-}
-
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ⏎ ').trim();
-}
-
-type Obj = Record<string, unknown>;
-
-function obj(v: unknown): Obj | null {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : null;
-}
-
-function str(v: unknown): string | null {
-  return typeof v === 'string' ? v : null;
-}
-
-function num(v: unknown): number {
-  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
 
 /** The text of a content value: a string, or blocks with `text` (tool_result content, Agent answers). */
@@ -74,7 +66,7 @@ export function toolHeadline(name: string, input: unknown): string {
   if (o) {
     for (const key of HEADLINE_FIELDS) {
       const v = o[key];
-      if (typeof v === 'string' && v.trim()) return `${name}: ${cap(oneLine(v), HEADLINE_MAX)}`;
+      if (typeof v === 'string' && v.trim()) return `${name}: ${capCounted(oneLine(v), HEADLINE_MAX)}`;
     }
   }
   return name;
@@ -83,13 +75,13 @@ export function toolHeadline(name: string, input: unknown): string {
 export function toolInputSummary(name: string, input: unknown): string | null {
   if (input === undefined || input === null) return null;
   const o = obj(input);
-  if (o && name === 'Bash' && typeof o.command === 'string') return cap(o.command, INPUT_MAX);
+  if (o && name === 'Bash' && typeof o.command === 'string') return capCounted(o.command, INPUT_MAX);
   if (o && (name === 'Agent' || name === 'Task') && typeof o.prompt === 'string') {
     const d = typeof o.description === 'string' ? `${o.description}: ` : '';
-    return cap(`${d}${o.prompt}`, INPUT_MAX);
+    return capCounted(`${d}${o.prompt}`, INPUT_MAX);
   }
-  if (typeof input === 'string') return cap(input, INPUT_MAX);
-  return cap(JSON.stringify(input), INPUT_MAX);
+  if (typeof input === 'string') return capCounted(input, INPUT_MAX);
+  return capCounted(JSON.stringify(input), INPUT_MAX);
 }
 
 function isAgentTool(name: string): boolean {
@@ -107,7 +99,7 @@ interface Tokens {
 }
 
 function tokensOf(u: unknown): Tokens {
-  const o = obj(u) ?? {};
+  const o = fields(u);
   return { input: num(o.input_tokens), output: num(o.output_tokens), cacheRead: num(o.cache_read_input_tokens), cacheWrite: num(o.cache_creation_input_tokens) };
 }
 
@@ -153,7 +145,7 @@ interface PendingTool {
   parentToolUseId: string | null;
 }
 
-/** What the parser knows beyond StreamState; verdict() finds it through the state object. */
+/** What the parser knows beyond StreamState; the verdict finds it through the state object. */
 interface Internal {
   results: number;
   /** A result line said is_error; the first such error is kept (the root cause). */
@@ -185,21 +177,20 @@ function childStatus(s: unknown): ChildAgent['status'] | null {
   }
 }
 
-
-function resultError(r: Obj): string {
+function resultError(r: JsonObject, cli: string): string {
   const subtype = str(r.subtype) ?? 'error';
   const errors = Array.isArray(r.errors) ? r.errors.filter((e): e is string => typeof e === 'string') : [];
   const text = str(r.result);
   let why: string;
   if (errors.length) why = errors.join('; ');
   else if (text && text.trim()) why = text.trim();
-  else why = `claude reported is_error (${subtype})`;
+  else why = `${cli} reported is_error (${subtype})`;
   const reason = str(r.terminal_reason);
   const label = reason && reason !== 'completed' && !why.includes(reason) ? `${subtype}, ${reason}` : subtype;
   if (subtype !== 'success' && !why.includes(subtype)) why = `${label}: ${why}`;
   const status = r.api_error_status;
   if (typeof status === 'number' && !why.includes(String(status))) why = `API error ${status}: ${why}`;
-  return cap(why, ERROR_MAX);
+  return capCounted(why, ERROR_MAX);
 }
 
 class Normaliser {
@@ -217,12 +208,16 @@ class Normaliser {
   private resultTokens: Tokens = ZERO;
   private modelTokens: Tokens | null = null;
   private costUsd: number | null = null;
+  private readonly cli: CliName;
+  /** Child transcript mode: every message belongs to this child. */
+  private readonly fixedChildId: string | null;
 
   constructor(
     private readonly onMessage: ((m: Message) => void) | undefined,
-    /** Child transcript mode: every message belongs to this child. */
-    private readonly fixedChildId: string | null = null,
+    options: StreamJsonOptions,
   ) {
+    this.cli = options.cli;
+    this.fixedChildId = options.childId ?? null;
     internals.set(this.state, this.internal);
   }
 
@@ -237,24 +232,13 @@ class Normaliser {
   }
 
   line(text: string): void {
-    if (!text.trim()) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      this.state.skippedLines++;
-      return;
-    }
-    const o = obj(value);
-    if (!o || typeof o.type !== 'string') {
-      this.state.skippedLines++;
-      return;
-    }
+    const o = eventOf(text, this.state);
+    if (!o) return;
     this.state.lastActivityAt = nowIso();
     this.handle(o);
   }
 
-  handle(o: Obj): void {
+  handle(o: JsonObject): void {
     const sid = str(o.session_id) ?? str(o.sessionId);
     if (sid && !this.state.sessionId) this.state.sessionId = sid;
     switch (o.type) {
@@ -276,7 +260,7 @@ class Normaliser {
     }
   }
 
-  private assistant(o: Obj): void {
+  private assistant(o: JsonObject): void {
     const message = obj(o.message);
     if (!message) return;
     const parent = str(o.parent_tool_use_id);
@@ -307,7 +291,7 @@ class Normaliser {
     }
   }
 
-  private user(o: Obj): void {
+  private user(o: JsonObject): void {
     const message = obj(o.message);
     if (!message) return;
     const parent = str(o.parent_tool_use_id);
@@ -332,7 +316,7 @@ class Normaliser {
     }
   }
 
-  private toolResult(block: Obj, structured: unknown): void {
+  private toolResult(block: JsonObject, structured: unknown): void {
     const toolId = str(block.tool_use_id) ?? '';
     const call = this.pending.get(toolId);
     this.pending.delete(toolId);
@@ -369,13 +353,13 @@ class Normaliser {
 
   private emitTool(call: PendingTool, output: string | null, status: string): void {
     const childId = this.fixedChildId ?? (call.parentToolUseId ? this.childIdOf(call.parentToolUseId) : undefined);
-    const tool: ToolCall = { name: call.name, input: toolInputSummary(call.name, call.input), output: output === null ? null : cap(output, OUTPUT_MAX), status };
+    const tool: ToolCall = { name: call.name, input: toolInputSummary(call.name, call.input), output: output === null ? null : capCounted(output, OUTPUT_MAX), status };
     const m: Message = { role: 'tool', text: toolHeadline(call.name, call.input), tool };
     if (childId) m.childId = childId;
     this.emit(m);
   }
 
-  private system(o: Obj): void {
+  private system(o: JsonObject): void {
     const sub = o.subtype;
     if (sub === 'api_retry') {
       this.internal.apiRetries++;
@@ -405,7 +389,7 @@ class Normaliser {
   private upsertChild(id: string, patch: Partial<ChildAgent>): void {
     const i = this.state.children.findIndex((c) => c.id === id);
     const now = nowIso();
-    const before: ChildAgent = i >= 0 ? this.state.children[i]! : { id, cli: 'claude', description: null, status: 'running', statusSource: 'stream', startedAt: now, finishedAt: null };
+    const before: ChildAgent = i >= 0 ? this.state.children[i]! : { id, cli: this.cli, description: null, status: 'running', statusSource: 'stream', startedAt: now, finishedAt: null };
     const next: ChildAgent = { ...before, statusSource: 'stream' };
     if (patch.description && !next.description) next.description = patch.description;
     if (patch.status) next.status = patch.status;
@@ -419,10 +403,10 @@ class Normaliser {
     this.state.children = children;
   }
 
-  private result(o: Obj): void {
+  private result(o: JsonObject): void {
     if (this.fixedChildId) return;
     this.internal.results++;
-    if (o.is_error === true && this.internal.resultError === null) this.internal.resultError = resultError(o);
+    if (o.is_error === true && this.internal.resultError === null) this.internal.resultError = resultError(o, this.cli);
     this.state.fatalError = this.internal.resultError;
     const text = str(o.result);
     if (text !== null && o.is_error !== true) this.state.lastAssistantText = text;
@@ -463,133 +447,36 @@ class Normaliser {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The child transcripts in Claude's own store.
 
-/** The store: $CLAUDE_CONFIG_DIR, else $HOME/.claude, as the run had them. */
-export function claudeConfigDir(storeEnv: Record<string, string>, fallback: NodeJS.ProcessEnv = process.env): string {
-  if (storeEnv.CLAUDE_CONFIG_DIR) return storeEnv.CLAUDE_CONFIG_DIR;
-  if (storeEnv.HOME) return join(storeEnv.HOME, '.claude');
-  if (fallback.CLAUDE_CONFIG_DIR) return fallback.CLAUDE_CONFIG_DIR;
-  return join(fallback.HOME || homedir(), '.claude');
+/** A parser of one stream-json log: a run's stdout, or (with `childId`) a child's transcript file. */
+export function streamJsonParser(onMessage: ((m: Message) => void) | undefined, options: StreamJsonOptions): StreamJsonParser {
+  const n = new Normaliser(onMessage, options);
+  return {
+    state: n.state,
+    line: (text: string) => n.line(text),
+    end: () => n.end(),
+  };
 }
 
-/** Claude's project directory name for a cwd (paths whose slug passes 200 chars get a hash suffix we cannot recompute; those are found by scanning). */
-export function projectSlug(cwd: string): string {
-  return cwd.replace(/[^A-Za-z0-9]/g, '-');
-}
-
-const SAFE_ID = /^[A-Za-z0-9_-]{1,200}$/;
-
-function listDir(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
+/**
+ * How a stream-json run ended: the CLI's own verdict (`result.is_error`) first, then the exit status; a
+ * run that never reported a result failed. Children still running take the run's end.
+ */
+export function streamJsonVerdict(cli: CliName, exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
+  const internal = internals.get(state);
+  const sawResult = (internal?.results ?? 0) > 0;
+  const failed = exit.signal !== null || exit.code !== 0 || state.fatalError !== null || !sawResult;
+  // Children that never reported an end take the run's end.
+  const now = nowIso();
+  if (state.children.some((c) => c.status === 'running')) {
+    state.children = state.children.map((c) => (c.status === 'running' ? { ...c, status: failed ? 'failed' : 'done', statusSource: 'inferred', finishedAt: now } : c));
   }
+  // (The core appends the last line of stderr to a failure that has no fatalError: "--agent 'x' not found"…)
+  if (state.fatalError) return { outcome: 'failed', error: state.fatalError };
+  const why = sawResult ? '' : ' before reporting a result';
+  if (exit.signal) return { outcome: 'failed', error: `${cli} was killed by ${exit.signal}${why}` };
+  if (exit.code !== 0) return { outcome: 'failed', error: `${cli} exited with status ${exit.code}${why}` };
+  if (!sawResult) return { outcome: 'failed', error: `${cli} exited with status 0 without reporting a result (interrupted, or not a stream-json run)` };
+  return { outcome: 'succeeded', error: null };
 }
 
-/** The sub-agent transcript file of `childId` (an agentId, or the Agent tool_use id via its .meta.json). */
-export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 'storeEnv'>): string | null {
-  if (!SAFE_ID.test(q.childId) || (q.sessionId && !SAFE_ID.test(q.sessionId))) return null;
-  const projects = join(claudeConfigDir(q.storeEnv), 'projects');
-  const file = `agent-${q.childId}.jsonl`;
-  const sessionDirs: string[] = [];
-  if (q.sessionId) {
-    sessionDirs.push(join(projects, projectSlug(q.cwd), q.sessionId));
-    for (const p of listDir(projects)) sessionDirs.push(join(projects, p, q.sessionId));
-  } else {
-    for (const p of listDir(projects)) for (const s of listDir(join(projects, p))) sessionDirs.push(join(projects, p, s));
-  }
-  for (const d of sessionDirs) {
-    const f = join(d, 'subagents', file);
-    if (existsSync(f)) return f;
-  }
-  // Asked by the Agent tool_use id: the .meta.json beside each transcript names it.
-  for (const d of sessionDirs) {
-    const sub = join(d, 'subagents');
-    for (const e of listDir(sub)) {
-      if (!e.endsWith('.meta.json')) continue;
-      try {
-        const meta = JSON.parse(readFileSync(join(sub, e), 'utf8')) as Obj;
-        if (meta.toolUseId === q.childId) {
-          const f = join(sub, e.replace(/\.meta\.json$/, '.jsonl'));
-          if (existsSync(f)) return f;
-        }
-      } catch {
-        /* unreadable meta: skip */
-      }
-    }
-  }
-  return null;
-}
-
-// ---------------------------------------------------------------------------------------------------
-
-export interface ClaudeStreamParser extends StreamParser {
-  /** Emits the tool calls that never got a result (call after the last line). */
-  end(): void;
-}
-
-export const claude: AgentAdapter = {
-  cli: 'claude',
-  program: 'claude',
-  supports: { model: true, variant: true, agent: true, files: false, resume: true },
-  gracefulSignal: 'SIGINT',
-  stream: 'ndjson',
-  storeEnvKeys: ['HOME', 'CLAUDE_CONFIG_DIR'],
-
-  chooseSessionId: () => randomUUID(),
-
-  launch(input: LaunchInput) {
-    const args = ['-p', '--output-format', 'stream-json', '--verbose'];
-    if (input.mode === 'resume') {
-      if (!input.sessionId) throw new Error('claude: resume needs the session id of the earlier run');
-      args.push('--resume', input.sessionId);
-    } else if (input.sessionId) {
-      args.push('--session-id', input.sessionId);
-    }
-    if (input.model) args.push('--model', input.model);
-    if (input.variant) args.push('--effort', input.variant);
-    if (input.agent) args.push('--agent', input.agent);
-    // Last: several of Claude's options are variadic (--allowedTools <tools...>) and would swallow
-    // anything after them; nothing of ours follows, and the prompt is on stdin.
-    args.push(...input.extraArgs);
-    return { command: 'claude', args, env: {} };
-  },
-
-  parser(onMessage?: (m: Message) => void): ClaudeStreamParser {
-    const n = new Normaliser(onMessage);
-    return {
-      state: n.state,
-      line: (text: string) => n.line(text),
-      end: () => n.end(),
-    };
-  },
-
-  verdict(exit, state): Verdict {
-    const internal = internals.get(state);
-    const sawResult = (internal?.results ?? 0) > 0;
-    const failed = exit.signal !== null || exit.code !== 0 || state.fatalError !== null || !sawResult;
-    // Children that never reported an end take the run's end.
-    const now = nowIso();
-    if (state.children.some((c) => c.status === 'running')) {
-      state.children = state.children.map((c) => (c.status === 'running' ? { ...c, status: failed ? 'failed' : 'done', statusSource: 'inferred', finishedAt: now } : c));
-    }
-    // (The core appends the last line of stderr to a failure that has no fatalError: "--agent 'x' not found"…)
-    if (state.fatalError) return { outcome: 'failed', error: state.fatalError };
-    const why = sawResult ? '' : ' before reporting a result';
-    if (exit.signal) return { outcome: 'failed', error: `claude was killed by ${exit.signal}${why}` };
-    if (exit.code !== 0) return { outcome: 'failed', error: `claude exited with status ${exit.code}${why}` };
-    if (!sawResult) return { outcome: 'failed', error: 'claude exited with status 0 without reporting a result (interrupted, or not a stream-json run)' };
-    return { outcome: 'succeeded', error: null };
-  },
-
-  async childMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
-    const file = findChildTranscript(q);
-    if (!file) return false;
-    const n = new Normaliser(onMessage, q.childId);
-    new LineFollower(file, (line) => n.line(line)).flush();
-    n.end();
-    return true;
-  },
-};

@@ -1,0 +1,280 @@
+import type { ChildAgent, Usage } from '../../registry/record.js';
+import { nowIso } from '../../base/time.js';
+import { fields, num, parseObject, shortLine, str } from '../../base/json.js';
+import type { Message, ParserContext, StreamParser, StreamState, Verdict } from '../types.js';
+import { emptyState, eventOf } from '../types.js';
+import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
+
+/**
+ * Codex's `--json` stream (OpenAI Codex 0.169; docs/agents/codex.md): one JSON event per line,
+ * `thread.started {thread_id}` first, `item.started|completed`, then `turn.completed {usage}` or
+ * `turn.failed {error}`. The usage Codex reports is cumulative over the whole thread (resumes
+ * included): see `ParserContext.threadUsageBefore`.
+ */
+
+const DESCRIPTION_MAX = 200;
+
+/** Codex's own usage object (`turn.completed.usage`, rollout `token_count.info.total_token_usage`). */
+interface CodexUsage {
+  input_tokens?: number;
+  cached_input_tokens?: number;
+  cache_write_input_tokens?: number;
+  output_tokens?: number;
+  reasoning_output_tokens?: number;
+}
+
+export interface CodexStreamState extends StreamState {
+  /** What Codex reported: the whole thread's cumulative usage after this run's turn (null until then). */
+  threadUsage: Usage | null;
+  /** How far the run's turn got: `turn.started`, `turn.completed`, `turn.failed`. */
+  turn: 'none' | 'started' | 'completed' | 'failed';
+  /** The last top-level `error` event (retries, "Reconnecting… 1/5"; not fatal by itself). */
+  lastError: string | null;
+}
+
+export interface CodexStreamParser extends StreamParser {
+  readonly state: CodexStreamState;
+  /**
+   * End of the log: emits the tool calls that started and never completed (a cancel during a tool),
+   * with status `in_progress`. Optional for the core; without it those calls are left out.
+   */
+  end(): void;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Usage.
+
+/** Codex usage → ours. `input_tokens` includes the cached and cache-write part and `output_tokens` the
+ * reasoning part (OpenAI's convention); ours keeps input without cache, so that
+ * inputTokens + cacheReadTokens + cacheWriteTokens + outputTokens = totalTokens. Codex reports no cost. */
+export function usageFromCodex(u: CodexUsage): Usage {
+  const input = num(u.input_tokens);
+  const cacheRead = num(u.cached_input_tokens);
+  const cacheWrite = num(u.cache_write_input_tokens);
+  const output = num(u.output_tokens);
+  return {
+    inputTokens: Math.max(0, input - cacheRead - cacheWrite),
+    outputTokens: output,
+    cacheReadTokens: cacheRead,
+    cacheWriteTokens: cacheWrite,
+    reasoningTokens: num(u.reasoning_output_tokens),
+    totalTokens: input + output,
+    costUsd: null,
+  };
+}
+
+const COUNTS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens'] as const;
+
+/**
+ * This run's usage from the thread totals after it and before it. A baseline that does not fit (a
+ * count would go negative: it is not this thread's past) is ignored and the thread total is returned.
+ */
+export function runUsage(thread: Usage, before: Usage | null | undefined): Usage {
+  if (!before) return thread;
+  const out = { ...thread, costUsd: null };
+  for (const k of COUNTS) {
+    const d = thread[k] - (before[k] ?? 0);
+    if (d < 0) return thread;
+    out[k] = d;
+  }
+  return out;
+}
+
+/** The final statuses of a sub-agent in `agents_states`, as ours. */
+const CHILD_FINAL: Record<string, ChildAgent['status']> = {
+  completed: 'done',
+  shutdown: 'done',
+  errored: 'failed',
+  interrupted: 'failed',
+  not_found: 'unknown',
+  notfound: 'unknown',
+};
+
+/** A readable error out of Codex's message, which is often the API's JSON error body. */
+export function errorText(message: string): string {
+  const t = message.trim();
+  if (t.startsWith('{')) {
+    const e = fields(parseObject(t)?.error);
+    const inner = str(e.message);
+    if (inner) {
+      const kind = str(e.type) ?? str(e.code);
+      return kind ? `${inner} (${kind})` : inner;
+    }
+  }
+  return t;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The stream parser.
+
+export function parser(onMessage?: (m: Message) => void, context: ParserContext = {}): CodexStreamParser {
+  const state: CodexStreamState = { ...emptyState(), threadUsage: null, turn: 'none', lastError: null };
+  const seenTools = new Set<string>();
+  /** Tool items started and not completed yet, in order. */
+  const open = new Map<string, Item>();
+  const children = new Map<string, ChildAgent>();
+  const childAnswers = new Set<string>();
+  let anonymous = 0;
+
+  const emit = (m: Message): void => onMessage?.(m);
+
+  const countTool = (item: Item): void => {
+    const key = item.id ?? `#${++anonymous}`;
+    if (seenTools.has(key)) return;
+    seenTools.add(key);
+    state.toolUses++;
+  };
+
+  const childUpdate = (id: string, v: unknown): void => {
+    const child = children.get(id);
+    if (!child) return;
+    const s = agentState(v);
+    const final = CHILD_FINAL[s.status.replace(/_/g, '')] ?? CHILD_FINAL[s.status];
+    if (final) {
+      if (child.status === 'running' || child.statusSource === 'inferred') {
+        child.status = final;
+        child.statusSource = 'stream';
+        child.finishedAt ??= nowIso();
+      }
+    } else if (s.status === 'pending_init' || s.status === 'running') {
+      if (child.finishedAt === null) child.status = 'running';
+    }
+    if (s.message !== null && s.status === 'completed' && !childAnswers.has(`${id}\0${s.message}`)) {
+      // The child's final answer, as the parent's stream carries it (its other words are only in its
+      // own rollout: childMessages reads those).
+      childAnswers.add(`${id}\0${s.message}`);
+      emit({ role: 'assistant', text: s.message, childId: id });
+    }
+  };
+
+  const collab = (item: Item, completed: boolean): void => {
+    const r = item.raw;
+    const states = fields(r.agents_states);
+    if (completed && str(r.tool) === 'spawn_agent' && Array.isArray(r.receiver_thread_ids)) {
+      for (const id of r.receiver_thread_ids.map(String)) {
+        if (children.has(id)) continue;
+        const prompt = str(r.prompt);
+        const child: ChildAgent = {
+          id,
+          cli: 'codex',
+          description: prompt === null ? null : shortLine(prompt, DESCRIPTION_MAX),
+          status: 'running',
+          statusSource: 'stream',
+          startedAt: nowIso(),
+          finishedAt: null,
+        };
+        children.set(id, child);
+        state.children.push(child);
+      }
+    }
+    for (const [id, v] of Object.entries(states)) childUpdate(id, v);
+  };
+
+  const onItem = (item: Item, phase: 'started' | 'updated' | 'completed'): void => {
+    if (item.type === 'agent_message') {
+      if (phase !== 'completed') return;
+      const text = str(item.raw.text) ?? contentText(item.raw.content);
+      state.lastAssistantText = text;
+      emit({ role: 'assistant', text });
+      return;
+    }
+    if (NOT_TOOLS.has(item.type)) return; // reasoning, warnings ("Model metadata … not found")
+    countTool(item);
+    if (phase === 'completed') {
+      if (item.id !== null) open.delete(item.id);
+      emit(toolMessage(item));
+    } else if (item.id !== null) {
+      open.set(item.id, item);
+    }
+    if (item.type === 'collab_tool_call') collab(item, phase === 'completed');
+  };
+
+  const turnEnded = (outcome: 'completed' | 'failed'): void => {
+    state.turn = outcome;
+    inferChildren(state, outcome === 'completed' ? 'done' : 'failed');
+  };
+
+  return {
+    state,
+    line(text: string) {
+      const ev = eventOf(text, state);
+      if (!ev) return;
+      state.lastActivityAt = nowIso();
+      switch (ev.type) {
+        case 'thread.started': {
+          const id = str(ev.thread_id);
+          if (id && !state.sessionId) state.sessionId = id;
+          break;
+        }
+        case 'turn.started':
+          state.turn = 'started';
+          break;
+        case 'turn.completed': {
+          if (ev.usage && typeof ev.usage === 'object') {
+            state.threadUsage = usageFromCodex(ev.usage as CodexUsage);
+            state.usage = runUsage(state.threadUsage, context.threadUsageBefore);
+          }
+          turnEnded('completed');
+          break;
+        }
+        case 'turn.failed': {
+          const message = str(fields(ev.error).message) ?? str(ev.message) ?? 'the turn failed';
+          state.fatalError = errorText(message);
+          turnEnded('failed');
+          break;
+        }
+        case 'error': {
+          const message = str(ev.message);
+          if (message) state.lastError = errorText(message);
+          break;
+        }
+        case 'item.started':
+        case 'item.updated':
+        case 'item.completed': {
+          const item = itemOf(ev.item);
+          if (!item) {
+            state.skippedLines++;
+            break;
+          }
+          onItem(item, ev.type === 'item.started' ? 'started' : ev.type === 'item.updated' ? 'updated' : 'completed');
+          break;
+        }
+        default:
+          break; // an event kind this version does not know: not noise, just not ours
+      }
+    },
+    end() {
+      for (const item of open.values()) emit(toolMessage(item, 'in_progress'));
+      open.clear();
+    },
+  };
+}
+
+/** Children still running when the run (or its turn) ended take the run's end, marked as a guess. */
+function inferChildren(state: StreamState, status: ChildAgent['status']): void {
+  for (const c of state.children) {
+    if (c.status !== 'running') continue;
+    c.status = status;
+    c.statusSource = 'inferred';
+    c.finishedAt ??= nowIso();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The verdict.
+
+export function verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
+  const s = state as Partial<CodexStreamState> & StreamState;
+  let v: Verdict;
+  if (s.fatalError) v = { outcome: 'failed', error: s.fatalError };
+  else if (exit.signal) v = { outcome: 'failed', error: `codex was stopped by ${exit.signal}${s.turn === 'completed' ? '' : ' before its turn ended'}` };
+  else if (exit.code === 0 && s.turn === 'completed') v = { outcome: 'succeeded', error: null };
+  else if (exit.code === 0) v = { outcome: 'failed', error: 'codex exited with status 0 without finishing its turn (no turn.completed)' };
+  else {
+    const why = s.lastError ? `: ${s.lastError}` : s.sessionId === null ? ' before it opened a thread' : '';
+    v = { outcome: 'failed', error: `codex exited with status ${exit.code ?? 'unknown'}${why}` };
+  }
+  // The run is over: so is every sub-agent (they live in the codex process).
+  inferChildren(state, v.outcome === 'succeeded' ? 'done' : 'failed');
+  return v;
+}

@@ -1,0 +1,28 @@
+import type { AgentAdapter } from '../types.js';
+import { opencodeLaunch } from './launch.js';
+import { opencodePrepare } from './prepare.js';
+import { opencodeChildMessages, STORE_ENV_KEYS } from './store.js';
+import { opencodeVerdict, parseOpencode } from './stream.js';
+
+/**
+ * OpenCode (`opencode run --format json`, measured with 1.18.33; see docs/agents/opencode.md): the
+ * command line in launch.ts, the stream and the verdict in stream.ts, the sub-agents' sessions of its
+ * own store (`opencode export`) in store.ts, the tool parts both of those carry in parts.ts, and the
+ * store's creation before a first run in prepare.ts.
+ */
+export const opencode: AgentAdapter = {
+  cli: 'opencode',
+  program: 'opencode',
+  supports: { model: true, variant: true, agent: true, files: true },
+  // OpenCode dies at once on SIGTERM or SIGINT alike (no final event either way) and leaves its bash
+  // tool running; the core's cancel signals every process of the run's tree, tools included.
+  gracefulSignal: 'SIGTERM',
+  stream: 'ndjson',
+  storeEnvKeys: STORE_ENV_KEYS,
+  chooseSessionId: () => null,
+  launch: opencodeLaunch,
+  parser: parseOpencode,
+  verdict: opencodeVerdict,
+  childMessages: opencodeChildMessages,
+  prepare: opencodePrepare,
+};
