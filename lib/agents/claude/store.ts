@@ -49,7 +49,7 @@ export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'c
     const sub = join(d, 'subagents');
     for (const e of listDir(sub)) {
       if (!e.endsWith('.meta.json')) continue;
-      let meta;
+      let meta: ReturnType<typeof parseObject>;
       try {
         meta = parseObject(readFileSync(join(sub, e), 'utf8'));
       } catch {

@@ -183,7 +183,7 @@ function resultError(r: JsonObject, cli: string): string {
   const text = str(r.result);
   let why: string;
   if (errors.length) why = errors.join('; ');
-  else if (text && text.trim()) why = text.trim();
+  else if (text?.trim()) why = text.trim();
   else why = `${cli} reported is_error (${subtype})`;
   const reason = str(r.terminal_reason);
   const label = reason && reason !== 'completed' && !why.includes(reason) ? `${subtype}, ${reason}` : subtype;
@@ -410,7 +410,7 @@ class Normaliser {
     this.state.fatalError = this.internal.resultError;
     const text = str(o.result);
     if (text !== null && o.is_error !== true) this.state.lastAssistantText = text;
-    else if (text !== null && text.trim() && this.state.lastAssistantText === null) this.state.lastAssistantText = text;
+    else if (text?.trim() && this.state.lastAssistantText === null) this.state.lastAssistantText = text;
     this.resultTokens = addTokens(this.resultTokens, tokensOf(o.usage));
     const mu = modelUsageTokens(o.modelUsage);
     if (mu) this.modelTokens = mu;

@@ -38,6 +38,7 @@ export function findRollout(home: string, threadId: string): string | null {
   return hit ? join(archived, hit) : null;
 }
 
+// biome-ignore lint/suspicious/noConfusingVoidType: a visitor returns false to stop, or nothing to go on
 async function eachLine(path: string, visit: (line: JsonObject) => boolean | void): Promise<void> {
   const input = createReadStream(path, { encoding: 'utf8' });
   const lines = createInterface({ input, crlfDelay: Infinity });

@@ -16,7 +16,7 @@ export const PREPARE_LOCK = '.subagents-init.lock';
 /** Runs `opencode ARGS` quietly (stdin closed, output dropped); resolves its exit code (null: failed/timeout). */
 function runQuiet(args: string[], env: NodeJS.ProcessEnv, cwd: string | undefined, timeoutMs: number): Promise<number | null> {
   return new Promise((resolve) => {
-    let child;
+    let child: ReturnType<ReturnType<typeof childProcess>['spawn']>;
     try {
       child = childProcess().spawn('opencode', args, { cwd, env, stdio: 'ignore' });
     } catch {

@@ -1,4 +1,6 @@
+import type { ChildProcessByStdio } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { isAbsolute, join } from 'node:path';
 import { childProcess } from '../../proc/child-process.js';
 import { listDir } from '../../base/dir.js';
@@ -82,7 +84,7 @@ function runExport(id: string, q: ChildQuery): Promise<string | null> {
     // OpenCode believes $PWD over its real cwd (see launch.ts).
     if (cwd) env.PWD = cwd;
     else delete env.PWD;
-    let child;
+    let child: ChildProcessByStdio<null, Readable, null>;
     try {
       // stdin ignored: without an id `export` would open an interactive picker (we always pass one).
       child = childProcess().spawn('opencode', ['export', id], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
