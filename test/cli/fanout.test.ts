@@ -11,30 +11,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  BIN,
-  LONG,
-  WAIT_SEC,
-  assertError,
-  expectError,
-  gate,
-  hasInotify,
-  makeBox,
-  open,
-  pidAlive,
-  readJson,
-  resultText,
-  runDirOf,
-  shellArgs,
-  spawnVerb,
-  startShell,
-  statusOf,
-  until,
-  untilStatus,
-  waitTerminal,
-  type Box,
-} from './util.js';
-import { findAll, liveRunIds, maxOverlap, parseXml, untilAsync, validateJunit, type XmlElement } from './fanout-util.js';
+import { BIN } from '../support/paths.js';
+import { assertError } from '../support/run.js';
+import { LONG, until, WAIT_SEC } from '../support/wait.js';
+import { hasInotify, liveRunIds, pidAlive } from '../support/procs.js';
+import { recordOf, runDirOf } from '../support/registry.js';
+import { makeBox, type Box } from '../support/box.js';
+import { byName, expectError, gate, open, resultText, shellArgs, startShell, statusLineAsync, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
+import { checkJunit, findAll, validateJunit, type XmlElement } from '../support/junit.js';
 
 const bRace = makeBox('fan-race');
 const bKill = makeBox('fan-kill');
@@ -46,23 +30,6 @@ const bJunit = makeBox('fan-junit');
 const bNest = makeBox('fan-nest');
 const bTree = makeBox('fan-wt');
 const bHist = makeBox('fan-hist');
-
-/** `status ARGS` (async), asserted to be one ok JSON line with exit 0. */
-async function statusAsync(b: Box, args: string[]): Promise<any> {
-  const r = await b.runAsync('status', args);
-  assert.equal(r.code, 0, `status ${args.join(' ')}: ${r.stdout}${r.stderr}`);
-  assert.equal(r.json?.ok, true, r.stdout);
-  return r.json;
-}
-
-function byName(agents: any[]): Record<string, any> {
-  return Object.fromEntries(agents.map((a) => [a.name, a]));
-}
-
-/** The record on disk of run `run` of `name` (holds runId, agentStartedAt — more than the view). */
-function recordOf(b: Box, name: string, run = 1): any {
-  return readJson(join(runDirOf(b.registry, name, run), 'record.json'));
-}
 
 function git(cwd: string, args: string[]): string {
   const r = spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=Fanout Test', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' });
@@ -76,7 +43,7 @@ function git(cwd: string, args: string[]): string {
  * get a slot puts its ticket back (one that got it would start the run instead).
  */
 async function assertSlotStillHeld(b: Box, waiter: string): Promise<void> {
-  const ticket = join(b.registry, 'queue', 'tickets', recordOf(b, waiter).queueTicket);
+  const ticket = join(b.registry, 'queue', 'tickets', recordOf(b.registry, waiter).queueTicket);
   assert.ok(existsSync(ticket), `${waiter} must still be waiting in the queue (its ticket is gone: it took a slot)`);
   unlinkSync(ticket);
   await until(`${waiter} looked at the queue again`, () => existsSync(ticket) || statusOf(b, waiter).status !== 'scheduled', LONG, 100);
@@ -84,23 +51,20 @@ async function assertSlotStillHeld(b: Box, waiter: string): Promise<void> {
   assert.deepEqual([w.status, w.queued], ['scheduled', true], `${waiter} must still wait: the slot holder's agent is alive`);
 }
 
-/**
- * Asserts the JUnit file is what CI dashboards read: valid against test/fixtures/junit.xsd (xmllint,
- * which test/fault/setup.sh installs) and, always, the strict JS parser plus the schema's rules the
- * parser alone would not check (the timestamp form). Returns its root.
- */
-function checkJunit(t: { diagnostic(msg: string): void }, file: string): XmlElement {
-  assert.ok(existsSync(file), `${file} was written`);
-  const v = validateJunit(file);
-  if (v === null) t.diagnostic('xmllint is not installed (bash test/fault/setup.sh, or apt-get install -y libxml2-utils): the schema was not checked, only the JS structural checks ran');
-  else assert.ok(v.ok, `${file} is not valid against the JUnit schema: ${v.why}`);
-  const root = parseXml(readFileSync(file, 'utf8'));
-  assert.equal(root.name, 'testsuites');
-  const suites = root.children.filter((c) => c.name === 'testsuite');
-  assert.equal(suites.length, 1);
-  assert.match(suites[0]!.attrs.timestamp ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/, 'timestamp: an xs:dateTime without fraction or zone');
-  for (const c of findAll(root, 'testcase')) assert.match(c.attrs.time ?? '', /^\d+(\.\d+)?$/, 'testcase time: seconds');
-  return root;
+/** The largest number of [start, end] intervals covering one instant (an end at t comes before a start at t). */
+function maxOverlap(intervals: Array<{ start: number; end: number }>): number {
+  const ev = intervals.flatMap((iv) => [
+    { t: iv.start, d: 1 },
+    { t: iv.end, d: -1 },
+  ]);
+  ev.sort((a, b) => a.t - b.t || a.d - b.d);
+  let cur = 0;
+  let max = 0;
+  for (const e of ev) {
+    cur += e.d;
+    max = Math.max(max, cur);
+  }
+  return max;
 }
 
 describe('concurrency limit', () => {
@@ -156,12 +120,12 @@ describe('concurrency limit', () => {
       });
 
       // With the gate shut, exactly 3 hold a slot and 27 wait, numbered 1..27.
-      const full = await untilAsync('3 running and 27 queued', async () => {
-        const s = await statusAsync(b, ['--prefix', 'race']);
+      const full = await until('3 running and 27 queued', async () => {
+        const s = await statusLineAsync(b, ['--prefix', 'race']);
         const running = s.agents.filter((a: any) => a.status === 'running');
         const queued = s.agents.filter((a: any) => a.queued);
         return running.length === 3 && queued.length === 27 && s.queue?.running === 3 && s.queue?.queued === 27 ? s : null;
-      });
+      }, LONG, 50);
       assert.deepEqual(full.queue, { limit: 3, running: 3, queued: 27 });
       const queued = full.agents.filter((a: any) => a.queued);
       for (const a of queued) {
@@ -209,7 +173,7 @@ describe('concurrency limit', () => {
     assert.ok(polls.some((p) => p.queued.length > 0), 'some poll saw queued runs');
 
     // The records: the agents' lifetimes [agentStartedAt, finishedAt] never overlap more than 3 deep.
-    const recs = names.map((n) => recordOf(b, n));
+    const recs = names.map((n) => recordOf(b.registry, n));
     const intervals = recs.map((r) => ({ start: Date.parse(r.agentStartedAt), end: Date.parse(r.finishedAt) }));
     for (const iv of intervals) assert.ok(Number.isFinite(iv.start) && Number.isFinite(iv.end) && iv.end >= iv.start);
     assert.ok(maxOverlap(intervals) <= 3, `records show ${maxOverlap(intervals)} agents at once`);
@@ -234,10 +198,10 @@ describe('concurrency limit', () => {
     startShell(b, 'kill/b', 'echo b-done');
     const qx = startShell(b, 'kill/x', 'echo x-never');
     startShell(b, 'kill/y', 'echo y-done');
-    const s = await untilAsync('b, x, y queued', async () => {
-      const st = await statusAsync(b, ['--prefix', 'kill']);
+    const s = await until('b, x, y queued', async () => {
+      const st = await statusLineAsync(b, ['--prefix', 'kill']);
       return st.queue?.queued === 3 ? st : null;
-    });
+    }, LONG, 50);
     assert.deepEqual(s.queue, { limit: 1, running: 1, queued: 3 });
     const qb = byName(s.agents)['kill/b'];
     assert.equal(qb.queuePosition, 1);
@@ -245,10 +209,10 @@ describe('concurrency limit', () => {
 
     // A queued run whose supervisor dies leaves the queue: y moves up behind b.
     process.kill(qx.pid, 'SIGKILL');
-    const s1 = await untilAsync('x left the queue', async () => {
-      const st = await statusAsync(b, ['--prefix', 'kill']);
+    const s1 = await until('x left the queue', async () => {
+      const st = await statusLineAsync(b, ['--prefix', 'kill']);
       return st.queue?.queued === 2 ? st : null;
-    });
+    }, LONG, 50);
     const m1 = byName(s1.agents);
     assert.deepEqual([m1['kill/x'].status, m1['kill/x'].queued, m1['kill/x'].queuePosition, m1['kill/x'].agentAlive], ['unknown', false, null, false]);
     assert.deepEqual([m1['kill/b'].queuePosition, m1['kill/y'].queuePosition], [1, 2]);
@@ -261,7 +225,7 @@ describe('concurrency limit', () => {
     await assertSlotStillHeld(b, 'kill/b');
     const ua = statusOf(b, 'kill/a');
     assert.deepEqual([ua.status, ua.agentAlive, pidAlive(ra.agentPid)], ['unknown', true, true]);
-    const held = await statusAsync(b, ['--prefix', 'kill']);
+    const held = await statusLineAsync(b, ['--prefix', 'kill']);
     assert.deepEqual(held.queue, { limit: 1, running: 1, queued: 2 }, 'the orphaned agent holds the slot');
     assert.deepEqual([byName(held.agents)['kill/b'].status, byName(held.agents)['kill/b'].queuePosition], ['scheduled', 1]);
 
@@ -285,7 +249,7 @@ describe('concurrency limit', () => {
     const done = waitTerminal(b, ['kill/b', 'kill/y']);
     assert.equal(done['kill/b'].outcome, 'succeeded');
     assert.equal(done['kill/y'].outcome, 'succeeded');
-    assert.ok(Date.parse(recordOf(b, 'kill/y').agentStartedAt) >= Date.parse(recordOf(b, 'kill/b').finishedAt), 'y after b: one slot');
+    assert.ok(Date.parse(recordOf(b.registry, 'kill/y').agentStartedAt) >= Date.parse(recordOf(b.registry, 'kill/b').finishedAt), 'y after b: one slot');
     assert.equal(resultText(b, 'kill/b'), 'b-done\n');
     assert.equal(resultText(b, 'kill/x'), '', 'x never ran');
 
@@ -322,17 +286,17 @@ describe('concurrency limit', () => {
     assert.equal(rs.json.run, 2);
     const order = ['fifo/3', 'fifo/1', 'fifo/4', 'fifo/2'];
     for (const n of order) startShell(b, n, `sleep 0.1; echo ${n}`);
-    const s = await untilAsync('five queued', async () => {
-      const x = await statusAsync(b, ['--all']);
+    const s = await until('five queued', async () => {
+      const x = await statusLineAsync(b, ['--all']);
       return x.agents.filter((a: any) => a.queued).length === 5 ? x : null;
-    });
+    }, LONG, 50);
     const m = byName(s.agents);
     assert.deepEqual(['kill/b', ...order].map((n) => m[n].queuePosition), [1, 2, 3, 4, 5], 'positions follow the start order, not the names');
     assert.equal(m['kill/b'].run, 2);
     open(g);
     waitTerminal(b, ['fifo/0', 'kill/b', ...order]);
     assert.equal(resultText(b, 'kill/b'), 'b-again\n');
-    const recs = [recordOf(b, 'fifo/0'), recordOf(b, 'kill/b', 2), ...order.map((n) => recordOf(b, n))];
+    const recs = [recordOf(b.registry, 'fifo/0'), recordOf(b.registry, 'kill/b', 2), ...order.map((n) => recordOf(b.registry, n))];
     for (let i = 1; i < recs.length; i++) {
       assert.ok(Date.parse(recs[i]!.agentStartedAt) >= Date.parse(recs[i - 1]!.finishedAt), `${recs[i]!.name} run ${recs[i]!.run} started after ${recs[i - 1]!.name} ended`);
       assert.equal(recs[i]!.outcome, 'succeeded');
@@ -345,11 +309,11 @@ describe('concurrency limit', () => {
     const a = startShell(b, 'q/a', `${gate(g)}; echo a`, ['--max-concurrent', '1']);
     await untilStatus(b, 'q/a', (x) => x.status === 'running', 'a running');
     for (const n of ['q/b', 'q/c', 'q/d']) startShell(b, n, `${gate(g)}; echo ${n}`);
-    const s1 = await untilAsync('b, c, d queued at 1, 2, 3', async () => {
-      const s = await statusAsync(b, ['--prefix', 'q']);
+    const s1 = await until('b, c, d queued at 1, 2, 3', async () => {
+      const s = await statusLineAsync(b, ['--prefix', 'q']);
       const m = byName(s.agents);
       return m['q/b']?.queuePosition === 1 && m['q/c']?.queuePosition === 2 && m['q/d']?.queuePosition === 3 ? s : null;
-    });
+    }, LONG, 50);
     assert.deepEqual(s1.queue, { limit: 1, running: 1, queued: 3 });
     const tr = b.run('status', ['--prefix', 'q', '--tree']);
     assert.equal(tr.code, 0, tr.stdout);
@@ -365,11 +329,11 @@ describe('concurrency limit', () => {
     assert.equal(c.code, 0, c.stdout + c.stderr);
     assert.equal(c.json.previousStatus, 'scheduled');
     assert.equal(c.json.outcome, 'cancelled');
-    const s2 = await untilAsync('c left the queue, d moved up', async () => {
-      const s = await statusAsync(b, ['--prefix', 'q']);
+    const s2 = await until('c left the queue, d moved up', async () => {
+      const s = await statusLineAsync(b, ['--prefix', 'q']);
       const m = byName(s.agents);
       return m['q/d']?.queuePosition === 2 && s.queue.queued === 2 ? s : null;
-    });
+    }, LONG, 50);
     const m2 = byName(s2.agents);
     assert.equal(m2['q/c'].status, 'done');
     assert.equal(m2['q/c'].outcome, 'cancelled');
@@ -381,20 +345,20 @@ describe('concurrency limit', () => {
 
     // Raising the limit to 3 (with a later start) releases b and d at once; e queues behind them.
     startShell(b, 'q/e', `${gate(g)}; echo q/e`, ['--max-concurrent', '3']);
-    const s3 = await untilAsync('b and d running, e queued', async () => {
-      const s = await statusAsync(b, ['--prefix', 'q']);
+    const s3 = await until('b and d running, e queued', async () => {
+      const s = await statusLineAsync(b, ['--prefix', 'q']);
       const m = byName(s.agents);
       return m['q/b']?.status === 'running' && m['q/d']?.status === 'running' && m['q/e']?.queued ? s : null;
-    });
+    }, LONG, 50);
     assert.deepEqual(s3.queue, { limit: 3, running: 3, queued: 1 });
     assert.equal(byName(s3.agents)['q/e'].queuePosition, 1);
 
     // SUBAGENT_MAX_CONCURRENT=0 removes the limit: e starts, and so does f at once.
     startShell(b, 'q/f', 'echo q/f', [], { env: { SUBAGENT_MAX_CONCURRENT: '0' } });
-    const s4 = await untilAsync('e running without a limit', async () => {
-      const s = await statusAsync(b, ['--prefix', 'q']);
+    const s4 = await until('e running without a limit', async () => {
+      const s = await statusLineAsync(b, ['--prefix', 'q']);
       return byName(s.agents)['q/e']?.status === 'running' ? s : null;
-    });
+    }, LONG, 50);
     assert.equal(s4.queue?.limit ?? null, null);
     open(g);
     const all = waitTerminal(b, ['q/a', 'q/b', 'q/c', 'q/d', 'q/e', 'q/f']);
@@ -574,7 +538,7 @@ describe('waiting for many (CI)', () => {
     const g1 = join(b.dir, 'gate-1');
     const g2 = join(b.dir, 'gate-2');
     startShell(b, 'j/first', `${gate(g1)}; echo first`);
-    const w = spawnVerb(b, 'status', ['--wait-terminal', '--prefix', 'j', '--timeout', WAIT_SEC]);
+    const w = b.spawn('status', ['--wait-terminal', '--prefix', 'j', '--timeout', WAIT_SEC]);
     try {
       await until('the waiter watches', () => w.settled() || hasInotify(w.pid), LONG);
       assert.equal(w.settled(), false, 'the waiter did not return early');
@@ -669,10 +633,10 @@ describe('nested orchestration', () => {
       assert.equal(inner.registry, b.registry, 'the nested start went into the same registry');
       assert.equal(topOut[2], 'rc=0');
 
-      const st = await untilAsync('all three running', async () => {
-        const x = await statusAsync(b, ['--prefix', 'nest']);
+      const st = await until('all three running', async () => {
+        const x = await statusLineAsync(b, ['--prefix', 'nest']);
         return x.agents.length === 3 && x.agents.every((a: any) => a.status === 'running') ? x : null;
-      });
+      }, LONG, 50);
       const m = byName(st.agents);
       assert.deepEqual(Object.keys(m).sort(), ['nest/leaf', 'nest/mid', 'nest/top'], 'nest/deeper was never created');
       assert.deepEqual([m['nest/top'].parent, m['nest/top'].depth], [null, 1]);
@@ -688,7 +652,7 @@ describe('nested orchestration', () => {
       assert.match(tl[2]!, /^ {3}└─ nest\/leaf {2}\[shell\] running {2}run 1$/);
 
       // Every process of the three runs, by their run-id markers, and their supervisors.
-      const ids = names.map((n) => recordOf(b, n).runId as string);
+      const ids = names.map((n) => recordOf(b.registry, n).runId as string);
       const supervisors = names.map((n) => m[n].pid as number);
       const live = liveRunIds(b.marker);
       for (const [i, id] of ids.entries()) assert.ok((live.get(id) ?? []).length > 0, `${names[i]} has live processes`);
@@ -895,7 +859,7 @@ describe('worktrees', () => {
     const waiting = join(b.dir, 'git-waiting');
     const g = join(b.dir, 'gate-git');
     writeFileSync(join(fakeBin, 'git'), `#!/bin/sh\ncase " $* " in *" worktree add "*) : > '${waiting}'; ${gate(g)};; esac\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
-    const loser = spawnVerb(b, 'start-subagent', [...shellArgs('wt/dup', 'echo loser'), '--worktree', '--cwd', repo], { env: { PATH: `${fakeBin}:${process.env.PATH}` } });
+    const loser = b.spawn('start-subagent', [...shellArgs('wt/dup', 'echo loser'), '--worktree', '--cwd', repo], { env: { PATH: `${fakeBin}:${process.env.PATH}` } });
     try {
       await until('the loser is inside git worktree add', () => existsSync(waiting) || loser.settled(), LONG);
       assert.equal(loser.settled(), false, 'the loser is held in git');

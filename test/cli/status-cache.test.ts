@@ -4,7 +4,10 @@ import { existsSync, readFileSync, renameSync, rmSync, statSync, utimesSync, wri
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { gate, makeBox, open, runDirOf, startShell, until, untilStatus, waitTerminal } from './util.js';
+import { until } from '../support/wait.js';
+import { runDirOf } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { gate, open, startShell, untilStatus, waitTerminal } from '../support/shell.js';
 import { status } from '../../lib/index.js';
 
 /**

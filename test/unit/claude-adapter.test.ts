@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claude, claudeConfigDir, findChildTranscript, projectSlug, toolHeadline, OUTPUT_MAX } from '../../lib/agents/claude.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
-import { ROOT } from '../helpers.js';
+import { ROOT } from '../support/paths.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'claude');
 

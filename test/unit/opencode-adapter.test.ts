@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { opencode, opencodeExtra, exportMessages, taskResult, PREPARE_LOCK, TOOL_INPUT_MAX, TOOL_OUTPUT_MAX } from '../../lib/agents/opencode.js';
 import type { LaunchInput, Message, StreamParser } from '../../lib/agents/types.js';
-import { ROOT } from '../helpers.js';
+import { ROOT } from '../support/paths.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'opencode');
 
