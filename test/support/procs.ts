@@ -43,17 +43,6 @@ export function pidsWithEnv(needle: string): number[] {
   return environments(needle).map((p) => p.pid);
 }
 
-/** Pids of live processes whose environment holds `needle` and whose command name is `comm`. */
-export function pidsWithEnvComm(needle: string, comm: string): number[] {
-  return pidsWithEnv(needle).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/comm`, 'utf8').trim() === comm;
-    } catch {
-      return false;
-    }
-  });
-}
-
 /** Run ids (SUBAGENT_RUN_ID) of the live processes carrying `marker` (`KEY=value`) in their environment, with their pids. */
 export function liveRunIds(marker: string): Map<string, number[]> {
   const out = new Map<string, number[]>();

@@ -29,9 +29,9 @@ export interface RunOpts {
 }
 
 /** A synchronous run's bound: a hang detector, not a budget. */
-export const SYNC_RUN_MS = 120_000;
+const SYNC_RUN_MS = 120_000;
 /** An asynchronous run's bound: longer, as an agent CLI's wait (SUBAGENT_WAIT_TIMEOUT_SEC=240 in e2e) goes through it. */
-export const ASYNC_RUN_MS = 300_000;
+const ASYNC_RUN_MS = 300_000;
 
 /** The one JSON line of `stdout`; throws when it is not exactly one line. */
 export function parseOneLine(stdout: string): any {
