@@ -5,6 +5,9 @@
 #   2. the CLI and fault suites   on each other pinned major (22, 24, 26) — the default's is run 1
 #   3. the CLI and fault suites   on the default Node again, with SUBAGENT_PROC_BACKEND=ps
 #
+# The CLI and fault suites are every *.test.js under dist/test/cli and dist/test/fault, sub-folders
+# (test/cli/fanout/) included; test/README.md says what each folder of test/ holds.
+#
 # A run's Node is first on PATH (bin/* are `#!/usr/bin/env node`, and the tests spawn them), so it runs
 # the test runner, the verbs and their supervisors. The build is plain JavaScript for Node 22 and later,
 # so one build serves every run. test/install/ finds every Node of the matrix in SUBAGENT_TEST_NODES.

@@ -10,7 +10,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, assertError, expectError, makeBox, open, runDirs, untilStatus, waitTerminal, type Box } from './util.js';
+import { ROOT } from '../support/paths.js';
+import { assertError } from '../support/run.js';
+import { runDirs } from '../support/registry.js';
+import { makeBox, type Box } from '../support/box.js';
+import { expectError, open, untilStatus, waitTerminal } from '../support/shell.js';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'agents');
 const CLIS = [

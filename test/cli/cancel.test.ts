@@ -2,7 +2,12 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FAKE_AGENT, LONG, expectError, isStopped, makeBox, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, readJson, runDirOf, spawnVerb, startShell, statusOf, until, untilStatus, waitTerminal, resultText } from './util.js';
+import { FAKE_AGENT } from '../support/paths.js';
+import { LONG, until } from '../support/wait.js';
+import { isStopped, pidAlive, pidsWithEnv, procPgid, procPpid, procSid } from '../support/procs.js';
+import { readJson, runDirOf } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { expectError, resultText, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('cancel');
 
@@ -161,7 +166,7 @@ describe('cancel', () => {
     await until('the supervisor holds before it reads its record', () => isStopped(pid), LONG);
     const dir = runDirOf(b.registry, name);
     assert.equal(statusOf(b, name).status, 'scheduled');
-    const c = spawnVerb(b, 'cancel', ['--name', name]);
+    const c = b.spawn('cancel', ['--name', name]);
     await until('cancel recorded its intent', () => readJson(join(dir, 'record.json')).cancel !== null || c.settled(), LONG);
     process.kill(pid, 'SIGCONT');
     const r = await c.done;

@@ -2,7 +2,10 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { assertError, gate, makeBox, open, runDirOf, runDirs, shellArgs, startShell, statusOf, untilStatus, waitTerminal, resultText } from './util.js';
+import { assertError } from '../support/run.js';
+import { runDirOf, runDirs } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { gate, open, resultText, shellArgs, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('concurrency');
 

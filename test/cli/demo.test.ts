@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT, makeBox } from './util.js';
+import { ROOT } from '../support/paths.js';
+import { makeBox } from '../support/box.js';
 
 const b = makeBox('demo');
 

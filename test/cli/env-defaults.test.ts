@@ -8,7 +8,9 @@ import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertError, gate, makeBox, open, startShell, untilStatus, waitTerminal } from './util.js';
+import { assertError } from '../support/run.js';
+import { makeBox } from '../support/box.js';
+import { gate, open, startShell, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('env-defaults');
 const fakeBin = join(b.dir, 'fakebin');

@@ -4,7 +4,6 @@
 // process: nothing here blocks the event loop while such a run talks to its fake).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,8 +12,11 @@ import { startOpenAIResponses } from '../fakes/openai-responses.js';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
 import type { FakeOptions, FakeServer } from '../fakes/script.js';
 import { claudeSetup, codexSetup, opencodeSetup, requireCli, type CliName } from '../fakes/env.js';
-import { sandbox, type RunOut, type Sandbox } from '../helpers.js';
-import { BIN, LONG, assertError, gate, hasInotify, killPids, makeBox, open, pidsWithEnv, startShell, statusOf, until, untilStatus } from './util.js';
+import { assertError, type RunOpts, type Spawned } from '../support/run.js';
+import { LONG, until } from '../support/wait.js';
+import { hasInotify } from '../support/procs.js';
+import { MARK_KEY, makeBox, testBox, type Box } from '../support/box.js';
+import { gate, open, startShell, statusOf, untilStatus } from '../support/shell.js';
 
 const b = makeBox('follow');
 /** Its own registry: the concurrency limit set there would hold back every other run. */
@@ -24,31 +26,9 @@ function tag(): string {
   return randomBytes(4).toString('hex');
 }
 
-interface Follow {
-  pid: number;
-  /** What the follow has written so far. */
-  out(): string;
-  settled(): boolean;
-  done: Promise<RunOut & { ms: number }>;
-}
-
 /** bin/result ARGS in the background, its stdout readable as it comes. */
-function follow(box: Sandbox, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Follow {
-  const t0 = Date.now();
-  const child = spawn(join(BIN, 'result'), args, { cwd: opts.cwd ?? box.dir, env: { ...box.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  let isSettled = false;
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const done = new Promise<RunOut & { ms: number }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      isSettled = true;
-      resolve({ code, signal, stdout, stderr, json: undefined, ms: Date.now() - t0 });
-    });
-  });
-  return { pid: child.pid!, out: () => stdout, settled: () => isSettled, done };
+function follow(box: Box, args: string[], opts: RunOpts = {}): Spawned {
+  return box.spawn('result', args, opts);
 }
 
 /** The last line of a follow, parsed: the usual result object (or an error line). */
@@ -64,8 +44,8 @@ describe('result --follow on shell runs', () => {
     const g = join(b.dir, `gate-stream-${t}`);
     startShell(b, 'f/stream', `echo first-${t}; ${gate(g)}; echo second-${t}`);
     const f = follow(b, ['--name', 'f/stream', '--follow']);
-    await until('the first line reaches the follower', () => f.out().includes('\n') || f.settled(), LONG, 20);
-    assert.equal(f.out(), `first-${t}\n`, 'exactly the first line, while the run waits on its gate');
+    await until('the first line reaches the follower', () => f.stdout().includes('\n') || f.settled(), LONG, 20);
+    assert.equal(f.stdout(), `first-${t}\n`, 'exactly the first line, while the run waits on its gate');
     assert.ok(!existsSync(g), 'the gate is still shut');
     assert.ok(!f.settled(), 'the follow goes on while the run does');
     // The agent can print before its supervisor has recorded "running" (the record is written just after the spawn).
@@ -97,9 +77,9 @@ describe('result --follow on shell runs', () => {
     const g = join(b.dir, `gate-json-${t}`);
     startShell(b, 'f/json', `echo alpha-${t}; echo; ${gate(g)}; printf 'beta-${t}\\tend\\n'; echo 'gamma "q" ${t}'; exit 4`);
     const f = follow(b, ['--name', 'f/json', '--follow', '--json']);
-    await until('two events', () => f.out().split('\n').length > 2 || f.settled(), LONG, 20);
+    await until('two events', () => f.stdout().split('\n').length > 2 || f.settled(), LONG, 20);
     assert.ok(!existsSync(g) && !f.settled());
-    const early = f.out().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const early = f.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l));
     assert.deepEqual(early, [
       { type: 'message', run: 1, index: 1, line: 1, role: 'assistant', text: `alpha-${t}` },
       { type: 'message', run: 1, index: 1, line: 2, role: 'assistant', text: '' },
@@ -141,8 +121,8 @@ describe('result --follow on shell runs', () => {
 
     const f = follow(q, ['--name', 'q/next', '--follow']);
     await until('the follower watches the run directory', () => hasInotify(f.pid) || f.settled(), LONG, 20);
-    assert.ok(!f.settled(), `the follow of a scheduled run does not end at once: ${f.out()}`);
-    assert.equal(f.out(), '', 'nothing to show yet');
+    assert.ok(!f.settled(), `the follow of a scheduled run does not end at once: ${f.stdout()}`);
+    assert.equal(f.stdout(), '', 'nothing to show yet');
     assert.equal(statusOf(q, 'q/next').status, 'scheduled', 'still queued');
 
     open(gh);
@@ -200,28 +180,23 @@ describe('result --follow on shell runs', () => {
 // the environment of every process it starts, by which its processes are ended (by pid) afterwards.
 
 interface World {
-  box: Sandbox;
+  box: Box;
   srv: FakeServer;
 }
 
 async function world(t: { after(fn: () => void | Promise<void>): void }, cli: CliName, options: FakeOptions = {}): Promise<World> {
   const srv = cli === 'claude' ? await startAnthropic(options) : cli === 'codex' ? await startOpenAIResponses(options) : await startOpenAIChat(options);
-  const box = sandbox(`subagents-follow-${cli}-`);
+  const box = testBox(t, `follow-${cli}`);
+  t.after(() => srv.close());
   const home = join(box.dir, 'home');
   const cwd = join(box.dir, 'work');
   mkdirSync(cwd, { recursive: true });
   const setup = cli === 'claude' ? claudeSetup({ home, baseUrl: srv.url }) : cli === 'codex' ? codexSetup({ home, baseUrl: srv.url }) : opencodeSetup({ home, baseUrl: srv.url });
   for (const k of Object.keys(box.env)) delete box.env[k];
-  const marker = `SUBAGENTS_FOLLOW_${cli.toUpperCase()}`;
   const tmp = join(box.dir, 'tmp');
   mkdirSync(tmp);
-  Object.assign(box.env, setup.env, { SUBAGENT_DIR: box.registry, SUBAGENT_CANCEL_GRACE_MS: '1500', [marker]: box.dir });
+  Object.assign(box.env, setup.env, { SUBAGENT_DIR: box.registry, SUBAGENT_CANCEL_GRACE_MS: '1500', [MARK_KEY]: box.dir });
   if (cli === 'claude') box.env.CLAUDE_CODE_TMPDIR = tmp;
-  t.after(async () => {
-    killPids(pidsWithEnv(`${marker}=${box.dir}`));
-    await srv.close();
-    box.cleanup();
-  });
   return { box, srv };
 }
 
@@ -255,9 +230,9 @@ describe('result --follow on the real agent CLIs (fake model servers)', { concur
       assert.equal(s.code, 0, s.stdout + s.stderr);
       // Followed from the start: the run is scheduled or running, not over.
       const f = follow(w.box, ['--name', `f/${cli}`, '--follow']);
-      await until('a [tool] line while the model holds its answer', () => /^\[tool\] /m.test(f.out()) || f.settled(), LONG, 25);
-      assert.ok(!f.settled(), `the follow ended before the answer was released:\n${f.out()}`);
-      assert.ok(!f.out().includes(`done: ${word}`), 'the answer is not there yet');
+      await until('a [tool] line while the model holds its answer', () => /^\[tool\] /m.test(f.stdout()) || f.settled(), LONG, 25);
+      assert.ok(!f.settled(), `the follow ended before the answer was released:\n${f.stdout()}`);
+      assert.ok(!f.stdout().includes(`done: ${word}`), 'the answer is not there yet');
       await until('the model request after the tool call arrives', () => held > 0, LONG, 25);
       release();
       const r = await f.done;

@@ -1,6 +1,9 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Verb, expectError, makeBox, tree } from './util.js';
+import { type Verb } from '../support/run.js';
+import { settledTree } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { expectError } from '../support/shell.js';
 
 const VERBS: Verb[] = ['start-subagent', 'resume-subagent', 'status', 'result', 'search', 'cancel'];
 
@@ -16,7 +19,7 @@ describe('--help on every verb', () => {
         assert.equal(r.json, undefined, 'usage is text, not JSON');
         assert.equal(r.stderr, '');
       }
-      assert.deepEqual(tree(b.dir), [], '--help creates nothing');
+      assert.deepEqual(settledTree(b.dir), [], '--help creates nothing');
     });
   }
 });
@@ -38,7 +41,7 @@ describe('flags every verb rejects', () => {
       expectError(b, verb, [...base[verb], 'stray'], 'E_ARG_UNKNOWN');
       expectError(b, verb, [...base[verb], '--frobnicate=1'], 'E_ARG_UNKNOWN');
       if (verb !== 'start-subagent' && verb !== 'resume-subagent') expectError(b, verb, [...base[verb], '--', 'x'], 'E_ARG_UNKNOWN');
-      assert.deepEqual(tree(b.dir), []);
+      assert.deepEqual(settledTree(b.dir), []);
     });
   }
   test('a value flag at the end without its value is E_ARG_INVALID', () => {
@@ -56,7 +59,7 @@ describe('flags every verb rejects', () => {
     expectError(b, 'search', ['--pattern', 'x'], 'E_NAME_REQUIRED');
     expectError(b, 'cancel', [], 'E_NAME_REQUIRED');
     expectError(b, 'resume-subagent', ['--prompt', 'x'], 'E_NAME_REQUIRED');
-    assert.deepEqual(tree(b.dir), []);
+    assert.deepEqual(settledTree(b.dir), []);
   });
 });
 

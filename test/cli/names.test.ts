@@ -1,7 +1,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { expectError, makeBox, startShell, waitTerminal } from './util.js';
+import { makeBox } from '../support/box.js';
+import { expectError, startShell, waitTerminal } from '../support/shell.js';
 
 describe('hostile names are rejected with E_NAME_INVALID and nothing is created anywhere', () => {
   const b = makeBox('names');

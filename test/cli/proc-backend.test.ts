@@ -9,7 +9,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, LONG, assertError, expectError, gate, makeBox, open, pidAlive, readJson, runDirOf, startShell, statusOf, until, untilStatus, waitTerminal, type Box } from './util.js';
+import { BIN } from '../support/paths.js';
+import { assertError } from '../support/run.js';
+import { LONG, until } from '../support/wait.js';
+import { pidAlive } from '../support/procs.js';
+import { readJson, runDirOf } from '../support/registry.js';
+import { makeBox, type Box } from '../support/box.js';
+import { expectError, gate, open, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('proc-backend');
 

@@ -7,10 +7,11 @@
 // - the directory the page was captured in (/tmp/tour) stands for this test's directory.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ROOT, makeBox } from './util.js';
+import { ROOT } from '../support/paths.js';
+import { runProgramAsync, type RunOut } from '../support/run.js';
+import { makeBox } from '../support/box.js';
 
 const b = makeBox('readme');
 /** Where the pages' output was captured; stands for the test's directory. */
@@ -65,17 +66,8 @@ function pattern(line: string): string {
   return parts.join('.*?');
 }
 
-function run(command: string, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const env = { ...b.env, PATH: `${binDir}:${b.env.PATH}`, SUBAGENT_DIR: join(cwd, '.subagents') };
-    const child = spawn('/bin/sh', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, stdout, stderr }));
-  });
+function run(command: string, cwd: string): Promise<RunOut> {
+  return runProgramAsync('/bin/sh', ['-c', command], { cwd, env: { ...b.env, PATH: `${binDir}:${b.env.PATH}`, SUBAGENT_DIR: join(cwd, '.subagents') } });
 }
 
 /** Runs every step of `page` in a fresh directory and checks each output against the page. */

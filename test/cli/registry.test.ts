@@ -2,7 +2,9 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { expectError, makeBox, readJson, runDirOf, runDirs, startShell, waitTerminal, resultText } from './util.js';
+import { readJson, runDirOf, runDirs } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { expectError, resultText, startShell, waitTerminal } from '../support/shell.js';
 
 describe('registry: layout on disk', () => {
   const b = makeBox('reg-layout');

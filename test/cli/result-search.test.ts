@@ -2,7 +2,10 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { BIN, LONG, expectError, gate, makeBox, open, startShell, until, untilStatus, waitTerminal, resultText, resultJson } from './util.js';
+import { BIN } from '../support/paths.js';
+import { LONG, until } from '../support/wait.js';
+import { makeBox } from '../support/box.js';
+import { expectError, gate, open, resultJson, resultText, startShell, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('result');
 

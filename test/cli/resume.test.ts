@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, ISO_UTC, expectError, gate, makeBox, open, readJson, runDirOf, startShell, statusOf, untilStatus, waitTerminal, resultText } from './util.js';
+import { BIN } from '../support/paths.js';
+import { ISO_UTC } from '../support/run.js';
+import { readJson, runDirOf } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { expectError, gate, open, resultText, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('resume');
 const work = join(b.dir, 'work');

@@ -4,19 +4,22 @@
  * schema, every flag of every verb's --help is on its docs/verbs page (and every flag documented there
  * is accepted by the verb).
  */
-import { test, describe, before, after } from 'node:test';
+import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { ERROR_CODES } from '../../lib/base/errors.js';
-import { BIN, ROOT, killPids, parseOneLine, pidAlive, pidsWithEnv, procStartTime, sandbox, until, type RunOut, type Sandbox, type Verb } from '../helpers.js';
+import { ROOT } from '../support/paths.js';
+import { assertError, assertOk, type RunOut, type Verb } from '../support/run.js';
+import { LONG, WAIT_SEC, until } from '../support/wait.js';
+import { bootId, hasInotify, killPids, pidAlive, procStartTime } from '../support/procs.js';
+import { makeBox } from '../support/box.js';
+import { gate, open } from '../support/shell.js';
 
 const SCHEMA_DIR = join(ROOT, 'docs', 'schemas');
 const VERB_DIR = join(ROOT, 'docs', 'verbs');
-const LONG = 90_000;
-const WAIT = '90';
 
 /** The installed name of each verb, and so the name of its page. */
 const PAGES: Record<Verb, string> = {
@@ -55,110 +58,47 @@ function valid(schema: string, value: unknown): boolean {
 }
 
 // ------------------------------------------------------------------------------------------------
-// A sandbox whose every process carries a marker, so `after` ends exactly ours (by pid).
+// A box: its every process carries a marker, so `after` ends exactly ours (by pid).
 
-const MARK = 'SUBAGENTS_SCHEMA_TEST_BOX';
-const box: Sandbox = sandbox('subagents-schemas-');
-box.env[MARK] = box.dir;
+const box = makeBox('schemas');
 box.env.SUBAGENT_CANCEL_GRACE_MS = '1000';
-const marker = `${MARK}=${box.dir}`;
-
-after(async () => {
-  const end = Date.now() + 15_000;
-  for (;;) {
-    const pids = pidsWithEnv(marker);
-    if (pids.length === 0 || Date.now() > end) break;
-    killPids(pids);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-  box.cleanup();
-});
 
 /** A registry of its own (the concurrency limit and corrupt records must not touch the others). */
 function otherRegistry(label: string): NodeJS.ProcessEnv {
   return { SUBAGENT_DIR: join(box.dir, `registry-${label}`) };
 }
 
-function ok(r: RunOut, what: string): any {
-  assert.equal(r.code, 0, `${what}: exit ${r.code}\nstdout=${r.stdout.slice(0, 1500)}\nstderr=${r.stderr.slice(0, 1500)}`);
-  assert.equal(r.json?.ok, true, `${what}: ${r.stdout.slice(0, 1500)}`);
-  return r.json;
-}
-
-/** An error line: one JSON line, the code, the exit code (124 for E_WAIT_TIMEOUT), valid against error.schema.json. */
+/** An error line: one JSON line, the code, the exit code (124 for E_WAIT_TIMEOUT), a hint, valid against error.schema.json. */
 function failed(r: RunOut, code: string, what: string): any {
-  const ctx = `${what}: exit ${r.code}\nstdout=${r.stdout.slice(0, 1500)}\nstderr=${r.stderr.slice(0, 1500)}`;
-  assert.notEqual(r.json, undefined, `expected one JSON line; ${ctx}`);
-  assert.equal(r.json.code, code, ctx);
-  assert.equal(r.code, code === 'E_WAIT_TIMEOUT' ? 124 : 1, ctx);
-  check('error.schema.json', r.json, what);
-  return r.json;
+  const j = assertError(r, code);
+  check('error.schema.json', j, what);
+  return j;
 }
 
 function start(name: string, script: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): any {
-  const j = ok(box.run('start-subagent', ['--cli', 'shell', '--name', name, '--prompt', script, ...extra], { env }), `start ${name}`);
+  const j = assertOk(box.run('start-subagent', ['--cli', 'shell', '--name', name, '--prompt', script, ...extra], { env }), `start ${name}`);
   check('start.schema.json', j, `start ${name}`);
   return j;
 }
 
-function waitTerminal(names: string[], env: NodeJS.ProcessEnv = {}): any {
-  const j = ok(box.run('status', ['--wait-terminal', '--timeout', WAIT, ...names.flatMap((n) => ['--name', n])], { env }), `wait-terminal ${names}`);
+function waitTerminalChecked(names: string[], env: NodeJS.ProcessEnv = {}): any {
+  const j = assertOk(box.run('status', ['--wait-terminal', '--timeout', WAIT_SEC, ...names.flatMap((n) => ['--name', n])], { env }), `wait-terminal ${names}`);
   check('status.schema.json', j, `wait-terminal ${names}`);
   return j;
 }
 
-function statusOf(name: string, env: NodeJS.ProcessEnv = {}): any {
-  const j = ok(box.run('status', ['--name', name], { env }), `status ${name}`);
+function statusOfChecked(name: string, env: NodeJS.ProcessEnv = {}): any {
+  const j = assertOk(box.run('status', ['--name', name], { env }), `status ${name}`);
   check('status.schema.json', j, `status ${name}`);
   return j.agents[0];
 }
 
 async function untilRunning(name: string, env: NodeJS.ProcessEnv = {}): Promise<any> {
   return until(`${name} running`, () => {
-    const a = statusOf(name, env);
+    const a = statusOfChecked(name, env);
     return a?.status === 'running' && a.agentPid ? a : undefined;
   }, LONG, 50);
 }
-
-/** A verb in the background, with its pid (to see when it watches) and its outcome. */
-function spawnVerb(verb: Verb, args: string[]): { pid: number; done: Promise<RunOut> } {
-  const child = spawn(join(BIN, verb), args, { cwd: box.dir, env: box.env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (d) => (stdout += d));
-  child.stderr!.setEncoding('utf8').on('data', (d) => (stderr += d));
-  const done = new Promise<RunOut>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      let json: any;
-      try {
-        json = parseOneLine(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, signal, stdout, stderr, json });
-    });
-  });
-  return { pid: child.pid!, done };
-}
-
-/** True once `pid` holds an inotify descriptor: a waiter or follower has taken its first look and is watching. */
-function watching(pid: number): boolean {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
-      try {
-        return readlinkSync(`/proc/${pid}/fd/${fd}`).includes('inotify');
-      } catch {
-        return false;
-      }
-    });
-  } catch {
-    return false;
-  }
-}
-
-const gate = (file: string) => `while [ ! -e '${file}' ]; do sleep 0.05; done`;
-const open = (file: string) => writeFileSync(file, '');
 
 // ------------------------------------------------------------------------------------------------
 
@@ -203,30 +143,29 @@ describe('real outputs against the schemas', () => {
     // A live process that is not a subagents command holds the run's record lock: cancel must give up after 15 s.
     lockHolder = spawn('sleep', ['600'], { env: { ...box.env }, stdio: 'ignore' });
     const startTime = procStartTime(lockHolder.pid!);
-    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     const dir = join(box.registry, 'agents', 'locked', String(a.run));
-    writeFileSync(join(dir, 'record.lock'), JSON.stringify({ pid: lockHolder.pid, startTime, bootId }));
+    writeFileSync(join(dir, 'record.lock'), JSON.stringify({ pid: lockHolder.pid, startTime, bootId: bootId() }));
     lockTimeout = box.runAsync('cancel', ['--name', 'locked']);
   });
 
   test('start and resume: start.schema.json; status: status.schema.json', () => {
     const s = start('life', 'echo hello; echo world');
     assert.equal(s.mode, 'new');
-    const w = waitTerminal(['life']);
+    const w = waitTerminalChecked(['life']);
     assert.equal(w.agents[0].outcome, 'succeeded');
-    const r = ok(box.run('resume-subagent', ['--name', 'life', '--prompt', 'echo again']), 'resume');
+    const r = assertOk(box.run('resume-subagent', ['--name', 'life', '--prompt', 'echo again']), 'resume');
     check('start.schema.json', r, 'resume');
     assert.equal(r.mode, 'resume');
     assert.equal(r.run, 2);
-    waitTerminal(['life']);
+    waitTerminalChecked(['life']);
     // A plain listing of everything, and --prefix.
-    check('status.schema.json', ok(box.run('status', []), 'status'), 'status (all)');
-    check('status.schema.json', ok(box.run('status', ['--prefix', 'nothing-here']), 'status --prefix'), 'status --prefix (empty)');
+    check('status.schema.json', assertOk(box.run('status', []), 'status'), 'status (all)');
+    check('status.schema.json', assertOk(box.run('status', ['--prefix', 'nothing-here']), 'status --prefix'), 'status --prefix (empty)');
   });
 
   test('start --batch: batch.schema.json, ok and E_BATCH_INCOMPLETE (which is also an error line)', () => {
     const good = ['{"name":"batch/1","prompt":"echo one"}', '// a comment', '', '{"name":"batch/2","prompt":"echo two","cli":"shell"}'].join('\n');
-    const j = ok(box.run('start-subagent', ['--batch', '-', '--cli', 'shell'], { input: good }), 'batch');
+    const j = assertOk(box.run('start-subagent', ['--batch', '-', '--cli', 'shell'], { input: good }), 'batch');
     check('batch.schema.json', j, 'batch ok');
     assert.equal(j.started.length, 2);
     const bad = ['{"name":"batch/3","prompt":"echo three"}', '{"name":"batch/4"}', 'not json', '{"name":"batch/5","prompt":"x","colour":"red"}', '{"name":"batch/1","prompt":"x"}'].join('\n');
@@ -234,7 +173,7 @@ describe('real outputs against the schemas', () => {
     const e = failed(r, 'E_BATCH_INCOMPLETE', 'batch incomplete');
     check('batch.schema.json', e, 'batch incomplete');
     assert.deepEqual(e.failed.map((f: any) => f.code), ['E_PROMPT_REQUIRED', 'E_ARG_INVALID', 'E_ARG_UNKNOWN', 'E_NAME_EXISTS']);
-    waitTerminal(['batch/1', 'batch/2', 'batch/3']);
+    waitTerminalChecked(['batch/1', 'batch/2', 'batch/3']);
   });
 
   test('status --wait (changed), --wait-terminal, --junit, --require-success (E_RUN_FAILED), E_WAIT_TIMEOUT with agents', async () => {
@@ -247,23 +186,23 @@ describe('real outputs against the schemas', () => {
     assert.equal(t.agents.length, 1);
     assert.equal(t.agents[0].status, 'running');
     // --wait returns at the first change and says what changed.
-    const waiter = spawnVerb('status', ['--wait', '--name', 'wait/slow', '--timeout', WAIT]);
-    await until('the waiter watches', () => watching(waiter.pid), LONG);
+    const waiter = box.spawn('status', ['--wait', '--name', 'wait/slow', '--timeout', WAIT_SEC]);
+    await until('the waiter watches', () => hasInotify(waiter.pid), LONG);
     open(g);
-    const w = ok(await waiter.done, '--wait');
+    const w = assertOk(await waiter.done, '--wait');
     check('status.schema.json', w, 'status --wait');
     assert.deepEqual(w.changed.map((c: any) => [c.name, c.previousStatus, c.status]), [['wait/slow', 'running', 'done']]);
-    const done = ok(box.run('status', ['--wait-terminal', '--prefix', 'wait', '--timeout', WAIT, '--junit', 'reports/ok.xml']), '--wait-terminal --junit');
+    const done = assertOk(box.run('status', ['--wait-terminal', '--prefix', 'wait', '--timeout', WAIT_SEC, '--junit', 'reports/ok.xml']), '--wait-terminal --junit');
     check('status.schema.json', done, 'status --wait-terminal --junit');
     assert.equal(done.junit, join(box.dir, 'reports', 'ok.xml'));
-    const f = failed(box.run('status', ['--wait-terminal', '--prefix', 'wait', '--require-success', '--junit', 'reports/ci.xml', '--timeout', WAIT]), 'E_RUN_FAILED', 'require-success');
+    const f = failed(box.run('status', ['--wait-terminal', '--prefix', 'wait', '--require-success', '--junit', 'reports/ci.xml', '--timeout', WAIT_SEC]), 'E_RUN_FAILED', 'require-success');
     assert.deepEqual(f.details.failed, ['wait/bad']);
     assert.equal(f.agents.length, 2);
     assert.equal(f.junit, join(box.dir, 'reports', 'ci.xml'));
   });
 
   test('status --runs: status-runs.schema.json', () => {
-    const j = ok(box.run('status', ['--name', 'life', '--runs']), '--runs');
+    const j = assertOk(box.run('status', ['--name', 'life', '--runs']), '--runs');
     check('status-runs.schema.json', j, 'status --runs');
     assert.deepEqual(j.runs.map((r: any) => r.run), [1, 2]);
   });
@@ -273,7 +212,7 @@ describe('real outputs against the schemas', () => {
     start('q/first', 'sleep 600', ['--max-concurrent', '1'], env);
     start('q/second', 'sleep 600', [], env);
     const j = await until('q/first running and q/second queued', () => {
-      const r = ok(box.run('status', [], { env }), 'status (queue)');
+      const r = assertOk(box.run('status', [], { env }), 'status (queue)');
       const first = r.agents.find((a: any) => a.name === 'q/first');
       const second = r.agents.find((a: any) => a.name === 'q/second');
       return r.queue && first?.status === 'running' && second?.queued ? r : undefined;
@@ -282,20 +221,20 @@ describe('real outputs against the schemas', () => {
     assert.deepEqual(j.queue, { limit: 1, running: 1, queued: 1 });
     assert.equal(j.agents.find((a: any) => a.name === 'q/second').queuePosition, 1);
     // Cancelling a queued run (no agent yet), then the running one.
-    const c = ok(box.run('cancel', ['--name', 'q/second'], { env }), 'cancel queued');
+    const c = assertOk(box.run('cancel', ['--name', 'q/second'], { env }), 'cancel queued');
     check('cancel.schema.json', c, 'cancel of a queued run');
     assert.equal(c.previousStatus, 'scheduled');
     assert.equal(c.agentPid, null);
-    check('cancel.schema.json', ok(box.run('cancel', ['--name', 'q/first'], { env }), 'cancel q/first'), 'cancel q/first');
+    check('cancel.schema.json', assertOk(box.run('cancel', ['--name', 'q/first'], { env }), 'cancel q/first'), 'cancel q/first');
   });
 
   test('a corrupt record: problems in the listing, E_REGISTRY_CORRUPT when named', () => {
     const env = otherRegistry('corrupt');
     start('fine', 'echo fine', [], env);
     start('broken', 'echo broken', [], env);
-    waitTerminal(['fine', 'broken'], env);
+    waitTerminalChecked(['fine', 'broken'], env);
     writeFileSync(join(env.SUBAGENT_DIR!, 'agents', 'broken', '1', 'record.json'), '{"format":1');
-    const j = ok(box.run('status', [], { env }), 'status with a corrupt record');
+    const j = assertOk(box.run('status', [], { env }), 'status with a corrupt record');
     check('status.schema.json', j, 'status with problems');
     assert.deepEqual(j.agents.map((a: any) => a.name), ['fine']);
     assert.equal(j.problems[0].name, 'broken');
@@ -304,14 +243,14 @@ describe('real outputs against the schemas', () => {
   });
 
   test('result --json, --run, --since (and the plain text is not JSON)', () => {
-    const latest = ok(box.run('result', ['--name', 'life', '--json']), 'result --json');
+    const latest = assertOk(box.run('result', ['--name', 'life', '--json']), 'result --json');
     check('result.schema.json', latest, 'result --json');
     assert.equal(latest.lastAssistantText, 'again\n');
-    const first = ok(box.run('result', ['--name', 'life', '--json', '--run', '1']), 'result --run 1');
+    const first = assertOk(box.run('result', ['--name', 'life', '--json', '--run', '1']), 'result --run 1');
     check('result.schema.json', first, 'result --run 1');
     assert.equal(first.lastAssistantText, 'hello\nworld\n');
     for (const k of ['0', '1', '2']) {
-      const s = ok(box.run('result', ['--name', 'life', '--json', '--since', k]), `result --since ${k}`);
+      const s = assertOk(box.run('result', ['--name', 'life', '--json', '--since', k]), `result --since ${k}`);
       check('result.schema.json', s, `result --since ${k}`);
       assert.equal(s.runs.length, 2 - Number(k));
     }
@@ -322,10 +261,10 @@ describe('real outputs against the schemas', () => {
 
   test('search: search.schema.json (every role, and no match)', () => {
     for (const role of ['any', 'user', 'assistant', 'tool']) {
-      const j = ok(box.run('search', ['--name', 'life', '--pattern', 'hello|again', '--role', role]), `search --role ${role}`);
+      const j = assertOk(box.run('search', ['--name', 'life', '--pattern', 'hello|again', '--role', role]), `search --role ${role}`);
       check('search.schema.json', j, `search --role ${role}`);
     }
-    const none = ok(box.run('search', ['--name', 'life', '--pattern', 'no such text']), 'search (nothing)');
+    const none = assertOk(box.run('search', ['--name', 'life', '--pattern', 'no such text']), 'search (nothing)');
     check('search.schema.json', none, 'search without a match');
     assert.equal(none.total, 0);
   });
@@ -333,8 +272,8 @@ describe('real outputs against the schemas', () => {
   test('result --follow --json: follow-event.schema.json lines, then the result line; E_WAIT_TIMEOUT without agents', async () => {
     const g = join(box.dir, 'gate-follow');
     start('follow', `echo one; ${gate(g)}; echo two`);
-    const following = spawnVerb('result', ['--name', 'follow', '--follow', '--json', '--timeout', WAIT]);
-    await until('the follower watches', () => watching(following.pid), LONG);
+    const following = box.spawn('result', ['--name', 'follow', '--follow', '--json', '--timeout', WAIT_SEC]);
+    await until('the follower watches', () => hasInotify(following.pid), LONG);
     open(g);
     const r = await following.done;
     assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -353,13 +292,13 @@ describe('real outputs against the schemas', () => {
     start('follow/long', 'sleep 600');
     const t = failed(box.run('result', ['--name', 'follow/long', '--follow', '--json', '--timeout', '0.3']), 'E_WAIT_TIMEOUT', 'follow --timeout');
     assert.equal(t.agents, undefined);
-    check('cancel.schema.json', ok(box.run('cancel', ['--name', 'follow/long']), 'cancel follow/long'), 'cancel');
+    check('cancel.schema.json', assertOk(box.run('cancel', ['--name', 'follow/long']), 'cancel follow/long'), 'cancel');
   });
 
   test('cancel (a running run) and cancel --recursive (descendants)', async () => {
     start('c/plain', 'sleep 600');
     await untilRunning('c/plain');
-    const c = ok(box.run('cancel', ['--name', 'c/plain']), 'cancel');
+    const c = assertOk(box.run('cancel', ['--name', 'c/plain']), 'cancel');
     check('cancel.schema.json', c, 'cancel');
     assert.equal(c.outcome, 'cancelled');
     assert.equal(c.descendants, undefined);
@@ -369,14 +308,14 @@ describe('real outputs against the schemas', () => {
     const helper = await untilRunning('lead/helper');
     assert.equal(helper.parent, 'lead');
     assert.equal(helper.depth, 2);
-    const rc = ok(box.run('cancel', ['--name', 'lead', '--recursive']), 'cancel --recursive');
+    const rc = assertOk(box.run('cancel', ['--name', 'lead', '--recursive']), 'cancel --recursive');
     check('cancel.schema.json', rc, 'cancel --recursive');
     assert.deepEqual(rc.descendants.map((d: any) => [d.name, d.outcome]), [['lead/helper', 'cancelled']]);
     // The run itself already ended, a descendant still going: signalSent null, the descendant cancelled.
     start('lead2', `'${bin}' --cli shell --name lead2/helper --prompt 'sleep 600' >/dev/null`);
-    waitTerminal(['lead2']);
+    waitTerminalChecked(['lead2']);
     await untilRunning('lead2/helper');
-    const r2 = ok(box.run('cancel', ['--name', 'lead2', '--recursive']), 'cancel --recursive of an ended run');
+    const r2 = assertOk(box.run('cancel', ['--name', 'lead2', '--recursive']), 'cancel --recursive of an ended run');
     check('cancel.schema.json', r2, 'cancel --recursive (the run had ended)');
     assert.equal(r2.signalSent, null);
     failed(box.run('cancel', ['--name', 'lead2', '--recursive']), 'E_NOT_RUNNING', 'cancel --recursive, nothing going');
@@ -389,18 +328,18 @@ describe('real outputs against the schemas', () => {
     writeFileSync(join(fake, 'claude'), `#!/bin/sh\ncat '${fixture}'\n`);
     chmodSync(join(fake, 'claude'), 0o755);
     const env = { PATH: `${fake}:${box.env.PATH}` };
-    const s = ok(box.run('start-subagent', ['--cli', 'claude', '--name', 'cl', '--prompt', 'TASK: x', '--model', 'sonnet'], { env }), 'start claude');
+    const s = assertOk(box.run('start-subagent', ['--cli', 'claude', '--name', 'cl', '--prompt', 'TASK: x', '--model', 'sonnet'], { env }), 'start claude');
     check('start.schema.json', s, 'start --cli claude');
     assert.equal(typeof s.sessionId, 'string');
-    const w = waitTerminal(['cl'], env);
+    const w = waitTerminalChecked(['cl'], env);
     const a = w.agents[0];
     assert.notEqual(a.usage, null);
     assert.ok(a.children.length >= 1);
     const child = a.children[0].id;
-    const cr = ok(box.run('result', ['--name', 'cl', '--child', child, '--json'], { env }), 'result --child');
+    const cr = assertOk(box.run('result', ['--name', 'cl', '--child', child, '--json'], { env }), 'result --child');
     check('result.schema.json', cr, 'result --child');
-    check('search.schema.json', ok(box.run('search', ['--name', 'cl', '--pattern', 'child', '--role', 'tool'], { env }), 'search tool'), 'search (tool role)');
-    check('search.schema.json', ok(box.run('search', ['--name', 'cl', '--pattern', 'child', '--child', child], { env }), 'search --child'), 'search --child');
+    check('search.schema.json', assertOk(box.run('search', ['--name', 'cl', '--pattern', 'child', '--role', 'tool'], { env }), 'search tool'), 'search (tool role)');
+    check('search.schema.json', assertOk(box.run('search', ['--name', 'cl', '--pattern', 'child', '--child', child], { env }), 'search --child'), 'search --child');
     const f = box.run('result', ['--name', 'cl', '--follow', '--json'], { env });
     assert.equal(f.code, 0, f.stdout);
     const lines = f.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
@@ -408,7 +347,7 @@ describe('real outputs against the schemas', () => {
     lines.forEach((l, i) => check('follow-event.schema.json', l, `follow line ${i + 1}`));
     assert.ok(lines.some((l) => l.role === 'tool' && l.tool), 'a tool message');
     assert.ok(lines.some((l) => l.childId), 'a child message');
-    check('status-runs.schema.json', ok(box.run('status', ['--name', 'cl', '--runs'], { env }), 'runs'), 'status --runs (claude)');
+    check('status-runs.schema.json', assertOk(box.run('status', ['--name', 'cl', '--runs'], { env }), 'runs'), 'status --runs (claude)');
     failed(box.run('result', ['--name', 'cl', '--child', 'no-such-child'], { env }), 'E_CHILD_NOT_FOUND', 'result --child unknown');
   });
 
@@ -461,7 +400,7 @@ describe('real outputs against the schemas', () => {
       seen.add(j.code);
     }
     open(g);
-    waitTerminal(['busy']);
+    waitTerminalChecked(['busy']);
     assert.ok(seen.size >= 10, `at least 10 different codes (${seen.size})`);
   });
 
@@ -487,7 +426,7 @@ describe('real outputs against the schemas', () => {
     assert.equal(stack[0], 'Error: injected by SUBAGENT_TEST_THROW_AT=before-output');
     for (const line of stack.slice(1)) assert.match(line, /^ {4}at /);
     // The knob alone makes the difference: the same command without it succeeds.
-    ok(box.run('status', [], { env }), 'status without the injected exception');
+    assertOk(box.run('status', [], { env }), 'status without the injected exception');
   });
 
   test('E_LOCK_TIMEOUT: a record lock held by a live process for 15 s', async () => {
@@ -495,17 +434,17 @@ describe('real outputs against the schemas', () => {
     failed(r, 'E_LOCK_TIMEOUT', 'cancel of a locked record');
     lockHolder!.kill('SIGKILL');
     rmSync(join(box.registry, 'agents', 'locked', '1', 'record.lock'), { force: true });
-    check('cancel.schema.json', ok(box.run('cancel', ['--name', 'locked']), 'cancel locked'), 'cancel once unlocked');
+    check('cancel.schema.json', assertOk(box.run('cancel', ['--name', 'locked']), 'cancel locked'), 'cancel once unlocked');
   });
 
   test('status --runs reports an earlier run that ended unknown as unknown, not done', async () => {
     start('crash', 'sleep 600');
     const a = await untilRunning('crash');
     killPids([a.pid, a.agentPid]);
-    await until('crash unknown', () => !pidAlive(a.pid) && !pidAlive(a.agentPid) && statusOf('crash').status === 'unknown', LONG, 50);
-    ok(box.run('resume-subagent', ['--name', 'crash', '--prompt', 'echo again']), 'resume crash');
-    waitTerminal(['crash']);
-    const runs = ok(box.run('status', ['--name', 'crash', '--runs']), 'runs');
+    await until('crash unknown', () => !pidAlive(a.pid) && !pidAlive(a.agentPid) && statusOfChecked('crash').status === 'unknown', LONG, 50);
+    assertOk(box.run('resume-subagent', ['--name', 'crash', '--prompt', 'echo again']), 'resume crash');
+    waitTerminalChecked(['crash']);
+    const runs = assertOk(box.run('status', ['--name', 'crash', '--runs']), 'runs');
     check('status-runs.schema.json', runs, 'status --runs after an unknown run');
     assert.equal(runs.runs[0].status, 'unknown');
     assert.equal(runs.runs[0].outcome, null);

@@ -14,12 +14,14 @@
 //    `opencode debug skill` lists it.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { parseOneLine } from '../helpers.js';
-import { BIN, ROOT, makeBox, tree } from './util.js';
+import { BIN, ROOT } from '../support/paths.js';
+import { parseOneLine, runProgramAsync } from '../support/run.js';
+import { settledTree } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
 import { baseEnv, claudeSetup, cliBin, requireCli } from '../fakes/env.js';
 import { startAnthropic } from '../fakes/anthropic.js';
 
@@ -365,7 +367,7 @@ describe('scripts/install-skill.sh', () => {
         assert.equal(readFileSync(want, 'utf8'), SKILL_TEXT);
         assert.ok(!lstatSync(dirname(want)).isSymbolicLink());
         // Nothing else was written: only the one skill folder (and its parents).
-        const files = tree(p.dir).filter((f) => !lstatSync(join(p.dir, f)).isDirectory());
+        const files = settledTree(p.dir).filter((f) => !lstatSync(join(p.dir, f)).isDirectory());
         assert.deepEqual(files, [want.slice(p.dir.length + 1)]);
       });
     }
@@ -373,10 +375,10 @@ describe('scripts/install-skill.sh', () => {
 
   test('--harness all (the default) installs all three; --dry-run first writes nothing', () => {
     const p = place();
-    const before = tree(p.dir);
+    const before = settledTree(p.dir);
     const dry = install(p, ['--dry-run']);
     assert.equal(dry.code, 0, dry.stdout + dry.stderr);
-    assert.deepEqual(tree(p.dir), before, '--dry-run changed the file system');
+    assert.deepEqual(settledTree(p.dir), before, '--dry-run changed the file system');
     assert.deepEqual(dry.lines.map((l) => [l.harness, l.scope, l.action, l.dryRun]), HARNESSES.map((h) => [h, 'project', 'installed', true]));
     const real = install(p, []);
     assert.equal(real.code, 0, real.stdout + real.stderr);
@@ -456,7 +458,7 @@ describe('scripts/install-skill.sh', () => {
     assert.deepEqual([r.lines.length, r.lines[0].ok, r.lines[0].code, r.lines[0].details.harness], [1, false, 'E_WRITE_FAILED', 'codex']);
     assert.match(r.lines[0].error, /simulated failure/);
     assert.equal(readFileSync(path, 'utf8'), SKILL_TEXT, 'the old copy is still there');
-    assert.deepEqual(tree(join(p.project, '.agents', 'skills')), ['subagents', 'subagents/SKILL.md'], 'no temp folder is left');
+    assert.deepEqual(settledTree(join(p.project, '.agents', 'skills')), ['subagents', 'subagents/SKILL.md'], 'no temp folder is left');
     // A place that cannot hold a folder (.claude is a file): the error names it; nothing else changes.
     writeFileSync(join(p.project, '.claude'), '');
     const f = install(p, ['--harness', 'claude']);
@@ -483,7 +485,7 @@ describe('scripts/install-skill.sh', () => {
       assert.equal(r.lines[0].code, code, args.join(' '));
       assert.ok(r.lines[0].details.hint.length > 0);
     }
-    assert.deepEqual(tree(p.dir), ['home', 'project']);
+    assert.deepEqual(settledTree(p.dir), ['home', 'project']);
     const help = spawnSync(INSTALL, ['--help'], { encoding: 'utf8' });
     assert.equal(help.status, 0);
     assert.match(help.stdout, /^usage: scripts\/install-skill\.sh/);
@@ -495,22 +497,6 @@ describe('scripts/install-skill.sh', () => {
 // The real harnesses find what the installer put down (when test/clis/install.sh has installed them).
 
 const DESCRIPTION_HEAD = parseFrontMatter(SKILL_TEXT).fields.description!.slice(0, 60);
-
-function runAsync(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const c = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-    c.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => c.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
-    c.on('error', reject);
-    c.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 /** A place with a git project (the harnesses scope project skills by the repository). */
 function gitPlace(): Place {
@@ -534,7 +520,7 @@ describe('the real harnesses find the installed skill', () => {
         // CLAUDE_CODE_TMPDIR: Claude's own temp files go under the place, not /tmp/claude-<uid>/.
         const tmp = join(p.dir, 'tmp');
         mkdirSync(tmp);
-        const r = await runAsync(cliBin('claude'), ['-p', 'hello', '--output-format', 'json'], { cwd: p.project, env: { ...setup.env, CLAUDE_CODE_TMPDIR: tmp } });
+        const r = await runProgramAsync(cliBin('claude'), ['-p', 'hello', '--output-format', 'json'], { cwd: p.project, env: { ...setup.env, CLAUDE_CODE_TMPDIR: tmp } });
         assert.equal(r.code, 0, r.stdout + r.stderr);
         const sent = srv.requests.map((q) => JSON.stringify(q.body)).join('\n');
         assert.ok(sent.includes(DESCRIPTION_HEAD), `the skill's description was not sent to the model (${srv.requests.length} requests)`);
@@ -551,7 +537,7 @@ describe('the real harnesses find the installed skill', () => {
       const codexHome = join(p.home, '.codex');
       mkdirSync(codexHome);
       const env = { ...baseEnv(p.home), CODEX_HOME: codexHome };
-      const r = await runAsync(cliBin('codex'), ['debug', 'prompt-input', 'hello'], { cwd: p.project, env });
+      const r = await runProgramAsync(cliBin('codex'), ['debug', 'prompt-input', 'hello'], { cwd: p.project, env });
       assert.equal(r.code, 0, r.stderr.slice(0, 2000));
       const text = JSON.stringify(JSON.parse(r.stdout));
       assert.ok(text.includes(`- subagents: ${DESCRIPTION_HEAD}`), 'the skill is not in the skills list');
@@ -571,7 +557,7 @@ describe('the real harnesses find the installed skill', () => {
         OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
         npm_config_offline: 'true',
       };
-      const r = await runAsync(cliBin('opencode'), ['debug', 'skill'], { cwd: p.project, env });
+      const r = await runProgramAsync(cliBin('opencode'), ['debug', 'skill'], { cwd: p.project, env });
       assert.equal(r.code, 0, r.stderr.slice(0, 2000));
       const skills = JSON.parse(r.stdout.slice(r.stdout.indexOf('['))) as Array<{ name: string; description: string; location: string }>;
       const mine = skills.find((s) => s.name === 'subagents');

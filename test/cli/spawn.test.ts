@@ -5,7 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, gate, isStopped, makeBox, open, procSid, readJson, runDirOf, spawnVerb, until, waitTerminal, type Box } from './util.js';
+import { ROOT } from '../support/paths.js';
+import { until } from '../support/wait.js';
+import { isStopped, procSid } from '../support/procs.js';
+import { readJson, runDirOf } from '../support/registry.js';
+import { makeBox, type Box } from '../support/box.js';
+import { gate, open, waitTerminal } from '../support/shell.js';
 
 const SUPERVISOR = join(ROOT, 'dist', 'bin', 'supervisor.cjs');
 const b = makeBox('spawn');
@@ -22,7 +27,7 @@ const isSupervisor = (pid: number) => argvOf(pid)[0] === process.execPath && arg
 
 /** A start-subagent stopped (SIGSTOP) just before it prints: its run is published and its supervisor started. */
 async function pausedStart(box: Box, name: string, script: string) {
-  const s = spawnVerb(box, 'start-subagent', ['--name', name, '--cli', 'shell', '--prompt', script], { env: { SUBAGENT_TEST_PAUSE_AT: 'before-output' } });
+  const s = box.spawn('start-subagent', ['--name', name, '--cli', 'shell', '--prompt', script], { env: { SUBAGENT_TEST_PAUSE_AT: 'before-output' } });
   box.own.push(s.pid);
   await until('start-subagent stops before its output', () => isStopped(s.pid) || s.settled(), 30_000);
   assert.equal(s.settled(), false, 'start-subagent reached the checkpoint');
@@ -64,7 +69,7 @@ test('a start-subagent killed after it started the supervisor does not strand th
 test('a batch start\'s supervisors run their runs while the batch is still working', async () => {
   const lines = ['one', 'two'].map((name) => JSON.stringify({ name, cli: 'shell', prompt: `echo ${name}` }));
   writeFileSync(join(b.dir, 'batch.jsonl'), lines.join('\n') + '\n');
-  const s = spawnVerb(b, 'start-subagent', ['--batch', join(b.dir, 'batch.jsonl')], { env: { SUBAGENT_TEST_PAUSE_AT: 'before-output' } });
+  const s = b.spawn('start-subagent', ['--batch', join(b.dir, 'batch.jsonl')], { env: { SUBAGENT_TEST_PAUSE_AT: 'before-output' } });
   b.own.push(s.pid);
   await until('the batch stops before its output', () => isStopped(s.pid) || s.settled(), 30_000);
   assert.equal(s.settled(), false);

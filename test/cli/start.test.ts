@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ISO_UTC, expectError, makeBox, readJson, runDirOf, shellArgs, startShell, tree, waitTerminal, resultText } from './util.js';
+import { ISO_UTC } from '../support/run.js';
+import { readJson, runDirOf, settledTree } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { expectError, resultText, shellArgs, startShell, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('start');
 
@@ -255,7 +258,7 @@ describe('start-subagent: errors (one JSON line, exit 1, nothing created)', () =
   test('nothing at all was created by the failed starts', () => {
     // Only the one successful start above created the registry; no stray directories elsewhere.
     assert.deepEqual(
-      tree(e.dir).filter((p) => !p.startsWith('registry')),
+      settledTree(e.dir).filter((p) => !p.startsWith('registry')),
       ['afile', 'empty.txt', 'sub'],
     );
     assert.deepEqual(statusOfNames(), ['envmodel']);

@@ -4,19 +4,26 @@ import { existsSync, readFileSync, renameSync, rmSync, statSync, utimesSync, wri
 import { endianness } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { gate, makeBox, open, runDirOf, startShell, until, untilStatus, waitTerminal } from './util.js';
+import { until } from '../support/wait.js';
+import { runDirOf } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { gate, open, startShell, untilStatus, waitTerminal } from '../support/shell.js';
 import { status } from '../../lib/index.js';
 
 /**
  * The cache of done runs behind the listing (lib/registry/done-cache.ts) must never change what status
  * says: whatever happens to a run after it was cached, the next listing tells the truth, and a damaged
  * or deleted cache changes nothing. A run is cached only once its record files are 2 s old, so the
- * tests wait that long once, after the runs ended.
+ * tests wait for that once, after the runs ended.
  */
 const b = makeBox('status-cache');
 const cachePath = join(b.registry, 'status-cache');
 const SETTLE_MS = 2300;
-const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+/** Waits until the records of every run of `names` are SETTLE_MS old: old enough to be cached. */
+async function settled(names: string[]): Promise<void> {
+  const records = names.map((n) => join(runDirOf(b.registry, n), 'record.json'));
+  await until(`the records of ${names.join(', ')} settled`, () => records.every((r) => Date.now() - statSync(r).ctimeMs > SETTLE_MS), 10_000, 100);
+}
 
 function list(args: string[] = []): string {
   const r = b.run('status', args);
@@ -67,13 +74,14 @@ describe('status: the cache of done runs', () => {
   const gates = { ends: join(b.dir, 'gate-ends'), cancelled: join(b.dir, 'gate-cancelled') };
 
   test('set-up: done runs, a resumable one, two that keep running; all settled', async () => {
-    for (const n of ['done/a', 'done/b', 'corrupt/same-size', 'replaced', 'resumed', 'removed']) startShell(b, n, `echo ${n}`);
+    const done = ['done/a', 'done/b', 'corrupt/same-size', 'replaced', 'resumed', 'removed'];
+    for (const n of done) startShell(b, n, `echo ${n}`);
     startShell(b, 'live/ends', `${gate(gates.ends)}; echo ended`);
     startShell(b, 'live/cancelled', `${gate(gates.cancelled)}; echo never`);
-    waitTerminal(b, ['done/a', 'done/b', 'corrupt/same-size', 'replaced', 'resumed', 'removed']);
+    waitTerminal(b, done);
     await untilStatus(b, 'live/ends', (a) => a.status === 'running', 'running');
     await untilStatus(b, 'live/cancelled', (a) => a.status === 'running', 'running');
-    await settle();
+    await settled(done);
   });
 
   test('a cached listing is byte-identical to a fresh one, and served from the cache', () => {

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ISO_UTC, LONG, bootId, expectError, gate, isStopped, laterStartTime, makeBox, open, pidAlive, procStartTime, startTimeForm, readJson, runDirOf, spawnVerb, startShell, statusOf, tree, until, untilStatus, waitTerminal, resultText, resultJson } from './util.js';
+import { ISO_UTC } from '../support/run.js';
+import { LONG, until } from '../support/wait.js';
+import { bootId, isStopped, laterStartTime, pidAlive, procStartTime, startTimeForm } from '../support/procs.js';
+import { readJson, runDirOf, settledTree } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { expectError, gate, open, resultJson, resultText, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('status');
 
@@ -135,7 +140,7 @@ describe('status: listing and filtering', () => {
     expectError(d, 'search', ['--name', 'x', '--pattern', 'y'], 'E_NAME_NOT_FOUND');
     expectError(d, 'cancel', ['--name', 'x'], 'E_NAME_NOT_FOUND');
     expectError(d, 'resume-subagent', ['--name', 'x', '--prompt', 'echo'], 'E_SESSION_NOT_FOUND');
-    assert.deepEqual(tree(d.dir), [], 'nothing created the registry');
+    assert.deepEqual(settledTree(d.dir), [], 'nothing created the registry');
   });
 });
 
@@ -245,7 +250,7 @@ describe('status: a clean end is never reported unknown', () => {
     startShell(c, 'between', `${gate(g)}; echo bye`);
     const a = await untilStatus(c, 'between', (x) => x.status === 'running' && x.agentPid, 'running');
     // Held still right after it read "running", before it asks /proc whether the supervisor lives.
-    const s = spawnVerb(c, 'status', ['--name', 'between'], { env: { SUBAGENT_TEST_PAUSE_AT: 'observe-before-liveness' } });
+    const s = c.spawn('status', ['--name', 'between'], { env: { SUBAGENT_TEST_PAUSE_AT: 'observe-before-liveness' } });
     await until('status holds still after its first read', () => isStopped(s.pid) || s.settled(), LONG);
     assert.equal(s.settled(), false, 'status returned without stopping at its checkpoint');
     // The run ends cleanly and its supervisor exits: the liveness check will find it dead.

@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NODE_FLAGS } from '../../lib/supervisor/spawn.js';
-import { ROOT, gate, makeBox, open, runDirOf, startShell, untilStatus, waitTerminal } from './util.js';
+import { ROOT } from '../support/paths.js';
+import { runDirOf } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { gate, open, startShell, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('supervisor');
 

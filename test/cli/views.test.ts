@@ -9,8 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { displayWidth } from '../../lib/views/width.js';
-import { BIN, LONG, MARK_KEY, ROOT, gate, makeBox, open, startShell, until, untilStatus, waitTerminal } from './util.js';
-import { HAVE_TMUX, Tmux, plain, type PaneRun } from './pty.js';
+import { BIN, ROOT } from '../support/paths.js';
+import { LONG, until } from '../support/wait.js';
+import { makeBox, MARK_KEY } from '../support/box.js';
+import { gate, open, startShell, untilStatus, waitTerminal } from '../support/shell.js';
+import { HAVE_TMUX, plain, Tmux, type PaneRun } from '../support/tmux.js';
 
 const b = makeBox('views');
 const tmux = new Tmux(b.dir, b.env);

@@ -1,23 +1,11 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import {
-  ISO_UTC,
-  LONG,
-  WAIT_SEC,
-  assertError,
-  expectError,
-  gate,
-  hasInotify,
-  makeBox,
-  open,
-  spawnVerb,
-  startShell,
-  statusOf,
-  until,
-  untilStatus,
-  waitTerminal,
-} from './util.js';
+import { assertError, ISO_UTC } from '../support/run.js';
+import { LONG, until, WAIT_SEC } from '../support/wait.js';
+import { hasInotify } from '../support/procs.js';
+import { makeBox } from '../support/box.js';
+import { expectError, gate, open, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('wait');
 
@@ -26,7 +14,7 @@ describe('status --wait-terminal', () => {
     const g = join(b.dir, 'gate-wt');
     startShell(b, 'wt', `${gate(g)}; echo over`);
     await untilStatus(b, 'wt', (a) => a.status === 'running', 'running');
-    const w = spawnVerb(b, 'status', ['--wait-terminal', '--name', 'wt', '--timeout', WAIT_SEC]);
+    const w = b.spawn('status', ['--wait-terminal', '--name', 'wt', '--timeout', WAIT_SEC]);
     await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);
     assert.equal(w.settled(), false, 'the waiter must not return while the run is going');
     open(g);
@@ -46,7 +34,7 @@ describe('status --wait-terminal', () => {
     startShell(b, 'm/one', `${gate(g1)}; exit 0`);
     startShell(b, 'm/two', `${gate(g2)}; exit 5`);
     await untilStatus(b, 'm/two', (a) => a.status === 'running', 'running');
-    const w = spawnVerb(b, 'status', ['--wait-terminal', '--name', 'm/one', '--name', 'm/two', '--timeout', WAIT_SEC]);
+    const w = b.spawn('status', ['--wait-terminal', '--name', 'm/one', '--name', 'm/two', '--timeout', WAIT_SEC]);
     await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);
     open(g1);
     await untilStatus(b, 'm/one', (a) => a.status === 'done', 'm/one done');
@@ -63,7 +51,7 @@ describe('status --wait-terminal', () => {
   test('a supervisor that dies while waited for ends the wait with status unknown', async () => {
     startShell(b, 'dies', 'while :; do sleep 0.05; done');
     const a = await untilStatus(b, 'dies', (x) => x.status === 'running' && x.agentPid, 'running');
-    const w = spawnVerb(b, 'status', ['--wait-terminal', '--name', 'dies', '--timeout', WAIT_SEC]);
+    const w = b.spawn('status', ['--wait-terminal', '--name', 'dies', '--timeout', WAIT_SEC]);
     await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);
     process.kill(a.pid, 'SIGKILL');
     const r = await w.done;
@@ -132,7 +120,7 @@ describe('status --wait', () => {
   test('a resume of a done run is a change: previousStatus done, the new run number', async () => {
     startShell(b, 'w/resumed', 'echo one');
     waitTerminal(b, ['w/resumed']);
-    const w = spawnVerb(b, 'status', ['--wait', '--name', 'w/resumed', '--timeout', WAIT_SEC]);
+    const w = b.spawn('status', ['--wait', '--name', 'w/resumed', '--timeout', WAIT_SEC]);
     await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);
     assert.equal(w.settled(), false);
     const r = b.run('resume-subagent', ['--name', 'w/resumed', '--prompt', 'echo two']);
@@ -154,7 +142,7 @@ describe('status --wait', () => {
     startShell(b, 'w/steady', gate(g2));
     await untilStatus(b, 'w/changing', (a) => a.status === 'running', 'running');
     await untilStatus(b, 'w/steady', (a) => a.status === 'running', 'running');
-    const w = spawnVerb(b, 'status', ['--wait', '--name', 'w/changing', '--name', 'w/steady', '--timeout', WAIT_SEC]);
+    const w = b.spawn('status', ['--wait', '--name', 'w/changing', '--name', 'w/steady', '--timeout', WAIT_SEC]);
     await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);
     assert.equal(w.settled(), false, 'nothing changed yet');
     open(g);

@@ -12,9 +12,11 @@ import { join } from 'node:path';
 import { startAnthropic } from '../fakes/anthropic.js';
 import type { FakeRequest, FakeServer } from '../fakes/script.js';
 import { claudeSetup, requireCli } from '../fakes/env.js';
-import { killPids, pidsWithCmdline, pidsWithEnv, sandbox, until, untilInRun, type RunOut, type Sandbox } from '../helpers.js';
-
-const MARK_KEY = 'SUBAGENTS_E2E_CLAUDE';
+import { assertOk } from '../support/run.js';
+import { until, untilInRun } from '../support/wait.js';
+import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
+import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
+import { MARK_KEY, testBox, type Box } from '../support/box.js';
 
 let srv: FakeServer | null = null;
 async function server(): Promise<FakeServer> {
@@ -25,27 +27,17 @@ after(async () => {
   await srv?.close();
 });
 
-interface Box extends Sandbox {
-  marker: string;
-}
-
 /** A sandbox whose every process runs Claude against the fake, in its own HOME and CLAUDE_CONFIG_DIR. */
 async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<Box> {
   const s = await server();
-  const b = sandbox(`subagents-e2e-claude-${label}-`) as Box;
+  const b = testBox(t, `e2e-claude-${label}`);
   const setup = claudeSetup({ home: b.dir, baseUrl: s.url });
   // Nothing of the caller's own Claude/Anthropic setup may leak in: the env is the fake's, plus ours.
   for (const k of Object.keys(b.env)) delete b.env[k];
   // CLAUDE_CODE_TMPDIR: Claude's tool output files go under the sandbox, not /tmp/claude-<uid>/.
   const tmp = join(b.dir, 'tmp');
   mkdirSync(tmp);
-  Object.assign(b.env, setup.env, { CLAUDE_CODE_TMPDIR: tmp, SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', SUBAGENT_CANCEL_GRACE_MS: '3000' });
-  b.marker = `${MARK_KEY}=${b.dir}`;
-  b.env[MARK_KEY] = b.dir;
-  t.after(() => {
-    killPids(pidsWithEnv(b.marker));
-    b.cleanup();
-  });
+  Object.assign(b.env, setup.env, { CLAUDE_CODE_TMPDIR: tmp, SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', SUBAGENT_CANCEL_GRACE_MS: '3000', [MARK_KEY]: b.dir });
   return b;
 }
 
@@ -53,23 +45,9 @@ function uniq(label: string): string {
   return `${label}${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
 }
 
-function ok(r: RunOut, what: string): any {
-  assert.equal(r.code, 0, `${what}: ${r.stdout}${r.stderr}`);
-  assert.equal(r.json?.ok, true, `${what}: ${r.stdout}`);
-  return r.json;
-}
-
-function stderrOf(b: Box, name: string, run = 1): string {
-  try {
-    return readFileSync(join(b.registry, 'agents', name, String(run), 'stderr.log'), 'utf8').slice(-2000);
-  } catch {
-    return '';
-  }
-}
-
 /** Waits (without blocking the fake) for the run to end; returns its status record. */
 async function waitDone(b: Box, name: string): Promise<any> {
-  const j = ok(await b.runAsync('status', ['--wait-terminal', '--name', name]), `status --wait-terminal ${name}`);
+  const j = assertOk(await b.runAsync('status', ['--wait-terminal', '--name', name]), `status --wait-terminal ${name}`);
   const a = j.agents.find((x: any) => x.name === name);
   assert.equal(a?.status, 'done', JSON.stringify(j));
   return a;
@@ -96,10 +74,6 @@ function items(search: any): string[] {
   return [...new Set<string>(search.matches.map((m: any) => `${m.run}:${m.index}`))];
 }
 
-function record(b: Box, name: string, run = 1): any {
-  return JSON.parse(readFileSync(join(b.registry, 'agents', name, String(run), 'record.json'), 'utf8'));
-}
-
 test('start → wait → result; resume continues the same session; search sees both runs; the tool call is a transcript tool', async (t) => {
   if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'resume');
@@ -107,12 +81,12 @@ test('start → wait → result; resume continues the same session; search sees 
   const one = uniq('alpha');
   const two = uniq('beta');
 
-  const started = ok(b.run('start-subagent', ['--name', 'cc', '--cli', 'claude', '--variant', 'low', '--prompt', `TOOL:Bash:echo ${one}`]), 'start');
+  const started = assertOk(b.run('start-subagent', ['--name', 'cc', '--cli', 'claude', '--variant', 'low', '--prompt', `TOOL:Bash:echo ${one}`]), 'start');
   assert.equal(started.cli, 'claude');
   assert.equal(started.mode, 'new');
   assert.match(started.sessionId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'we choose the session id before launch');
   const a1 = await waitDone(b, 'cc');
-  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrOf(b, 'cc')}`);
+  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrTail(b.registry, 'cc')}`);
   assert.equal(a1.exitCode, 0);
   assert.equal(a1.error, null);
   assert.equal(a1.sessionId, started.sessionId);
@@ -121,7 +95,7 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.equal(typeof a1.usage.costUsd, 'number');
   assert.deepEqual(a1.children, []);
 
-  const r1 = ok(b.run('result', ['--name', 'cc', '--json']), 'result 1');
+  const r1 = assertOk(b.run('result', ['--name', 'cc', '--json']), 'result 1');
   assert.equal(r1.lastAssistantText, `done: ${one}`, 'the fake answers "done: <first line of the tool output>"');
   assert.equal(r1.sessionId, started.sessionId);
   const plain = b.run('result', ['--name', 'cc']);
@@ -135,17 +109,17 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.ok(userTexts(first).includes(`TOOL:Bash:echo ${one}`), 'the prompt arrives as a text block, as given');
   assert.equal((first.body as any).output_config?.effort, 'low', '--variant becomes --effort');
 
-  const tools = ok(b.run('search', ['--name', 'cc', '--pattern', one, '--role', 'tool']), 'search tool');
+  const tools = assertOk(b.run('search', ['--name', 'cc', '--pattern', one, '--role', 'tool']), 'search tool');
   assert.deepEqual(items(tools), ['1:1'], JSON.stringify(tools));
   assert.match(tools.matches[0].snippet, new RegExp(`Bash: echo ${one}`));
 
   // Resume: same session id, the fake gets the earlier turns, a --model change reaches the API.
-  const resumed = ok(b.run('resume-subagent', ['--name', 'cc', '--model', 'claude-opus-4-5', '--prompt', `REPLY:${two}`]), 'resume');
+  const resumed = assertOk(b.run('resume-subagent', ['--name', 'cc', '--model', 'claude-opus-4-5', '--prompt', `REPLY:${two}`]), 'resume');
   assert.equal(resumed.mode, 'resume');
   assert.equal(resumed.run, 2);
   assert.equal(resumed.sessionId, started.sessionId);
   const a2 = await waitDone(b, 'cc');
-  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrOf(b, 'cc', 2)}`);
+  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrTail(b.registry, 'cc', 2)}`);
   assert.equal(a2.run, 2);
   assert.equal(a2.sessionId, started.sessionId);
   assert.equal(a2.toolUses, 0);
@@ -158,15 +132,15 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.ok(history.includes(`done: ${one}`), 'the earlier answer is in the resumed conversation');
   assert.ok(history.includes(`"command":"echo ${one}"`), 'the earlier tool call is in the resumed conversation');
 
-  assert.equal(ok(b.run('result', ['--name', 'cc', '--json']), 'result 2').lastAssistantText, two);
-  assert.equal(ok(b.run('result', ['--name', 'cc', '--run', '1', '--json']), 'result run 1').lastAssistantText, `done: ${one}`);
+  assert.equal(assertOk(b.run('result', ['--name', 'cc', '--json']), 'result 2').lastAssistantText, two);
+  assert.equal(assertOk(b.run('result', ['--name', 'cc', '--run', '1', '--json']), 'result run 1').lastAssistantText, `done: ${one}`);
 
-  const both = ok(b.run('search', ['--name', 'cc', '--pattern', `${one}|${two}`]), 'search both');
+  const both = assertOk(b.run('search', ['--name', 'cc', '--pattern', `${one}|${two}`]), 'search both');
   const runs = new Set(both.matches.map((m: any) => m.run));
   assert.deepEqual([...runs].sort(), [1, 2], JSON.stringify(both));
   const roles = new Set(both.matches.map((m: any) => `${m.run}:${m.role}`));
   for (const want of ['1:user', '1:tool', '1:assistant', '2:user', '2:assistant']) assert.ok(roles.has(want), `${want} in ${[...roles]}`);
-  const assistantOnly = ok(b.run('search', ['--name', 'cc', '--pattern', two, '--role', 'assistant']), 'search assistant');
+  const assistantOnly = assertOk(b.run('search', ['--name', 'cc', '--pattern', two, '--role', 'assistant']), 'search assistant');
   assert.deepEqual(assistantOnly.matches.map((m: any) => m.run), [2]);
 });
 
@@ -180,13 +154,13 @@ test('-- args reach Claude on start and again on resume (--append-system-prompt 
   // The system prompt is built anew by every claude process, never stored in the session: only a resume
   // that passes the argument again puts the word into run 2's requests.
   const extra = ['--append-system-prompt', `The code word is ${word}.`];
-  ok(b.run('start-subagent', ['--name', 'args', '--cli', 'claude', '--prompt', `REPLY:${one}`, '--', ...extra]), 'start');
+  assertOk(b.run('start-subagent', ['--name', 'args', '--cli', 'claude', '--prompt', `REPLY:${one}`, '--', ...extra]), 'start');
   const a1 = await waitDone(b, 'args');
-  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrOf(b, 'args')}`);
+  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrTail(b.registry, 'args')}`);
   assert.deepEqual(a1.extraArgs, extra);
-  ok(b.run('resume-subagent', ['--name', 'args', '--prompt', `REPLY:${two}`]), 'resume');
+  assertOk(b.run('resume-subagent', ['--name', 'args', '--prompt', `REPLY:${two}`]), 'resume');
   const a2 = await waitDone(b, 'args');
-  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrOf(b, 'args', 2)}`);
+  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrTail(b.registry, 'args', 2)}`);
   assert.equal(a2.run, 2);
   assert.deepEqual(a2.extraArgs, extra, 'run 2 keeps the arguments of run 1');
   for (const [run, prompt] of [[1, one], [2, two]] as const) {
@@ -194,16 +168,16 @@ test('-- args reach Claude on start and again on resume (--append-system-prompt 
     assert.ok(reqs.length > 0, `the fake received run ${run}'s prompt`);
     assert.ok(reqs.some((r) => r.conversation!.system.includes(`The code word is ${word}.`)), `run ${run}: the appended system prompt reached the API`);
   }
-  assert.equal(ok(b.run('result', ['--name', 'args', '--json']), 'result').lastAssistantText, two);
+  assert.equal(assertOk(b.run('result', ['--name', 'args', '--json']), 'result').lastAssistantText, two);
 });
 
 test('an HTTP 500 from the API (no retries) → outcome failed with Claude\'s error; a bad --agent → failed with its stderr', async (t) => {
   if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'error');
   const why = uniq('boom');
-  ok(b.run('start-subagent', ['--name', 'e500', '--cli', 'claude', '--prompt', `ERROR:500:${why}`]), 'start e500');
-  ok(b.run('start-subagent', ['--name', 'e400', '--cli', 'claude', '--prompt', `ERROR:400:${why}`]), 'start e400');
-  ok(b.run('start-subagent', ['--name', 'badagent', '--cli', 'claude', '--agent', 'no-such-agent', '--prompt', 'REPLY:never']), 'start badagent');
+  assertOk(b.run('start-subagent', ['--name', 'e500', '--cli', 'claude', '--prompt', `ERROR:500:${why}`]), 'start e500');
+  assertOk(b.run('start-subagent', ['--name', 'e400', '--cli', 'claude', '--prompt', `ERROR:400:${why}`]), 'start e400');
+  assertOk(b.run('start-subagent', ['--name', 'badagent', '--cli', 'claude', '--agent', 'no-such-agent', '--prompt', 'REPLY:never']), 'start badagent');
   for (const [name, status] of [['e500', 500], ['e400', 400]] as const) {
     const a = await waitDone(b, name);
     assert.equal(a.outcome, 'failed', JSON.stringify(a));
@@ -228,18 +202,18 @@ test('cancel during a long Bash tool leaves no process of the run', async (t) =>
   if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'cancel');
   const marker = uniq('sleepmark');
-  const started = ok(b.run('start-subagent', ['--name', 'slow', '--cli', 'claude', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]), 'start');
-  const runId = record(b, 'slow').runId as string;
+  const started = assertOk(b.run('start-subagent', ['--name', 'slow', '--cli', 'claude', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]), 'start');
+  const runId = recordOf(b.registry, 'slow').runId as string;
   // The tool runs: its shell carries the marker on its command line.
-  await untilInRun('the Bash tool to be running', join(b.registry, 'agents', 'slow', '1'), () => pidsWithCmdline(marker).length > 0);
+  await untilInRun('the Bash tool to be running', runDirPath(b.registry, 'slow'), () => pidsWithCmdline(marker).length > 0);
   // The session id we chose is in status while the run works, and it is the one Claude reports.
-  const running = ok(await b.runAsync('status', ['--name', 'slow']), 'status').agents[0];
+  const running = assertOk(await b.runAsync('status', ['--name', 'slow']), 'status').agents[0];
   assert.equal(running.status, 'running');
   assert.equal(running.sessionId, started.sessionId);
   const init = readFileSync(join(b.registry, 'agents', 'slow', '1', 'events.log'), 'utf8').match(/"session_id":"([^"]+)"/)?.[1];
   assert.equal(init, started.sessionId, 'the session id of Claude\'s init event');
   assert.ok(pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length >= 2, 'the agent and its tool carry the run marker');
-  const c = ok(await b.runAsync('cancel', ['--name', 'slow']), 'cancel');
+  const c = assertOk(await b.runAsync('cancel', ['--name', 'slow']), 'cancel');
   assert.equal(c.signalSent, 'INT', 'SIGINT is Claude\'s graceful stop');
   assert.equal(c.previousStatus, 'running');
   assert.deepEqual(c.survivors, []);
@@ -247,7 +221,7 @@ test('cancel during a long Bash tool leaves no process of the run', async (t) =>
   assert.equal(a.outcome, 'cancelled');
   await until('no process of the run', () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0 && pidsWithCmdline(marker).length === 0);
   // The transcript keeps the interrupted call.
-  const found = ok(b.run('search', ['--name', 'slow', '--pattern', marker, '--role', 'tool']), 'search');
+  const found = assertOk(b.run('search', ['--name', 'slow', '--pattern', marker, '--role', 'tool']), 'search');
   assert.equal(items(found).length, 1, JSON.stringify(found));
 });
 
@@ -256,9 +230,9 @@ test('a sub-agent shows up in children; result --child returns its answer; searc
   const b = await box(t, 'child');
   const word = uniq('childword');
   const toolWord = uniq('childtool');
-  ok(b.run('start-subagent', ['--name', 'par', '--cli', 'claude', '--prompt', `TASK:sub job:TOOL:Bash:echo ${toolWord} && echo ${word}`]), 'start');
+  assertOk(b.run('start-subagent', ['--name', 'par', '--cli', 'claude', '--prompt', `TASK:sub job:TOOL:Bash:echo ${toolWord} && echo ${word}`]), 'start');
   const a = await waitDone(b, 'par');
-  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrOf(b, 'par')}`);
+  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'par')}`);
   assert.equal(a.children.length, 1, JSON.stringify(a.children));
   const child = a.children[0];
   assert.match(child.id, /^a[0-9a-f]{16}$/, 'the id is Claude\'s agentId');
@@ -272,14 +246,14 @@ test('a sub-agent shows up in children; result --child returns its answer; searc
   const s = await server();
   assert.ok(s.modelRequests().some((r) => r.headers['x-claude-code-agent-id'] === child.id));
 
-  const r = ok(b.run('result', ['--name', 'par', '--child', child.id, '--json']), 'result --child');
+  const r = assertOk(b.run('result', ['--name', 'par', '--child', child.id, '--json']), 'result --child');
   assert.equal(r.child, child.id);
   assert.equal(r.lastAssistantText, `done: ${toolWord}`);
   assert.equal(r.source, 'transcript', 'read from projects/<slug>/<session>/subagents/agent-<id>.jsonl');
-  const parent = ok(b.run('result', ['--name', 'par', '--json']), 'result');
+  const parent = assertOk(b.run('result', ['--name', 'par', '--json']), 'result');
   assert.equal(parent.lastAssistantText, `done: done: ${toolWord}`, 'the run\'s answer is the parent\'s, not the child\'s');
 
-  const sc = ok(b.run('search', ['--name', 'par', '--child', child.id, '--pattern', word]), 'search --child');
+  const sc = assertOk(b.run('search', ['--name', 'par', '--child', child.id, '--pattern', word]), 'search --child');
   assert.ok(sc.matches.length >= 1, JSON.stringify(sc));
   const unknown = b.run('result', ['--name', 'par', '--child', 'anotherchild', '--json']);
   assert.equal(unknown.json?.code, 'E_CHILD_NOT_FOUND');
@@ -296,11 +270,11 @@ test('a 300 KB prompt arrives whole and byte-exact at the model', async (t) => {
   assert.ok(Buffer.byteLength(prompt) > 300 * 1024);
   const file = join(b.dir, 'prompt.txt');
   writeFileSync(file, prompt);
-  ok(b.run('start-subagent', ['--name', 'big', '--cli', 'claude', '--prompt-file', file]), 'start');
+  assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'claude', '--prompt-file', file]), 'start');
   const a = await waitDone(b, 'big');
-  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrOf(b, 'big')}`);
+  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
   const req = requestsWith(s, tag)[0];
   assert.ok(req, 'the fake received the prompt');
   assert.ok(userTexts(req).some((x) => x === prompt), 'one text block is the prompt, byte for byte');
-  assert.equal(ok(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
+  assert.equal(assertOk(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
 });

@@ -10,7 +10,11 @@ import { join } from 'node:path';
 import { startOpenAIResponses } from '../fakes/openai-responses.js';
 import type { FakeOptions, FakeServer } from '../fakes/script.js';
 import { codexSetup, requireCli } from '../fakes/env.js';
-import { killPids, pidsWithEnv, pidsWithCmdline, sandbox, until, untilInRun, type RunOut, type Sandbox, type Verb } from '../helpers.js';
+import { type RunOut, type Verb } from '../support/run.js';
+import { until, untilInRun } from '../support/wait.js';
+import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
+import { stderrTail } from '../support/registry.js';
+import { MARK_KEY, testBox, type Box } from '../support/box.js';
 import { readRecord, runDir } from '../../lib/registry/store.js';
 import { codex } from '../../lib/agents/codex/index.js';
 
@@ -18,7 +22,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 interface World {
   srv: FakeServer;
-  box: Sandbox;
+  box: Box;
   home: string;
   cwd: string;
   /** Async on purpose: the fake lives in this process, a spawnSync would starve it. */
@@ -36,7 +40,8 @@ function tag(): string {
 async function world(t: TestContext, options: FakeOptions = {}): Promise<World | null> {
   if (!requireCli(t, 'codex')) return null;
   const srv = await startOpenAIResponses(options);
-  const box = sandbox('subagents-codex-e2e-');
+  const box = testBox(t, 'codex-e2e');
+  t.after(() => srv.close());
   const home = join(box.dir, 'home');
   const cwd = join(box.dir, 'work');
   mkdirSync(cwd, { recursive: true });
@@ -44,13 +49,7 @@ async function world(t: TestContext, options: FakeOptions = {}): Promise<World |
   // The verbs (and so the supervisor and codex) get exactly the fake's environment.
   for (const k of Object.keys(box.env)) delete box.env[k];
   // Waits are bounded, generously: on a loaded machine one codex run can take well over a minute.
-  Object.assign(box.env, setup.env, { SUBAGENT_DIR: box.registry, SUBAGENT_CANCEL_GRACE_MS: '1500', SUBAGENT_WAIT_TIMEOUT_SEC: '240' });
-  t.after(async () => {
-    // Anything still alive that carries this test's CODEX_HOME is ours (supervisor, codex, tools).
-    killPids(pidsWithEnv(`CODEX_HOME=${setup.env.CODEX_HOME}`));
-    await srv.close();
-    box.cleanup();
-  });
+  Object.assign(box.env, setup.env, { SUBAGENT_DIR: box.registry, SUBAGENT_CANCEL_GRACE_MS: '1500', SUBAGENT_WAIT_TIMEOUT_SEC: '240', [MARK_KEY]: box.dir });
   const run = (verb: Verb, args: string[], opts: { input?: string } = {}) => box.runAsync(verb, args, { cwd, ...opts });
   const wait = async (name: string) => {
     const w = await run('status', ['--name', name, '--wait-terminal']);
@@ -86,20 +85,12 @@ function inputMessages(body: unknown): Array<{ role: string; text: string }> {
   return out;
 }
 
-function stderrOf(box: Sandbox, name: string, run = 1): string {
-  try {
-    return readFileSync(join(runDir(box.registry, name, run), 'stderr.log'), 'utf8').slice(-2000);
-  } catch {
-    return '';
-  }
-}
-
 test('codex: start → wait → result; resume continues the same thread; search finds both runs', async (t) => {
   const w = await world(t);
   if (!w) return;
   const a = tag();
   const one = await w.startAndWait('pair', `REPLY:first answer alpha-${a}`);
-  assert.equal(one.outcome, 'succeeded', JSON.stringify(one) + stderrOf(w.box, 'pair'));
+  assert.equal(one.outcome, 'succeeded', JSON.stringify(one) + stderrTail(w.box.registry, 'pair'));
   assert.equal(one.exitCode, 0);
   assert.match(one.sessionId, UUID, 'the thread id from thread.started');
   assert.ok(one.usage && one.usage.totalTokens > 0 && one.usage.costUsd === null, JSON.stringify(one.usage));
@@ -111,7 +102,7 @@ test('codex: start → wait → result; resume continues the same thread; search
   assert.equal(r.json.run, 2);
   assert.equal(r.json.sessionId, one.sessionId);
   const two = await w.wait('pair');
-  assert.equal(two.outcome, 'succeeded', JSON.stringify(two) + stderrOf(w.box, 'pair', 2));
+  assert.equal(two.outcome, 'succeeded', JSON.stringify(two) + stderrTail(w.box.registry, 'pair', 2));
   assert.equal(two.run, 2);
   assert.equal(two.sessionId, one.sessionId, 'same thread');
 
@@ -167,11 +158,11 @@ test('codex: --model, --variant and -- args (also a multi-value -i FILE) reach c
   const s = await w.run('start-subagent', ['--name', 'flags', '--cli', 'codex', '--model', 'fake-model-b', '--variant', 'low', '--prompt', 'REPLY:flags-one', '--', '-c', 'model_reasoning_summary="detailed"', '-i', png]);
   assert.equal(s.code, 0, s.stdout);
   const one = await w.wait('flags');
-  assert.equal(one.outcome, 'succeeded', JSON.stringify(one) + stderrOf(w.box, 'flags'));
+  assert.equal(one.outcome, 'succeeded', JSON.stringify(one) + stderrTail(w.box.registry, 'flags'));
   const r = await w.run('resume-subagent', ['--name', 'flags', '--prompt', 'REPLY:flags-two']);
   assert.equal(r.code, 0, r.stdout);
   const two = await w.wait('flags');
-  assert.equal(two.outcome, 'succeeded', JSON.stringify(two) + stderrOf(w.box, 'flags', 2));
+  assert.equal(two.outcome, 'succeeded', JSON.stringify(two) + stderrTail(w.box.registry, 'flags', 2));
   assert.deepEqual(two.extraArgs, ['-c', 'model_reasoning_summary="detailed"', '-i', png]);
   const bodies = w.srv.modelRequests().map((q) => q.body as { model?: string; reasoning?: { effort?: string; summary?: string } });
   assert.equal(bodies.length, 2);
@@ -198,7 +189,7 @@ test('codex: a shell tool call is in the transcript as role tool', async (t) => 
   if (!w) return;
   const a = tag();
   const done = await w.startAndWait('tool', `TOOL:Bash:echo tool-out-${a}`);
-  assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrOf(w.box, 'tool'));
+  assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrTail(w.box.registry, 'tool'));
   assert.equal(done.toolUses, 1);
   assert.equal((await w.run('result', ['--name', 'tool'])).stdout, `done: tool-out-${a}\n`);
   const found = await w.run('search', ['--name', 'tool', '--pattern', `Bash: echo tool-out-${a}`, '--role', 'tool']);
@@ -296,7 +287,7 @@ test('codex: a sub-agent shows in children and result --child returns its answer
   if (!w) return;
   const a = tag();
   const done = await w.startAndWait('boss', `TASK:helper:REPLY:child-answer-${a}`);
-  assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrOf(w.box, 'boss'));
+  assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrTail(w.box.registry, 'boss'));
   assert.equal(done.children.length, 1, JSON.stringify(done.children));
   const child = done.children[0];
   assert.match(child.id, UUID);
@@ -339,7 +330,7 @@ test('codex: a 300 KB prompt arrives whole at the model', async (t) => {
   const s = await w.run('start-subagent', ['--name', 'big', '--cli', 'codex', '--prompt-file', file]);
   assert.equal(s.code, 0, s.stdout);
   const done = await w.wait('big');
-  assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrOf(w.box, 'big'));
+  assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrTail(w.box.registry, 'big'));
   const users = w.srv.modelRequests().flatMap((r) => inputMessages(r.body)).filter((m) => m.role === 'user' && m.text.startsWith('REPLY:big-ok'));
   assert.equal(users.length, 1);
   assert.equal(Buffer.byteLength(users[0]!.text), Buffer.byteLength(prompt));

@@ -13,9 +13,11 @@ import { join } from 'node:path';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
 import type { FakeRequest, FakeServer } from '../fakes/script.js';
 import { opencodeSetup, requireCli } from '../fakes/env.js';
-import { killPids, pidsWithCmdline, pidsWithEnv, readJson, sandbox, until, untilInRun, type Sandbox } from '../helpers.js';
-
-const MARK_KEY = 'SUBAGENTS_E2E_OPENCODE';
+import { assertOk } from '../support/run.js';
+import { until, untilInRun } from '../support/wait.js';
+import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
+import { readJson, recordOf, runDirPath, stderrTail } from '../support/registry.js';
+import { MARK_KEY, testBox, type Box } from '../support/box.js';
 
 let srv: FakeServer | null = null;
 async function server(): Promise<FakeServer> {
@@ -26,39 +28,24 @@ after(async () => {
   await srv?.close();
 });
 
-interface Box extends Sandbox {
-  marker: string;
-  /** The project directory the runs work in (not HOME: OpenCode limits itself in a home directory). */
-  project: string;
-}
+/** A box whose runs work in a project directory (not HOME: OpenCode limits itself in a home directory). */
+type ProjectBox = Box & { project: string };
 
 /** A sandbox whose every process runs OpenCode against the fake, in its own HOME and XDG dirs. */
-async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<Box> {
+async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<ProjectBox> {
   const s = await server();
-  const b = sandbox(`subagents-e2e-opencode-${label}-`) as Box;
+  const b = testBox(t, `e2e-opencode-${label}`) as ProjectBox;
   const setup = opencodeSetup({ home: b.dir, baseUrl: s.url });
   // Nothing of the caller's own OpenCode/XDG setup may leak in; then the fake's env (PATH has the pins first).
   for (const k of Object.keys(b.env)) if (/^(OPENCODE|XDG_)/.test(k)) delete b.env[k];
-  Object.assign(b.env, setup.env, { SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240' });
+  Object.assign(b.env, setup.env, { SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', [MARK_KEY]: b.dir });
   b.project = join(b.dir, 'project');
   mkdirSync(b.project);
-  b.marker = `${MARK_KEY}=${b.dir}`;
-  b.env[MARK_KEY] = b.dir;
-  t.after(() => {
-    killPids(pidsWithEnv(b.marker));
-    b.cleanup();
-  });
   return b;
 }
 
 function uniq(label: string): string {
   return `${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-function ok(r: { code: number | null; json: any; stdout: string; stderr: string }, what: string): any {
-  assert.equal(r.code, 0, `${what}: ${r.stdout}${r.stderr}`);
-  assert.equal(r.json?.ok, true, `${what}: ${r.stdout}`);
-  return r.json;
 }
 
 /**
@@ -67,19 +54,11 @@ function ok(r: { code: number | null; json: any; stdout: string; stderr: string 
  */
 async function waitDone(b: Box, name: string, t?: { diagnostic(m: string): void }): Promise<any> {
   const r = await b.runAsync('status', ['--wait-terminal', '--name', name]);
-  const j = ok(r, `status --wait-terminal ${name}`);
+  const j = assertOk(r, `status --wait-terminal ${name}`);
   const a = j.agents.find((x: any) => x.name === name);
   assert.equal(a?.status, 'done', JSON.stringify(j));
   t?.diagnostic(`${name} run ${a.run}: ${a.outcome} in ${a.durationMs} ms (start-subagent to done)`);
   return a;
-}
-
-function stderrOf(b: Box, name: string, run = 1): string {
-  try {
-    return readFileSync(join(b.registry, 'agents', name, String(run), 'stderr.log'), 'utf8').slice(-2000);
-  } catch {
-    return '';
-  }
 }
 
 /** Model requests whose last user text holds `needle` (title requests are answered apart and skipped). */
@@ -97,12 +76,12 @@ test('start → wait → result; resume continues the same session; search sees 
   const file = join(b.dir, 'notes.txt');
   writeFileSync(file, `${attached}\n`);
 
-  const started = ok(b.run('start-subagent', ['--name', 'oc', '--cli', 'opencode', '--cwd', b.project, '--model', 'fake/fake-model', '--file', file, '--prompt', `TOOL:bash:echo ${one}`]), 'start');
+  const started = assertOk(b.run('start-subagent', ['--name', 'oc', '--cli', 'opencode', '--cwd', b.project, '--model', 'fake/fake-model', '--file', file, '--prompt', `TOOL:bash:echo ${one}`]), 'start');
   assert.equal(started.cli, 'opencode');
   assert.equal(started.model, 'fake/fake-model');
   assert.equal(started.sessionId, null, 'OpenCode chooses its session id; it is known once the stream starts');
   const a1 = await waitDone(b, 'oc', t);
-  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrOf(b, 'oc')}`);
+  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrTail(b.registry, 'oc')}`);
   assert.equal(a1.exitCode, 0);
   assert.match(a1.sessionId, /^ses_[A-Za-z0-9]+$/);
   assert.equal(a1.toolUses, 1);
@@ -110,7 +89,7 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.equal(a1.usage.costUsd, 0);
   assert.deepEqual(a1.children, []);
 
-  const r1 = ok(b.run('result', ['--name', 'oc', '--json']), 'result 1');
+  const r1 = assertOk(b.run('result', ['--name', 'oc', '--json']), 'result 1');
   assert.equal(r1.lastAssistantText, `done: ${one}`, 'the fake answers "done: <first line of the tool output>"');
   assert.equal(r1.sessionId, a1.sessionId);
   const plain = b.run('result', ['--name', 'oc']);
@@ -125,20 +104,20 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.ok(first.conversation?.system.includes(`Working directory: ${b.project}\n`), 'OpenCode worked in the run\'s cwd');
   assert.ok(JSON.stringify(first.body).includes(attached), 'the --file content reached the model');
 
-  const tools = ok(b.run('search', ['--name', 'oc', '--pattern', one, '--role', 'tool']), 'search tool');
+  const tools = assertOk(b.run('search', ['--name', 'oc', '--pattern', one, '--role', 'tool']), 'search tool');
   assert.ok(tools.matches.length >= 1, JSON.stringify(tools));
   assert.match(tools.matches[0].snippet, new RegExp(`bash: echo ${one}`));
 
-  const resumed = ok(b.run('resume-subagent', ['--name', 'oc', '--prompt', `REPLY:${two}`]), 'resume');
+  const resumed = assertOk(b.run('resume-subagent', ['--name', 'oc', '--prompt', `REPLY:${two}`]), 'resume');
   assert.equal(resumed.mode, 'resume');
   assert.equal(resumed.run, 2);
   assert.equal(resumed.sessionId, a1.sessionId);
   const a2 = await waitDone(b, 'oc', t);
-  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrOf(b, 'oc', 2)}`);
+  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrTail(b.registry, 'oc', 2)}`);
   assert.equal(a2.run, 2);
   assert.equal(a2.sessionId, a1.sessionId, 'the resume stays in the same OpenCode session');
-  assert.equal(ok(b.run('result', ['--name', 'oc', '--json']), 'result 2').lastAssistantText, two);
-  assert.equal(ok(b.run('result', ['--name', 'oc', '--json', '--run', '1']), 'result run 1').lastAssistantText, `done: ${one}`);
+  assert.equal(assertOk(b.run('result', ['--name', 'oc', '--json']), 'result 2').lastAssistantText, two);
+  assert.equal(assertOk(b.run('result', ['--name', 'oc', '--json', '--run', '1']), 'result run 1').lastAssistantText, `done: ${one}`);
 
   // The second request carried the first turn: its prompt, tool call and answer.
   const second = requestsWith(s, two)[0];
@@ -147,7 +126,7 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.ok(history.includes(`TOOL:bash:echo ${one}`), 'the earlier prompt was sent again');
   assert.ok(history.includes(`done: ${one}`), 'the earlier answer was sent again');
 
-  const both = ok(b.run('search', ['--name', 'oc', '--pattern', `${one}|${two}`]), 'search both');
+  const both = assertOk(b.run('search', ['--name', 'oc', '--pattern', `${one}|${two}`]), 'search both');
   const runs = new Set(both.matches.map((m: any) => m.run));
   assert.deepEqual([...runs].sort(), [1, 2], JSON.stringify(both.matches));
   const roles = new Set(both.matches.map((m: any) => m.role));
@@ -167,13 +146,13 @@ test('-- args reach OpenCode on start and again on resume (--auto lets both runs
     return f;
   });
   const read = (i: number) => `TOOL:read:${JSON.stringify({ filePath: files[i] })}`;
-  ok(b.run('start-subagent', ['--name', 'args', '--cli', 'opencode', '--cwd', b.project, '--prompt', read(0), '--', '--auto']), 'start');
+  assertOk(b.run('start-subagent', ['--name', 'args', '--cli', 'opencode', '--cwd', b.project, '--prompt', read(0), '--', '--auto']), 'start');
   const a1 = await waitDone(b, 'args', t);
-  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrOf(b, 'args')}`);
+  assert.equal(a1.outcome, 'succeeded', `${a1.error} ${stderrTail(b.registry, 'args')}`);
   assert.deepEqual(a1.extraArgs, ['--auto']);
-  ok(b.run('resume-subagent', ['--name', 'args', '--prompt', read(1)]), 'resume');
+  assertOk(b.run('resume-subagent', ['--name', 'args', '--prompt', read(1)]), 'resume');
   const a2 = await waitDone(b, 'args', t);
-  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrOf(b, 'args', 2)}`);
+  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrTail(b.registry, 'args', 2)}`);
   assert.equal(a2.run, 2);
   assert.deepEqual(a2.extraArgs, ['--auto'], 'run 2 keeps the arguments of run 1');
   for (const i of [0, 1]) {
@@ -185,7 +164,7 @@ test('-- args reach OpenCode on start and again on resume (--auto lets both runs
 test('an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed with the error; a permission auto-reject (exit 0, no answer) too', async (t) => {
   if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'errors');
-  ok(b.run('start-subagent', ['--name', 'e400', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:400:fake bad request for the e2e test']), 'start e400');
+  assertOk(b.run('start-subagent', ['--name', 'e400', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:400:fake bad request for the e2e test']), 'start e400');
   // OpenCode creates its database on first use with no lock of its own: two first runs at once in a new
   // store race and one exits 1 ("Failed query: CREATE TABLE …"). The second run starts once the first has
   // a session, i.e. once the store exists (opencode.prepare() fixes this when the supervisor calls it).
@@ -194,8 +173,8 @@ test('an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed 
     await new Promise((r) => setTimeout(r, 200));
   }
   // Reading a file outside the project asks for a permission; headless OpenCode rejects it and exits 0.
-  ok(b.run('start-subagent', ['--name', 'denied', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'TOOL:read:{"filePath":"/etc/hostname"}']), 'start denied');
-  ok(b.run('start-subagent', ['--name', 'e500', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:500:fake upstream failure for the e2e test']), 'start e500');
+  assertOk(b.run('start-subagent', ['--name', 'denied', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'TOOL:read:{"filePath":"/etc/hostname"}']), 'start denied');
+  assertOk(b.run('start-subagent', ['--name', 'e500', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:500:fake upstream failure for the e2e test']), 'start e500');
 
   const e = await waitDone(b, 'e400', t);
   assert.equal(e.outcome, 'failed');
@@ -219,7 +198,7 @@ test('an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed 
   assert.equal(d.outcome, 'failed', 'but the run gave no answer');
   assert.match(d.error, /auto-rejected \(read: \/etc\/hostname\)/);
   assert.equal(d.toolUses, 1);
-  const res = ok(b.run('result', ['--name', 'denied', '--json']), 'result denied');
+  const res = assertOk(b.run('result', ['--name', 'denied', '--json']), 'result denied');
   assert.equal(res.lastAssistantText, '');
 });
 
@@ -229,15 +208,15 @@ test('cancel during a long bash tool leaves no process of the run', async (t) =>
   const marker = uniq('oc-cancel-marker');
   // The marker sits in the command line of the tool's shell: `sleep 300; echo <marker>`.
   const cmd = `sleep 300; echo ${marker}`;
-  ok(b.run('start-subagent', ['--name', 'long', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:${cmd}`]), 'start');
+  assertOk(b.run('start-subagent', ['--name', 'long', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:${cmd}`]), 'start');
 
-  await untilInRun('the bash tool running the marker command', join(b.registry, 'agents', 'long', '1'), () => pidsWithCmdline(marker).length > 0);
-  const rec = readJson(join(b.registry, 'agents', 'long', '1', 'record.json'));
+  await untilInRun('the bash tool running the marker command', runDirPath(b.registry, 'long'), () => pidsWithCmdline(marker).length > 0);
+  const rec = recordOf(b.registry, 'long');
   const runMarker = `SUBAGENT_RUN_ID=${rec.runId}`;
   assert.ok(pidsWithEnv(runMarker).length >= 2, 'opencode and its tool carry the run marker');
 
   const t0 = Date.now();
-  const c = ok(b.run('cancel', ['--name', 'long']), 'cancel');
+  const c = assertOk(b.run('cancel', ['--name', 'long']), 'cancel');
   t.diagnostic(`cancel returned after ${Date.now() - t0} ms`);
   assert.equal(c.signalSent, 'TERM', 'SIGTERM is OpenCode\'s graceful signal');
   assert.equal(c.previousStatus, 'running');
@@ -249,31 +228,31 @@ test('cancel during a long bash tool leaves no process of the run', async (t) =>
 
   // The killed session can be resumed: OpenCode keeps what it had written.
   const after = uniq('after-cancel');
-  ok(b.run('resume-subagent', ['--name', 'long', '--prompt', `REPLY:${after}`]), 'resume after cancel');
+  assertOk(b.run('resume-subagent', ['--name', 'long', '--prompt', `REPLY:${after}`]), 'resume after cancel');
   const r = await waitDone(b, 'long', t);
-  assert.equal(r.outcome, 'succeeded', `${r.error} ${stderrOf(b, 'long', 2)}`);
+  assert.equal(r.outcome, 'succeeded', `${r.error} ${stderrTail(b.registry, 'long', 2)}`);
   assert.equal(r.sessionId, a.sessionId);
-  assert.equal(ok(b.run('result', ['--name', 'long', '--json']), 'result').lastAssistantText, after);
+  assert.equal(assertOk(b.run('result', ['--name', 'long', '--json']), 'result').lastAssistantText, after);
 });
 
 test('status shows the session id while the run is still running', async (t) => {
   if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'busy');
   const marker = uniq('oc-busy-marker');
-  const started = ok(b.run('start-subagent', ['--name', 'busy', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:sleep 300; echo ${marker}`]), 'start');
+  const started = assertOk(b.run('start-subagent', ['--name', 'busy', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:sleep 300; echo ${marker}`]), 'start');
   assert.equal(started.sessionId, null, 'OpenCode chooses its session id');
-  const dir = join(b.registry, 'agents', 'busy', '1');
+  const dir = runDirPath(b.registry, 'busy');
   await untilInRun('the bash tool running the marker command', dir, () => pidsWithCmdline(marker).length > 0);
   // Polled on the record (status is spawned, and a spawnSync would starve the fake in this process);
   // then status itself must show it.
   await untilInRun('the record to hold the session id', dir, () => readJson(join(dir, 'record.json')).sessionId);
-  const running = ok(await b.runAsync('status', ['--name', 'busy']), 'status').agents[0];
+  const running = assertOk(await b.runAsync('status', ['--name', 'busy']), 'status').agents[0];
   assert.equal(running.status, 'running', JSON.stringify(running));
   const reported = readFileSync(join(dir, 'events.log'), 'utf8').match(/"sessionID":"([^"]+)"/)?.[1];
   assert.match(reported ?? '', /^ses_[A-Za-z0-9]+$/);
   assert.equal(running.sessionId, reported, 'the sessionID of OpenCode\'s events');
 
-  ok(await b.runAsync('cancel', ['--name', 'busy']), 'cancel');
+  assertOk(await b.runAsync('cancel', ['--name', 'busy']), 'cancel');
   const a = await waitDone(b, 'busy', t);
   assert.equal(a.outcome, 'cancelled');
   assert.equal(a.sessionId, reported);
@@ -285,9 +264,9 @@ test('a sub-agent (task tool) is listed in children, and result --child reads it
   if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'child');
   const answer = uniq('child-answer');
-  ok(b.run('start-subagent', ['--name', 'parent', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TASK:look around:REPLY:${answer}`]), 'start');
+  assertOk(b.run('start-subagent', ['--name', 'parent', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TASK:look around:REPLY:${answer}`]), 'start');
   const a = await waitDone(b, 'parent', t);
-  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrOf(b, 'parent')}`);
+  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'parent')}`);
   assert.equal(a.children.length, 1, JSON.stringify(a.children));
   const child = a.children[0];
   assert.match(child.id, /^ses_/);
@@ -297,13 +276,13 @@ test('a sub-agent (task tool) is listed in children, and result --child reads it
   assert.equal(child.status, 'done');
   assert.equal(child.statusSource, 'stream');
   assert.ok(child.startedAt && child.finishedAt);
-  assert.equal(ok(b.run('result', ['--name', 'parent', '--json']), 'result').lastAssistantText, `done: ${answer}`);
+  assert.equal(assertOk(b.run('result', ['--name', 'parent', '--json']), 'result').lastAssistantText, `done: ${answer}`);
 
-  const r = ok(b.run('result', ['--name', 'parent', '--child', child.id, '--json']), 'result --child');
+  const r = assertOk(b.run('result', ['--name', 'parent', '--child', child.id, '--json']), 'result --child');
   assert.equal(r.lastAssistantText, answer);
   assert.equal(r.source, 'transcript', 'read with opencode export from the run\'s own store');
   // search --child reads the child's own transcript: its prompt is there, the parent's is not.
-  const sc = ok(b.run('search', ['--name', 'parent', '--child', child.id, '--pattern', 'REPLY:']), 'search --child');
+  const sc = assertOk(b.run('search', ['--name', 'parent', '--child', child.id, '--pattern', 'REPLY:']), 'search --child');
   assert.ok(sc.matches.length >= 1 && sc.matches.every((m: any) => m.role === 'user'), JSON.stringify(sc));
   assert.ok(!sc.matches.some((m: any) => m.snippet.includes('TASK:')), JSON.stringify(sc));
   // A session that is in the store but is not a child of this run (the run's own), and a made-up id.
@@ -327,10 +306,10 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   const prompt = lines.join('\n') + '\n';
   const file = join(b.dir, 'prompt.txt');
   writeFileSync(file, prompt);
-  ok(b.run('start-subagent', ['--name', 'big', '--cli', 'opencode', '--cwd', b.project, '--prompt-file', file]), 'start');
+  assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'opencode', '--cwd', b.project, '--prompt-file', file]), 'start');
   const a = await waitDone(b, 'big', t);
-  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrOf(b, 'big')}`);
-  assert.equal(ok(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
+  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
+  assert.equal(assertOk(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
   const req = requestsWith(await server(), tag)[0];
   assert.ok(req, 'the fake received the prompt');
   const got = req.conversation!.lastUserText;

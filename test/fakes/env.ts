@@ -4,9 +4,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
-import { skipUnlessCi } from '../helpers.js';
+import { skipUnlessCi } from '../support/machine.js';
+import { ROOT } from '../support/paths.js';
 
 export type Env = Record<string, string>;
 
@@ -31,29 +31,8 @@ export interface SetupOptions {
   base?: Env;
 }
 
-function findRepoRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const pkg = path.join(dir, 'package.json');
-    if (fs.existsSync(pkg)) {
-      try {
-        const name: unknown = (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { name?: unknown }).name;
-        if (name === 'subagents') return dir;
-      } catch {
-        // not ours; keep walking up
-      }
-    }
-    const up = path.dirname(dir);
-    if (up === dir) throw new Error('test/fakes/env: cannot find the subagents repo root above ' + fileURLToPath(import.meta.url));
-    dir = up;
-  }
-}
-
-/** The repository root (found from this file, so it works from test/ and from dist/test/). */
-export const REPO_ROOT = findRepoRoot();
-
 /** Where test/clis/install.sh puts the pinned CLIs. */
-export const CLIS_BIN = path.join(REPO_ROOT, 'test', '.clis', 'node_modules', '.bin');
+export const CLIS_BIN = path.join(ROOT, 'test', '.clis', 'node_modules', '.bin');
 
 export type CliName = 'claude' | 'codex' | 'opencode';
 

@@ -8,12 +8,15 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { accessSync, constants, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseRecord } from '../../lib/registry/record.js';
-import { BIN, FIXTURES, allRecords, assertOk, listTree, quiet, runDirOf, sha256, startShell, strays, waitTerminal, withBox } from './util.js';
+import { BIN, FIXTURES } from '../support/paths.js';
+import { assertOk, spawnProgram, type Spawned } from '../support/run.js';
+import { allRecords, listTree, runDirPath, sha256, strays } from '../support/registry.js';
+import { quiet, withBox } from '../support/box.js';
+import { startShellAsync, waitTerminalAsync } from '../support/shell.js';
 
 function fastBase(): string {
   try {
@@ -25,20 +28,9 @@ function fastBase(): string {
   return tmpdir();
 }
 
-function nodeChild(args: string[], env: NodeJS.ProcessEnv): { done: Promise<{ code: number | null; out: string; err: string }>; exited: () => boolean; pid: number } {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  let exited = false;
-  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-  child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-  const done = new Promise<{ code: number | null; out: string; err: string }>((resolve) =>
-    child.on('close', (code) => {
-      exited = true;
-      resolve({ code, out, err });
-    }),
-  );
-  return { done, exited: () => exited, pid: child.pid! };
+/** A node script in the background, its stdout and stderr collected. */
+function nodeChild(args: string[], env: NodeJS.ProcessEnv): Spawned {
+  return spawnProgram(process.execPath, args, { cwd: process.cwd(), env });
 }
 
 const ALLOWED: Record<string, string[]> = {
@@ -61,7 +53,7 @@ describe('points 5 and 6: concurrency', { concurrency: 2 }, () => {
         // Read every published record while the storm goes on: each must parse, whole, every time.
         let reads = 0;
         const bad: string[] = [];
-        while (!workers.every((w) => w.exited())) {
+        while (!workers.every((w) => w.settled())) {
           for (const p of listTree(b.registry)) {
             if (!p.endsWith('/record.json') || p.startsWith('tmp/') || p.includes('/.new-')) continue;
             try {
@@ -79,8 +71,8 @@ describe('points 5 and 6: concurrency', { concurrency: 2 }, () => {
 
         const ops: any[] = [];
         for (const o of outs) {
-          assert.equal(o.code, 0, `a worker failed: ${o.err}`);
-          const report = JSON.parse(o.out);
+          assert.equal(o.code, 0, `a worker failed: ${o.stderr}`);
+          const report = JSON.parse(o.stdout);
           for (const r of report.results) ops.push({ ...r, worker: report.worker });
         }
         assert.equal(ops.length, 400);
@@ -96,12 +88,12 @@ describe('points 5 and 6: concurrency', { concurrency: 2 }, () => {
         const maxMs = Math.max(...ops.map((o) => o.ms));
 
         // Let every run end, then check the registry against what the verbs reported.
-        const all = assertOk(await b.run('status', ['--wait-terminal', '--all', '--timeout', '90'], { timeoutMs: 120_000 }), 'wait for all');
+        const all = assertOk(await b.runAsync('status', ['--wait-terminal', '--all', '--timeout', '90'], { timeoutMs: 120_000 }), 'wait for all');
         for (const a of all.agents) assert.ok(a.status === 'done', `${a.name} ended ${a.status}: ${JSON.stringify(a)}`);
         // A supervisor removes its lock file and leaves the queue after the record says done.
         await quiet(b);
         const nameOf = (op: any) => op.args[op.args.indexOf('--name') + 1];
-        const prompt = (name: string, run: number) => readFileSync(join(runDirOf(b.registry, name, run), 'prompt'), 'utf8');
+        const prompt = (name: string, run: number) => readFileSync(join(runDirPath(b.registry, name, run), 'prompt'), 'utf8');
 
         // One winner per shared name; its prompt is the one published.
         for (const k of [0, 1, 2]) {
@@ -132,7 +124,7 @@ describe('points 5 and 6: concurrency', { concurrency: 2 }, () => {
         }
         // A cancel that succeeded is recorded: that run ended cancelled.
         for (const o of ops.filter((x) => x.verb === 'cancel' && x.json.ok)) {
-          const rec = JSON.parse(readFileSync(join(runDirOf(b.registry, nameOf(o), o.json.run), 'record.json'), 'utf8'));
+          const rec = JSON.parse(readFileSync(join(runDirPath(b.registry, nameOf(o), o.json.run), 'record.json'), 'utf8'));
           assert.equal(rec.outcome, 'cancelled', `${nameOf(o)} run ${o.json.run}: cancel said ok, the record says ${rec.outcome}`);
         }
         for (const r of allRecords(b.registry)) assert.equal(r.error, null, `${r.path}: ${r.error}`);
@@ -144,16 +136,16 @@ describe('points 5 and 6: concurrency', { concurrency: 2 }, () => {
     ));
 
   async function rewriteWhileReading(b: any, mode: 'durable' | 'naive', count: number): Promise<{ reads: number; torn: string[]; backwards: number }> {
-    await startShell(b, 'r', 'true');
-    await waitTerminal(b, ['r']);
-    const dir = runDirOf(b.registry, 'r');
+    await startShellAsync(b, 'r', 'true');
+    await waitTerminalAsync(b, ['r']);
+    const dir = runDirPath(b.registry, 'r');
     const path = join(dir, 'record.json');
     const writer = nodeChild([join(FIXTURES, 'fault-rewriter.mjs'), dir, String(count), mode], b.env);
     let reads = 0;
     let last = -1;
     let backwards = 0;
     const torn: string[] = [];
-    while (!writer.exited()) {
+    while (!writer.settled()) {
       // Bursts of reads with short pauses: thousands of reads overlap the rewrites without the reader
       // taking a whole core from the writer.
       for (let i = 0; i < 25; i++) {
@@ -182,8 +174,8 @@ describe('points 5 and 6: concurrency', { concurrency: 2 }, () => {
       await new Promise((r) => setTimeout(r, 1));
     }
     const w = await writer.done;
-    assert.equal(w.code, 0, w.err);
-    assert.equal(JSON.parse(w.out).done, count);
+    assert.equal(w.code, 0, w.stderr);
+    assert.equal(JSON.parse(w.stdout).done, count);
     return { reads, torn, backwards };
   }
 
@@ -195,7 +187,7 @@ describe('points 5 and 6: concurrency', { concurrency: 2 }, () => {
         assert.deepEqual(torn.slice(0, 5), [], `${torn.length} of ${reads + torn.length} reads saw half a record`);
         assert.equal(backwards, 0, 'a reader saw an older version after a newer one');
         assert.ok(reads >= 100, `the reader overlapped the rewrites (${reads} reads)`);
-        const final = JSON.parse(readFileSync(join(runDirOf(b.registry, 'r'), 'record.json'), 'utf8'));
+        const final = JSON.parse(readFileSync(join(runDirPath(b.registry, 'r'), 'record.json'), 'utf8'));
         assert.equal(final.toolUses, 10_000, 'no rewrite was lost');
         assert.deepEqual(strays(b.registry), []);
       },

@@ -8,7 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { assertError, assertOk, fileSha, listTree, quiet, runDirOf, startShell, waitTerminal, withBox, type Box } from './util.js';
+import { assertError, assertOk } from '../support/run.js';
+import { fileSha, listTree, runDirPath } from '../support/registry.js';
+import { quiet, withBox, type Box } from '../support/box.js';
+import { startShellAsync, waitTerminalAsync } from '../support/shell.js';
 
 interface Kind {
   name: string;
@@ -45,7 +48,7 @@ const EVERY_VERB = new Set(['bad/half', 'bad/future', 'bad/only-temp']);
 
 async function corruptVerbs(b: Box, name: string, path: string): Promise<void> {
   const expectCorrupt = async (verb: any, args: string[]) => {
-    const j = assertError(await b.run(verb, args), 'E_REGISTRY_CORRUPT');
+    const j = assertError(await b.runAsync(verb, args), 'E_REGISTRY_CORRUPT');
     assert.equal(j.details.path, path, `${verb} names the file: ${JSON.stringify(j)}`);
     assert.ok(j.error.includes(dirname(path)), `${verb}: the sentence names where: ${j.error}`);
   };
@@ -58,22 +61,22 @@ async function corruptVerbs(b: Box, name: string, path: string): Promise<void> {
     await expectCorrupt('resume-subagent', ['--name', name, '--prompt', 'echo over-it']);
   }
   // Never silently replaced: the name still exists.
-  assertError(await b.run('start-subagent', ['--name', name, '--cli', 'shell', '--prompt', 'echo replace']), 'E_NAME_EXISTS');
+  assertError(await b.runAsync('start-subagent', ['--name', name, '--cli', 'shell', '--prompt', 'echo replace']), 'E_NAME_EXISTS');
 }
 
 test('point 7: corrupt records are reported with their path, kept as they are, and the other runs keep working', () =>
   withBox('corrupt', async (b) => {
-    await startShell(b, 'good', 'echo good-output');
-    for (const k of KINDS) await startShell(b, k.name, 'echo was-fine');
-    await startShell(b, 'with-temp', 'echo with-temp-output');
-    await waitTerminal(b, ['good', 'with-temp', ...KINDS.map((k) => k.name)]);
+    await startShellAsync(b, 'good', 'echo good-output');
+    for (const k of KINDS) await startShellAsync(b, k.name, 'echo was-fine');
+    await startShellAsync(b, 'with-temp', 'echo with-temp-output');
+    await waitTerminalAsync(b, ['good', 'with-temp', ...KINDS.map((k) => k.name)]);
     // The supervisors remove their lock files after the record says done: the byte snapshots wait for them.
     await quiet(b);
 
     const paths = new Map<string, string>();
     const before = new Map<string, Record<string, string>>();
     for (const k of KINDS) {
-      const dir = runDirOf(b.registry, k.name);
+      const dir = runDirPath(b.registry, k.name);
       const path = join(dir, 'record.json');
       k.corrupt(path, readFileSync(path, 'utf8'));
       paths.set(k.name, path);
@@ -81,17 +84,17 @@ test('point 7: corrupt records are reported with their path, kept as they are, a
     }
     // Leftovers next to good data: a stale temp file beside a good record, an unpublished new name in
     // tmp/, an unpublished run of a good name.
-    const withTempDir = runDirOf(b.registry, 'with-temp');
+    const withTempDir = runDirPath(b.registry, 'with-temp');
     writeFileSync(join(withTempDir, '.record.json.tmp-4242-cafebabe'), '{"format":1,"name":"with-temp","sta');
     const ghost = join(b.registry, 'tmp', 'new-Gh0st1');
     mkdirSync(join(ghost, '1'), { recursive: true });
-    writeFileSync(join(ghost, '1', 'record.json'), readFileSync(join(runDirOf(b.registry, 'good'), 'record.json')));
+    writeFileSync(join(ghost, '1', 'record.json'), readFileSync(join(runDirPath(b.registry, 'good'), 'record.json')));
     mkdirSync(join(b.registry, 'agents', 'good', '.new-Xy12ab'));
     writeFileSync(join(b.registry, 'agents', 'good', '.new-Xy12ab', 'record.json'), '{"half":');
-    const goodBefore = bytesOf(runDirOf(b.registry, 'good'));
+    const goodBefore = bytesOf(runDirPath(b.registry, 'good'));
 
     // The listing names every problem and still lists the rest.
-    const s = assertOk(await b.run('status', []), 'status');
+    const s = assertOk(await b.runAsync('status', []), 'status');
     const listed = s.agents.map((a: any) => a.name);
     assert.ok(listed.includes('good') && listed.includes('with-temp'), `the good runs are listed: ${listed}`);
     for (const k of KINDS) assert.ok(!listed.includes(k.name), `${k.name} is not listed as if it were fine`);
@@ -110,26 +113,26 @@ test('point 7: corrupt records are reported with their path, kept as they are, a
     for (let i = 0; i < KINDS.length; i += 3) await Promise.all(KINDS.slice(i, i + 3).map((k) => corruptVerbs(b, k.name, paths.get(k.name)!)));
 
     // Kept byte for byte.
-    for (const k of KINDS) assert.deepEqual(bytesOf(runDirOf(b.registry, k.name)), before.get(k.name), `${k.name} was changed`);
+    for (const k of KINDS) assert.deepEqual(bytesOf(runDirPath(b.registry, k.name)), before.get(k.name), `${k.name} was changed`);
     assert.ok(existsSync(join(withTempDir, '.record.json.tmp-4242-cafebabe')));
 
     // Other runs keep working: read, resume, start, wait over everything.
-    assert.equal((await b.run('result', ['--name', 'good'])).stdout, 'good-output\n');
-    assert.equal((await b.run('result', ['--name', 'with-temp'])).stdout, 'with-temp-output\n');
-    assert.deepEqual(bytesOf(runDirOf(b.registry, 'good')), goodBefore);
-    assertOk(await b.run('resume-subagent', ['--name', 'good', '--prompt', 'echo good-again']), 'resume of a good name');
-    assertOk(await b.run('resume-subagent', ['--name', 'with-temp', '--prompt', 'echo temp-again']), 'resume beside a stale temp file');
-    assertOk(await b.run('start-subagent', ['--name', 'fresh', '--cli', 'shell', '--prompt', 'echo fresh']), 'start of a new name');
-    const w = assertOk(await b.run('status', ['--wait-terminal', '--all', '--timeout', '60']), 'wait over a registry with corrupt records');
+    assert.equal((await b.runAsync('result', ['--name', 'good'])).stdout, 'good-output\n');
+    assert.equal((await b.runAsync('result', ['--name', 'with-temp'])).stdout, 'with-temp-output\n');
+    assert.deepEqual(bytesOf(runDirPath(b.registry, 'good')), goodBefore);
+    assertOk(await b.runAsync('resume-subagent', ['--name', 'good', '--prompt', 'echo good-again']), 'resume of a good name');
+    assertOk(await b.runAsync('resume-subagent', ['--name', 'with-temp', '--prompt', 'echo temp-again']), 'resume beside a stale temp file');
+    assertOk(await b.runAsync('start-subagent', ['--name', 'fresh', '--cli', 'shell', '--prompt', 'echo fresh']), 'start of a new name');
+    const w = assertOk(await b.runAsync('status', ['--wait-terminal', '--all', '--timeout', '60']), 'wait over a registry with corrupt records');
     for (const a of w.agents) assert.equal(a.status, 'done', JSON.stringify(a));
     assert.equal(w.problems?.length, KINDS.length);
-    assert.equal((await b.run('result', ['--name', 'good'])).stdout, 'good-again\n');
-    assert.equal((await b.run('result', ['--name', 'fresh'])).stdout, 'fresh\n');
+    assert.equal((await b.runAsync('result', ['--name', 'good'])).stdout, 'good-again\n');
+    assert.equal((await b.runAsync('result', ['--name', 'fresh'])).stdout, 'fresh\n');
     // The unpublished leftover never became a name, and does not block the name it was for.
     assert.ok(existsSync(ghost), 'the leftover is kept for inspection');
 
     // A corrupt name is fixed by hand (moved away); then it can be started afresh.
     const k0 = KINDS[0]!;
     renameSync(join(b.registry, 'agents', k0.name.replace('/', '+')), join(b.dir, 'moved-away'));
-    assertOk(await b.run('start-subagent', ['--name', k0.name, '--cli', 'shell', '--prompt', 'echo reborn']), 'start after the corrupt name was moved away');
+    assertOk(await b.runAsync('start-subagent', ['--name', k0.name, '--cli', 'shell', '--prompt', 'echo reborn']), 'start after the corrupt name was moved away');
   }));

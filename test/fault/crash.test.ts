@@ -6,28 +6,12 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  NEEDS_ENVIRON,
-  NOTICE_MS,
-  PS_BACKEND,
-  allRecords,
-  assertError,
-  assertOk,
-  gate,
-  open,
-  pidAlive,
-  procPgid,
-  recordOf,
-  runDirOf,
-  startShell,
-  statusOf,
-  until,
-  untilGone,
-  untilStatus,
-  waitTerminal,
-  withBox,
-  type Box,
-} from './util.js';
+import { assertError, assertOk } from '../support/run.js';
+import { NOTICE_MS, until } from '../support/wait.js';
+import { NEEDS_ENVIRON, pidAlive, procPgid, PS_BACKEND, untilGone } from '../support/procs.js';
+import { allRecords, recordOf, runDirPath } from '../support/registry.js';
+import { withBox, type Box } from '../support/box.js';
+import { gate, open, startShellAsync, statusOfAsync, untilStatus, waitTerminalAsync } from '../support/shell.js';
 
 /** Reads the pid the script wrote (the agent's own pid), or null. */
 function agentPidFile(path: string): number | null {
@@ -42,7 +26,7 @@ function agentPidFile(path: string): number | null {
 /** Every record of the registry parses, and a plain status lists no problems. */
 async function everyRecordParses(b: Box): Promise<void> {
   for (const r of allRecords(b.registry)) assert.equal(r.error, null, `${r.path} does not parse: ${r.error}`);
-  const s = assertOk(await b.run('status', []), 'status');
+  const s = assertOk(await b.runAsync('status', []), 'status');
   assert.equal(s.problems, undefined, JSON.stringify(s.problems));
 }
 
@@ -56,13 +40,13 @@ async function assertDeadUnknown(b: Box, name: string, a: any): Promise<void> {
   assert.ok(a.statusReason.length > 0);
   assert.equal(a.agentAlive, false);
   // It stays unknown (never flips back to running or scheduled).
-  assert.equal((await statusOf(b, name)).status, 'unknown');
+  assert.equal((await statusOfAsync(b, name)).status, 'unknown');
   // Nothing to cancel.
-  assertError(await b.run('cancel', ['--name', name]), 'E_NOT_RUNNING');
+  assertError(await b.runAsync('cancel', ['--name', name]), 'E_NOT_RUNNING');
   // The name is not stuck: a resume starts the next run.
-  const r = assertOk(await b.run('resume-subagent', ['--name', name, '--prompt', 'echo resumed']), 'resume');
+  const r = assertOk(await b.runAsync('resume-subagent', ['--name', name, '--prompt', 'echo resumed']), 'resume');
   assert.equal(r.run, a.run + 1);
-  const after = (await waitTerminal(b, [name]))[name];
+  const after = (await waitTerminalAsync(b, [name]))[name];
   assert.equal(after.status, 'done');
   assert.equal(after.outcome, 'succeeded');
 }
@@ -70,10 +54,10 @@ async function assertDeadUnknown(b: Box, name: string, a: any): Promise<void> {
 /** A run whose supervisor died while its agent lives: cancel stops the agent and records the end honestly. */
 async function assertCancellableOrphan(b: Box, name: string, agentPid: number): Promise<void> {
   assert.ok(pidAlive(agentPid), 'the agent outlived its supervisor');
-  const c = await b.run('cancel', ['--name', name]);
+  const c = await b.runAsync('cancel', ['--name', name]);
   assertOk(c, 'cancel of the orphaned agent');
   await untilGone(agentPid, 'the orphaned agent is gone after cancel', NOTICE_MS);
-  const a = await statusOf(b, name);
+  const a = await statusOfAsync(b, name);
   assert.equal(a.status, 'done', JSON.stringify(a));
   assert.equal(a.outcome, 'cancelled');
   assert.equal(a.exitCode, null, 'the exit status was not observed: null, never invented');
@@ -86,8 +70,8 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
     test(`${cp}: the run becomes unknown (never scheduled forever), no agent ever ran, exit code null, resumable`, () =>
       withBox('crash', async (b) => {
         const ran = join(b.dir, 'agent-ran');
-        await startShell(b, 'x', `echo $$ > '${ran}'; echo hello; exit 7`, { env: { SUBAGENT_TEST_CRASH_AT: cp } });
-        const a = (await waitTerminal(b, ['x']))['x'];
+        await startShellAsync(b, 'x', `echo $$ > '${ran}'; echo hello; exit 7`, [], { env: { SUBAGENT_TEST_CRASH_AT: cp } });
+        const a = (await waitTerminalAsync(b, ['x']))['x'];
         assert.equal(existsSync(ran), false, 'the agent must not have run');
         assert.equal(a.agentPid, null);
         await everyRecordParses(b);
@@ -103,9 +87,9 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
       withBox('crash', async (b) => {
         const ran = join(b.dir, 'agent-ran');
         const g = join(b.dir, 'gate');
-        await startShell(b, 'x', `echo $$ > '${ran}'; echo hello; ${gate(g)}; exit 7`, { env: { SUBAGENT_TEST_CRASH_AT: cp } });
+        await startShellAsync(b, 'x', `echo $$ > '${ran}'; echo hello; ${gate(g)}; exit 7`, [], { env: { SUBAGENT_TEST_CRASH_AT: cp } });
         const agentPid = await until('the agent runs', () => agentPidFile(ran), 30_000);
-        const a = (await waitTerminal(b, ['x']))['x'];
+        const a = (await waitTerminalAsync(b, ['x']))['x'];
         assert.equal(a.status, 'unknown', JSON.stringify(a));
         assert.equal(a.exitCode, null);
         assert.equal(typeof a.statusReason, 'string');
@@ -125,13 +109,13 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
       withBox('crash', async (b) => {
         const ran = join(b.dir, 'agent-ran');
         const g = join(b.dir, 'gate');
-        await startShell(b, 'x', `echo $$ > '${ran}'; echo hello; ${gate(g)}; exit 7`, { env: { SUBAGENT_TEST_CRASH_AT: cp } });
+        await startShellAsync(b, 'x', `echo $$ > '${ran}'; echo hello; ${gate(g)}; exit 7`, [], { env: { SUBAGENT_TEST_CRASH_AT: cp } });
         const agentPid = await until('the agent runs', () => agentPidFile(ran), 30_000);
         await untilStatus(b, 'x', (x) => x.status === 'running', 'running');
         open(g);
         await untilGone(agentPid, 'the agent exits');
-        const a = (await waitTerminal(b, ['x']))['x'];
-        const dir = runDirOf(b.registry, 'x');
+        const a = (await waitTerminalAsync(b, ['x']))['x'];
+        const dir = runDirPath(b.registry, 'x');
         if (cp === 'done-temp-written') {
           // The done record reached its temp file only; the published record is still the old one, whole.
           const temps = readdirSync(dir).filter((f) => f.includes('.tmp-'));
@@ -146,26 +130,26 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
   test('after-done: the end was recorded before the crash: done, failed, exit code 7', () =>
     withBox('crash', async (b) => {
       const g = join(b.dir, 'gate');
-      await startShell(b, 'x', `echo hello; ${gate(g)}; exit 7`, { env: { SUBAGENT_TEST_CRASH_AT: 'after-done' } });
+      await startShellAsync(b, 'x', `echo hello; ${gate(g)}; exit 7`, [], { env: { SUBAGENT_TEST_CRASH_AT: 'after-done' } });
       await untilStatus(b, 'x', (x) => x.status === 'running', 'running');
       open(g);
-      const a = (await waitTerminal(b, ['x']))['x'];
+      const a = (await waitTerminalAsync(b, ['x']))['x'];
       assert.equal(a.status, 'done');
       assert.equal(a.outcome, 'failed');
       assert.equal(a.exitCode, 7);
       assert.equal(a.statusReason, null);
       await everyRecordParses(b);
-      assert.equal((await b.run('result', ['--name', 'x'])).stdout, 'hello\n');
+      assert.equal((await b.runAsync('result', ['--name', 'x'])).stdout, 'hello\n');
     }));
 });
 
 describe('point 2: kill -9 of the agent', { concurrency: 2 }, () => {
   async function killedRun(b: Box, name: string, script: string, kill: (agentPid: number) => void): Promise<any> {
-    await startShell(b, name, script);
+    await startShellAsync(b, name, script);
     const a = await untilStatus(b, name, (x) => x.status === 'running' && x.agentPid, 'running');
     await until('the agent printed its output', () => existsSync(join(b.dir, 'printed')), 30_000);
     kill(a.agentPid);
-    const end = (await waitTerminal(b, [name]))[name];
+    const end = (await waitTerminalAsync(b, [name]))[name];
     return { a, end };
   }
 
@@ -178,12 +162,12 @@ describe('point 2: kill -9 of the agent', { concurrency: 2 }, () => {
   }
 
   async function assertOutputReadable(b: Box, name: string): Promise<void> {
-    const r = await b.run('result', ['--name', name]);
+    const r = await b.runAsync('result', ['--name', name]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(r.stdout, 'before the kill\nneedle-42\n');
-    const j = assertOk(await b.run('result', ['--name', name, '--json']), 'result --json');
+    const j = assertOk(await b.runAsync('result', ['--name', name, '--json']), 'result --json');
     assert.equal(j.lastAssistantText, 'before the kill\nneedle-42\n');
-    const s = assertOk(await b.run('search', ['--name', name, '--pattern', 'needle-\\d+']), 'search');
+    const s = assertOk(await b.runAsync('search', ['--name', name, '--pattern', 'needle-\\d+']), 'search');
     assert.ok(s.matches.some((m: any) => m.role === 'assistant' && m.snippet.includes('needle-42')), JSON.stringify(s.matches));
   }
 

@@ -5,11 +5,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, FIXTURES, withBox, works } from './util.js';
+import { BIN, FIXTURES } from '../support/paths.js';
+import { runProgramAsync } from '../support/run.js';
+import { withBox } from '../support/box.js';
+import { works } from '../support/machine.js';
 
 function unshareFlags(): string[] | null {
   const probe = mkdtempSync(join(tmpdir(), 'subagents-fault-mnt-probe-'));
@@ -44,14 +46,9 @@ test('point 4: full disk and read-only registry (tmpfs in a private mount namesp
     return;
   }
   await withBox('disk', async (b) => {
-    const child = spawn('unshare', [...flags, process.execPath, join(FIXTURES, 'fault-disk.mjs'), BIN, b.dir], { env: b.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    assert.equal(code, 0, `driver failed: ${out} ${err}`);
-    const r = JSON.parse(out.trim().split('\n').pop()!);
+    const d = await runProgramAsync('unshare', [...flags, process.execPath, join(FIXTURES, 'fault-disk.mjs'), BIN, b.dir], { cwd: process.cwd(), env: b.env });
+    assert.equal(d.code, 0, `driver failed: ${d.stdout} ${d.stderr}`);
+    const r = JSON.parse(d.stdout.trim().split('\n').pop()!);
     assert.equal(r.error, undefined, `driver error: ${r.error}`);
     assertOkLine(r.keptStart, 'start of the existing run');
     assert.equal(assertOkLine(r.keptWait, 'wait').agents[0].outcome, 'succeeded');

@@ -7,23 +7,15 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  BIN,
-  assertError,
-  assertOk,
-  listTree,
-  quiet,
-  runDirOf,
-  sha256,
-  startShell,
-  waitTerminal,
-  withBox,
-  type RunOut,
-} from './util.js';
+import { BIN } from '../support/paths.js';
+import { assertError, assertOk, runProgramAsync, type RunOut } from '../support/run.js';
+import { listTree, runDirPath, sha256 } from '../support/registry.js';
+import { quiet, withBox } from '../support/box.js';
+import { startShellAsync, waitTerminalAsync } from '../support/shell.js';
 
 const HEADER = 'sha256sum /proc/$$/fd/0 | cut -c1-64; exit 0\n';
 const VERBS_WITH_NAME: Array<[any, string[]]> = [
@@ -81,8 +73,8 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
         [`${'a'.repeat(120)}/${'b'.repeat(120)}`, 'too-long'],
       ];
       // A registry with one good run, so lookups have something to (not) find.
-      await startShell(b, 'ok', 'true');
-      await waitTerminal(b, ['ok']);
+      await startShellAsync(b, 'ok', 'true');
+      await waitTerminalAsync(b, ['ok']);
       // Its supervisor still removes its lock file after the record says done: snapshot once it is gone.
       await quiet(b);
       const before = listTree(b.dir);
@@ -93,7 +85,7 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
         for (const [verb, rest] of VERBS_WITH_NAME) {
           if (verb !== 'start-subagent' && !every.has(name)) continue;
           calls.push(async () => {
-            const r = await b.run(verb, ['--name', name, ...rest]);
+            const r = await b.runAsync(verb, ['--name', name, ...rest]);
             const j = assertError(r, 'E_NAME_INVALID');
             assert.equal(j.details.rule, rule, `${verb} ${JSON.stringify(name)}: rule ${j.details.rule}`);
           });
@@ -108,15 +100,15 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
   test('"007" and "1e3" stay strings (names and prompts); a 200-byte name is fine; misspelt flags are refused with a hint', () =>
     withBox('names-ok', async (b) => {
       for (const name of ['007', '1e3', 'a'.repeat(200), 'x/y.z_w-1']) {
-        const s = await startShell(b, name, '1e3');
+        const s = await startShellAsync(b, name, '1e3');
         assert.equal(s.name, name);
         assert.equal(typeof s.name, 'string');
-        assert.equal(readFileSync(join(runDirOf(b.registry, name), 'prompt'), 'utf8'), '1e3');
+        assert.equal(readFileSync(join(runDirPath(b.registry, name), 'prompt'), 'utf8'), '1e3');
       }
       // Every run must be over before the tree is snapshotted: a live supervisor still creates its logs,
       // and removes its lock file after the record says done.
       const names = ['007', '1e3', 'a'.repeat(200), 'x/y.z_w-1'];
-      const all = await waitTerminal(b, names);
+      const all = await waitTerminalAsync(b, names);
       assert.deepEqual(Object.keys(all).sort(), [...names].sort());
       await quiet(b);
       const before = listTree(b.dir);
@@ -127,11 +119,11 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
         [['-name', 'x', '--cli', 'shell', '--prompt', 'true'], null],
         [['--name', 'x', '--cli', 'shell', '--prompt', 'true', 'stray'], null],
       ] as Array<[string[], string | null]>) {
-        const j = assertError(await b.run('start-subagent', args), 'E_ARG_UNKNOWN');
+        const j = assertError(await b.runAsync('start-subagent', args), 'E_ARG_UNKNOWN');
         if (flag) assert.ok(j.details.hint.includes(flag), `hint for ${args}: ${j.details.hint}`);
       }
-      assertError(await b.run('status', ['--nmae', '007']), 'E_ARG_UNKNOWN');
-      assertError(await b.run('cancel', ['--name', '007', '--signall', 'KILL']), 'E_ARG_UNKNOWN');
+      assertError(await b.runAsync('status', ['--nmae', '007']), 'E_ARG_UNKNOWN');
+      assertError(await b.runAsync('cancel', ['--name', '007', '--signall', 'KILL']), 'E_ARG_UNKNOWN');
       assert.deepEqual(listTree(b.dir), before, 'nothing was created by the refused commands');
     }));
 
@@ -159,68 +151,52 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
       for (const c of cases) {
         const base = ['--name', c.name, '--cli', 'shell'];
         let r: RunOut;
-        if (c.via === 'argv') r = await b.run('start-subagent', [...base, '--prompt', c.prompt.toString('utf8')]);
-        else if (c.via === 'argv=') r = await b.run('start-subagent', [...base, `--prompt=${c.prompt.toString('utf8')}`]);
-        else if (c.via === 'stdin') r = await b.run('start-subagent', [...base, '--prompt', '-'], { input: c.prompt });
+        if (c.via === 'argv') r = await b.runAsync('start-subagent', [...base, '--prompt', c.prompt.toString('utf8')]);
+        else if (c.via === 'argv=') r = await b.runAsync('start-subagent', [...base, `--prompt=${c.prompt.toString('utf8')}`]);
+        else if (c.via === 'stdin') r = await b.runAsync('start-subagent', [...base, '--prompt', '-'], { input: c.prompt });
         else {
           const f = join(b.dir, `${c.name}.prompt`);
           writeFileSync(f, c.prompt);
-          r = await b.run('start-subagent', [...base, '--prompt-file', f]);
+          r = await b.runAsync('start-subagent', [...base, '--prompt-file', f]);
         }
         assertOk(r, c.name);
       }
-      const ends = await waitTerminal(b, cases.map((c) => c.name));
+      const ends = await waitTerminalAsync(b, cases.map((c) => c.name));
       for (const c of cases) {
         assert.equal(ends[c.name].outcome, 'succeeded', `${c.name}: ${JSON.stringify(ends[c.name])}`);
-        const stored = readFileSync(join(runDirOf(b.registry, c.name), 'prompt'));
+        const stored = readFileSync(join(runDirPath(b.registry, c.name), 'prompt'));
         assert.equal(stored.length, c.prompt.length, `${c.name}: stored ${stored.length} bytes of ${c.prompt.length}`);
         assert.ok(stored.equals(c.prompt), `${c.name}: the stored prompt differs`);
-        const seen = (await b.run('result', ['--name', c.name])).stdout.trim();
+        const seen = (await b.runAsync('result', ['--name', c.name])).stdout.trim();
         assert.equal(seen, sha256(c.prompt), `${c.name}: the agent received other bytes`);
       }
       // 131 072 bytes cannot be one argv string on Linux: the command cannot even be executed, and no run exists.
       const big = pad(131072).toString('utf8');
       const r = spawnSync(join(BIN, 'start-subagent'), ['--name', 'argv-131072', '--cli', 'shell', '--prompt', big], { env: b.env, cwd: b.dir, encoding: 'utf8' });
       assert.equal((r.error as NodeJS.ErrnoException | undefined)?.code, 'E2BIG', `expected the kernel to refuse the argv: ${r.error}`);
-      assert.equal(existsSync(runDirOf(b.registry, 'argv-131072')), false);
+      assert.equal(existsSync(runDirPath(b.registry, 'argv-131072')), false);
     }));
 
   test('a prompt with invalid UTF-8 given on the command line is byte-exact at the agent or refused before any run exists', () =>
     withBox('prompt-argv-bytes', async (b) => {
       // Node cannot put raw bytes in argv, so a shell does: printf writes them.
       const expected = Buffer.concat([Buffer.from(HEADER), Buffer.from([0x6f, 0x6b, 0xff, 0xfe, 0xc3, 0x28, 0x0a])]);
-      const out = await new Promise<RunOut>((resolve) => {
-        const c = spawn('/bin/sh', ['-c', 'exec "$0" --name bytes --cli shell --prompt "$(printf "$FMT"; printf x)"', join(BIN, 'start-subagent')], {
-          env: { ...b.env, FMT: 'sha256sum /proc/$$/fd/0 | cut -c1-64; exit 0\\nok\\377\\376\\303(\\n' },
-          cwd: b.dir,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let stdout = '';
-        let stderr = '';
-        c.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
-        c.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-        c.on('close', (code, signal) => {
-          let json;
-          try {
-            json = JSON.parse(stdout);
-          } catch {
-            json = undefined;
-          }
-          resolve({ code, signal, stdout, stderr, json });
-        });
+      const out = await runProgramAsync('/bin/sh', ['-c', 'exec "$0" --name bytes --cli shell --prompt "$(printf "$FMT"; printf x)"', join(BIN, 'start-subagent')], {
+        env: { ...b.env, FMT: 'sha256sum /proc/$$/fd/0 | cut -c1-64; exit 0\\nok\\377\\376\\303(\\n' },
+        cwd: b.dir,
       });
       // (The trailing "x" keeps $(…) from eating the final newline; it is part of the prompt.)
       const want = Buffer.concat([expected, Buffer.from('x')]);
       assert.ok(out.json, `one JSON line: ${out.stdout} ${out.stderr}`);
       if (out.json.ok === false) {
         // Refused: fine, if nothing exists.
-        assert.equal(existsSync(runDirOf(b.registry, 'bytes')), false, 'a refused prompt left a run behind');
+        assert.equal(existsSync(runDirPath(b.registry, 'bytes')), false, 'a refused prompt left a run behind');
         return;
       }
-      await waitTerminal(b, ['bytes']);
-      const stored = readFileSync(join(runDirOf(b.registry, 'bytes'), 'prompt'));
+      await waitTerminalAsync(b, ['bytes']);
+      const stored = readFileSync(join(runDirPath(b.registry, 'bytes'), 'prompt'));
       assert.equal(stored.toString('hex'), want.toString('hex'), 'the stored prompt is not the bytes given on the command line');
-      assert.equal((await b.run('result', ['--name', 'bytes'])).stdout.trim(), sha256(want));
+      assert.equal((await b.runAsync('result', ['--name', 'bytes'])).stdout.trim(), sha256(want));
     }));
 
   describe('agent output: invalid UTF-8, U+2028, ANSI escapes, 50 MB', () => {
@@ -242,28 +218,28 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
 
     test('every verb still prints one parseable line; a closed stdout pipe ends quietly', () =>
       withBox('output', async (b) => {
-        await startShell(b, 'big', script);
-        const end = (await waitTerminal(b, ['big']))['big'];
+        await startShellAsync(b, 'big', script);
+        const end = (await waitTerminalAsync(b, ['big']))['big'];
         assert.equal(end.outcome, 'succeeded', JSON.stringify(end));
-        oneLine(await b.run('status', []), 'status');
-        oneLine(await b.run('status', ['--name', 'big']), 'status --name');
-        oneLine(await b.run('status', ['--runs', '--name', 'big']), 'status --runs');
-        const j = oneLine(await b.run('result', ['--name', 'big', '--json']), 'result --json');
+        oneLine(await b.runAsync('status', []), 'status');
+        oneLine(await b.runAsync('status', ['--name', 'big']), 'status --name');
+        oneLine(await b.runAsync('status', ['--runs', '--name', 'big']), 'status --runs');
+        const j = oneLine(await b.runAsync('result', ['--name', 'big', '--json']), 'result --json');
         assert.equal(j.truncated, true);
         assert.ok(j.bytes > 50 * 1024 * 1024, `bytes ${j.bytes}`);
         assert.ok(j.lastAssistantText.endsWith('tail marker \u2028\n'), JSON.stringify(j.lastAssistantText.slice(-80)));
-        const plain = await b.run('result', ['--name', 'big']);
+        const plain = await b.runAsync('result', ['--name', 'big']);
         assert.equal(plain.code, 0);
         assert.ok(plain.stdout.endsWith('tail marker \u2028\n'));
-        const s = oneLine(await b.run('search', ['--name', 'big', '--role', 'assistant', '--pattern', '^(bad|sep|.*red)']), 'search');
+        const s = oneLine(await b.runAsync('search', ['--name', 'big', '--role', 'assistant', '--pattern', '^(bad|sep|.*red)']), 'search');
         assert.equal(s.matches.length, 3, JSON.stringify(s.matches));
         assert.ok(s.matches.some((m: any) => m.snippet.includes('\u2028')), 'the U+2028 survives (escaped) in the snippet');
         assert.ok(s.matches.some((m: any) => m.snippet.includes('\uFFFD')), 'invalid UTF-8 shows as U+FFFD');
-        const many = oneLine(await b.run('search', ['--name', 'big', '--pattern', 'filler']), 'search with a million matches');
+        const many = oneLine(await b.runAsync('search', ['--name', 'big', '--pattern', 'filler']), 'search with a million matches');
         assert.equal(many.truncated, true);
         assert.ok(many.total > 1000);
-        oneLine(await b.run('cancel', ['--name', 'big']), 'cancel');
-        oneLine(await b.run('status', ['--wait-terminal', '--name', 'big', '--timeout', '5']), 'wait');
+        oneLine(await b.runAsync('cancel', ['--name', 'big']), 'cancel');
+        oneLine(await b.runAsync('status', ['--wait-terminal', '--name', 'big', '--timeout', '5']), 'wait');
         // A reader that goes away after one byte (`status | head -c1`): the verb ends quietly.
         for (const cmd of [
           `'${join(BIN, 'status')}'`,

@@ -6,32 +6,16 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  FIXTURES,
-  assertError,
-  assertOk,
-  bootId,
-  fileSha,
-  gate,
-  open,
-  own,
-  pidAlive,
-  procStartTime,
-  startTimeForm,
-  quiet,
-  runDirOf,
-  startShell,
-  statusOf,
-  strays,
-  until,
-  untilStatus,
-  waitTerminal,
-  withBox,
-  type Box,
-} from './util.js';
+import { FIXTURES } from '../support/paths.js';
+import { assertError, assertOk, spawnProgram } from '../support/run.js';
+import { until } from '../support/wait.js';
+import { bootId, pidAlive, procStartTime, startTimeForm } from '../support/procs.js';
+import { fileSha, runDirPath, strays } from '../support/registry.js';
+import { own, quiet, withBox, type Box } from '../support/box.js';
+import { gate, open, startShellAsync, statusOfAsync, untilStatus, waitTerminalAsync } from '../support/shell.js';
 
 function deadPid(): number {
   return Number(String(spawnSync('/bin/sh', ['-c', 'echo $$']).stdout).trim());
@@ -76,9 +60,9 @@ async function plantOnRun(dir: string, text: string, old = false): Promise<strin
 
 async function gatedRun(b: Box, name: string): Promise<{ g: string; dir: string; a: any }> {
   const g = join(b.dir, `gate-${name}`);
-  await startShell(b, name, `${gate(g)}; echo finished`);
+  await startShellAsync(b, name, `${gate(g)}; echo finished`);
   const a = await untilStatus(b, name, (x) => x.status === 'running' && x.agentPid, 'running');
-  return { g, dir: runDirOf(b.registry, name), a };
+  return { g, dir: runDirPath(b.registry, name), a };
 }
 
 describe('point 8: stale locks', { concurrency: 3 }, () => {
@@ -87,14 +71,7 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
       const lock = join(b.dir, 'record.lock');
       const rounds = 24;
       const n = 8;
-      const kids = Array.from({ length: n }, (_, w) => {
-        const c = spawn(process.execPath, [join(FIXTURES, 'fault-locker.mjs'), lock, b.dir, String(w), String(rounds)], { env: b.env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        let err = '';
-        c.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-        c.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-        return new Promise<{ code: number | null; out: string; err: string }>((resolve) => c.on('close', (code) => resolve({ code, out, err })));
-      });
+      const kids = Array.from({ length: n }, (_, w) => spawnProgram(process.execPath, [join(FIXTURES, 'fault-locker.mjs'), lock, b.dir, String(w), String(rounds)], { cwd: process.cwd(), env: b.env }).done);
       for (let r = 0; r < rounds; r++) {
         const owner = deadOwner(r);
         plant(lock, owner.text, owner.old);
@@ -111,8 +88,8 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
         assert.equal(existsSync(`${lock}.break`), false, `round ${r}: no break file left`);
       }
       for (const k of await Promise.all(kids)) {
-        assert.equal(k.code, 0, k.err);
-        const rep = JSON.parse(k.out);
+        assert.equal(k.code, 0, k.stderr);
+        const rep = JSON.parse(k.stdout);
         assert.deepEqual(rep.errors, [], `worker ${rep.worker}`);
         assert.equal(rep.overlaps, 0, `worker ${rep.worker} found someone else inside the lock: two takers won`);
         assert.equal(rep.notMine, 0, `worker ${rep.worker} held a lock file naming another owner`);
@@ -124,13 +101,13 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
       const one = await gatedRun(b, 'ends');
       await plantOnRun(one.dir, JSON.stringify({ pid: deadPid(), startTime: '99', bootId: bootId() }));
       open(one.g);
-      const a = (await waitTerminal(b, ['ends']))['ends'];
+      const a = (await waitTerminalAsync(b, ['ends']))['ends'];
       assert.equal(a.status, 'done');
       assert.equal(a.outcome, 'succeeded');
       assert.equal(a.exitCode, 0);
       const two = await gatedRun(b, 'cancelled');
       await plantOnRun(two.dir, JSON.stringify({ pid: process.pid, startTime: startTimeForm(1), bootId: bootId() }));
-      const c = assertOk(await b.run('cancel', ['--name', 'cancelled']), 'cancel past a dead lock');
+      const c = assertOk(await b.runAsync('cancel', ['--name', 'cancelled']), 'cancel past a dead lock');
       assert.equal(c.outcome, 'cancelled');
       // The supervisor of a cancelled run removes its lock file just after the record says done.
       await quiet(b);
@@ -146,18 +123,18 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
       const lockSha = fileSha(lock);
       const ino = statSync(lock).ino;
       const recSha = fileSha(join(dir, 'record.json'));
-      const r = await b.run('cancel', ['--name', 'held'], { timeoutMs: 60_000 });
+      const r = await b.runAsync('cancel', ['--name', 'held'], { timeoutMs: 60_000 });
       const j = assertError(r, 'E_LOCK_TIMEOUT');
       assert.equal(j.details.path, lock);
       assert.equal(statSync(lock).ino, ino, 'the live owner\'s lock is the same file');
       assert.equal(fileSha(lock), lockSha);
       assert.equal(fileSha(join(dir, 'record.json')), recSha, 'the record did not change');
       assert.ok(pidAlive(holder) && pidAlive(a.agentPid), 'nothing was killed');
-      assert.equal((await statusOf(b, 'held')).status, 'running');
+      assert.equal((await statusOfAsync(b, 'held')).status, 'running');
       // Once the owner is gone, the same cancel goes through.
       process.kill(holder, 'SIGKILL');
       await until('the holder is gone', () => !pidAlive(holder), 30_000);
-      assertOk(await b.run('cancel', ['--name', 'held']), 'cancel once the owner died');
+      assertOk(await b.runAsync('cancel', ['--name', 'held']), 'cancel once the owner died');
       // The supervisor of a cancelled run removes its lock file just after the record says done.
       await quiet(b);
       assert.deepEqual(strays(b.registry), []);
@@ -180,7 +157,7 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
 
       const old = await gatedRun(b, 'old');
       await plantOnRun(old.dir, 'not json at all', true);
-      assertOk(await b.run('cancel', ['--name', 'old']), 'cancel past an old unreadable lock');
+      assertOk(await b.runAsync('cancel', ['--name', 'old']), 'cancel past an old unreadable lock');
       // The supervisor of a cancelled run removes its lock file just after the record says done.
       await quiet(b);
       assert.deepEqual(strays(b.registry), []);

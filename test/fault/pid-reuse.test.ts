@@ -7,41 +7,24 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { updateRecord } from '../../lib/registry/store.js';
-import {
-  FIXTURES,
-  NOTICE_MS,
-  assertError,
-  assertOk,
-  bootId,
-  gate,
-  open,
-  own,
-  pastThisSecond,
-  pidAlive,
-  procStartTime,
-  runDirOf,
-  startShell,
-  statusOf,
-  until,
-  untilGone,
-  untilStatus,
-  waitTerminal,
-  withBox,
-  works,
-  BIN,
-  type Box,
-} from './util.js';
+import { BIN, FIXTURES } from '../support/paths.js';
+import { assertError, assertOk, runProgramAsync } from '../support/run.js';
+import { NOTICE_MS, until } from '../support/wait.js';
+import { bootId, pastThisSecond, pidAlive, procStartTime, untilGone } from '../support/procs.js';
+import { runDirPath } from '../support/registry.js';
+import { own, withBox, type Box } from '../support/box.js';
+import { gate, open, startShellAsync, statusOfAsync, untilStatus, waitTerminalAsync } from '../support/shell.js';
+import { works } from '../support/machine.js';
 
 /** A run whose supervisor killed itself at "running": the agent lives, the record says running. */
 async function orphanedRun(b: Box, name: string): Promise<{ dir: string; rec: any }> {
   const g = join(b.dir, `gate-${name.replace(/\W/g, '_')}`);
-  await startShell(b, name, gate(g), { env: { SUBAGENT_TEST_CRASH_AT: 'running' } });
+  await startShellAsync(b, name, gate(g), [], { env: { SUBAGENT_TEST_CRASH_AT: 'running' } });
   const a = await untilStatus(b, name, (x) => x.status === 'unknown' && x.agentPid, 'the supervisor died at its checkpoint');
-  const dir = runDirOf(b.registry, name);
+  const dir = runDirPath(b.registry, name);
   return { dir, rec: { supervisorPid: a.pid, agentPid: a.agentPid } };
 }
 
@@ -70,18 +53,18 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
       assert.notEqual(procStartTime(sup), recorded.supervisor.startTime);
       assert.notEqual(procStartTime(ag), recorded.agentProcess.startTime);
       for (let i = 0; i < 3; i++) {
-        const a = await statusOf(b, 'r');
+        const a = await statusOfAsync(b, 'r');
         assert.equal(a.status, 'unknown', JSON.stringify(a));
         assert.equal(a.agentAlive, false, 'the unrelated process is not the agent');
         assert.equal(a.pid, sup);
       }
-      assert.equal((await waitTerminal(b, ['r']))['r'].status, 'unknown');
-      assertError(await b.run('cancel', ['--name', 'r']), 'E_NOT_RUNNING');
-      assertError(await b.run('cancel', ['--name', 'r', '--signal', 'KILL']), 'E_NOT_RUNNING');
+      assert.equal((await waitTerminalAsync(b, ['r']))['r'].status, 'unknown');
+      assertError(await b.runAsync('cancel', ['--name', 'r']), 'E_NOT_RUNNING');
+      assertError(await b.runAsync('cancel', ['--name', 'r', '--signal', 'KILL']), 'E_NOT_RUNNING');
       assert.ok(pidAlive(sup) && pidAlive(ag), 'the unrelated processes were not signalled');
       // Not busy either: the run can be resumed.
-      assertOk(await b.run('resume-subagent', ['--name', 'r', '--prompt', 'echo again']), 'resume');
-      assert.equal((await waitTerminal(b, ['r']))['r'].outcome, 'succeeded');
+      assertOk(await b.runAsync('resume-subagent', ['--name', 'r', '--prompt', 'echo again']), 'resume');
+      assert.equal((await waitTerminalAsync(b, ['r']))['r'].outcome, 'succeeded');
       assert.ok(pidAlive(sup) && pidAlive(ag));
     }));
 
@@ -95,14 +78,14 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
         return { ...r, supervisor: { ...r.supervisor!, pid: sup } };
       });
       assert.notEqual(procStartTime(sup), recorded.supervisor.startTime);
-      const a = await statusOf(b, 'r');
+      const a = await statusOfAsync(b, 'r');
       assert.equal(a.status, 'unknown', JSON.stringify(a));
       assert.equal(a.agentAlive, true);
-      const c = assertOk(await b.run('cancel', ['--name', 'r']), 'cancel');
+      const c = assertOk(await b.runAsync('cancel', ['--name', 'r']), 'cancel');
       assert.equal(c.outcome, 'cancelled');
       await untilGone(rec.agentPid, 'the real agent is gone', NOTICE_MS);
       assert.ok(pidAlive(sup), 'the unrelated process on the supervisor\'s pid was not signalled');
-      const end = await statusOf(b, 'r');
+      const end = await statusOfAsync(b, 'r');
       assert.equal(end.status, 'done');
       assert.equal(end.exitCode, null);
       assert.equal(typeof end.endReason, 'string');
@@ -110,9 +93,9 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
 
   test('a scheduled run whose start command\'s pid is now an unrelated sleep: unknown, not scheduled forever', () =>
     withBox('reuse-starter', async (b) => {
-      await startShell(b, 's', 'echo never', { env: { SUBAGENT_TEST_CRASH_AT: 'supervisor-started' } });
+      await startShellAsync(b, 's', 'echo never', [], { env: { SUBAGENT_TEST_CRASH_AT: 'supervisor-started' } });
       await untilStatus(b, 's', (x) => x.status === 'unknown', 'the supervisor died at once');
-      const dir = runDirOf(b.registry, 's');
+      const dir = runDirPath(b.registry, 's');
       const sleepPid = await unrelatedSleep(b, null);
       let recorded: any;
       // As if the start command had published the record and died before launching a supervisor.
@@ -121,19 +104,19 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
         return { ...r, supervisor: null, starter: { ...r.starter!, pid: sleepPid } };
       });
       assert.notEqual(procStartTime(sleepPid), recorded.starter.startTime);
-      const a = await statusOf(b, 's');
+      const a = await statusOfAsync(b, 's');
       assert.equal(a.status, 'unknown', JSON.stringify(a));
-      assert.equal((await waitTerminal(b, ['s']))['s'].status, 'unknown');
-      assertError(await b.run('cancel', ['--name', 's']), 'E_NOT_RUNNING');
+      assert.equal((await waitTerminalAsync(b, ['s']))['s'].status, 'unknown');
+      assertError(await b.runAsync('cancel', ['--name', 's']), 'E_NOT_RUNNING');
       assert.ok(pidAlive(sleepPid));
     }));
 
   test('a record from another boot (boot id differs) is unknown even though its pids live, gets no signal, and can be resumed', () =>
     withBox('reboot', async (b) => {
       const g = join(b.dir, 'gate');
-      await startShell(b, 'old', gate(g));
+      await startShellAsync(b, 'old', gate(g));
       const live = await untilStatus(b, 'old', (x) => x.status === 'running' && x.agentPid, 'running');
-      const dir = runDirOf(b.registry, 'old');
+      const dir = runDirPath(b.registry, 'old');
       const other = bootId().replace(/^./, (c) => (c === '0' ? '1' : '0'));
       updateRecord(dir, (r) => ({
         ...r,
@@ -141,14 +124,14 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
         supervisor: r.supervisor && { ...r.supervisor, bootId: other },
         agentProcess: r.agentProcess && { ...r.agentProcess, bootId: other },
       }));
-      const a = await statusOf(b, 'old');
+      const a = await statusOfAsync(b, 'old');
       assert.equal(a.status, 'unknown', JSON.stringify(a));
       assert.equal(a.agentAlive, false);
-      assertError(await b.run('cancel', ['--name', 'old']), 'E_NOT_RUNNING');
+      assertError(await b.runAsync('cancel', ['--name', 'old']), 'E_NOT_RUNNING');
       assert.ok(pidAlive(live.pid) && pidAlive(live.agentPid), 'processes of "another boot" were not signalled');
-      const r = assertOk(await b.run('resume-subagent', ['--name', 'old', '--prompt', 'echo after-reboot']), 'resume');
+      const r = assertOk(await b.runAsync('resume-subagent', ['--name', 'old', '--prompt', 'echo after-reboot']), 'resume');
       assert.equal(r.run, 2);
-      assert.equal((await waitTerminal(b, ['old']))['old'].outcome, 'succeeded');
+      assert.equal((await waitTerminalAsync(b, ['old']))['old'].outcome, 'succeeded');
       open(g);
     }));
 
@@ -162,17 +145,9 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
     }
     await withBox('pidns', async (b) => {
       mkdirSync(b.registry, { recursive: true });
-      const child = spawn('unshare', ['-Urpf', '--mount-proc', '/bin/sh', '-c', 'node "$0" "$@"; exit $?', join(FIXTURES, 'fault-pidns.mjs'), BIN, b.dir], {
-        env: b.env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-      child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-      assert.equal(code, 0, `driver failed: ${out} ${err}`);
-      const report = JSON.parse(out.trim().split('\n').pop()!);
+      const d = await runProgramAsync('unshare', ['-Urpf', '--mount-proc', '/bin/sh', '-c', 'node "$0" "$@"; exit $?', join(FIXTURES, 'fault-pidns.mjs'), BIN, b.dir], { cwd: process.cwd(), env: b.env });
+      assert.equal(d.code, 0, `driver failed: ${d.stdout} ${d.stderr}`);
+      const report = JSON.parse(d.stdout.trim().split('\n').pop()!);
       assert.equal(report.error, undefined, JSON.stringify(report));
       // The kernel allowed ns_last_pid (checked above), so placing the processes is our own set-up: if it
       // did not work, the fault was never injected, and that is a failure, not a skip.

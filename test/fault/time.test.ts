@@ -10,8 +10,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { updateRecord } from '../../lib/registry/store.js';
-import { assertError, assertOk, gate, hasInotify, open, runDirOf, startShell, until, untilStatus, waitTerminal, withBox, type Box } from './util.js';
-import { skipUnlessCi } from '../helpers.js';
+import { assertError, assertOk, doneWithin } from '../support/run.js';
+import { until } from '../support/wait.js';
+import { hasInotify } from '../support/procs.js';
+import { runDirPath } from '../support/registry.js';
+import { withBox, type Box } from '../support/box.js';
+import { gate, open, startShellAsync, untilStatus, waitTerminalAsync } from '../support/shell.js';
+import { skipUnlessCi } from '../support/machine.js';
 
 function findLibfaketime(): string | null {
   for (const base of ['/usr/lib', '/usr/lib64', '/usr/local/lib']) {
@@ -72,19 +77,19 @@ describe('point 12: time', { concurrency: 3 }, () => {
     withBox('time-back', async (b) => {
       const clock = fake(b, '+1d');
       const g = join(b.dir, 'gate');
-      await startShell(b, 'x', `${gate(g)}; echo over`, { env: clock.env });
+      await startShellAsync(b, 'x', `${gate(g)}; echo over`, [], { env: clock.env });
       await untilStatus(b, 'x', (a) => a.status === 'running', 'running');
       clock.jump('-1d');
       open(g);
-      const a = (await waitTerminal(b, ['x']))['x'];
+      const a = (await waitTerminalAsync(b, ['x']))['x'];
       assert.equal(a.status, 'done');
       assert.equal(a.outcome, 'succeeded');
       assert.ok(Date.parse(a.finishedAt) < Date.parse(a.startedAt), `the jump took effect: started ${a.startedAt}, finished ${a.finishedAt}`);
       assert.ok(a.durationMs !== null && a.durationMs >= 0, `durationMs ${a.durationMs} must never be negative`);
       // The same through a waiter that itself lives in the jumped clock.
-      const w = assertOk(await b.run('status', ['--wait-terminal', '--name', 'x', '--timeout', '30'], { env: clock.env }), 'wait under faketime');
+      const w = assertOk(await b.runAsync('status', ['--wait-terminal', '--name', 'x', '--timeout', '30'], { env: clock.env }), 'wait under faketime');
       assert.ok(w.agents[0].durationMs >= 0);
-      assert.equal((await b.run('result', ['--name', 'x'])).stdout, 'over\n');
+      assert.equal((await b.runAsync('result', ['--name', 'x'])).stdout, 'over\n');
     }));
 
   test('a wait with --timeout 30 does not time out when the wall clock jumps two days ahead', { skip: SKIP }, (t) =>
@@ -94,14 +99,14 @@ describe('point 12: time', { concurrency: 3 }, () => {
         return;
       }
       const g = join(b.dir, 'gate');
-      await startShell(b, 'x', gate(g));
+      await startShellAsync(b, 'x', gate(g));
       await untilStatus(b, 'x', (a) => a.status === 'running', 'running');
       const clock = fake(b, '+0');
       const w = b.spawn('status', ['--wait-terminal', '--name', 'x', '--timeout', '30'], { env: clock.env });
       await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), 30_000);
       clock.jump('+2d');
       // Make sure the waiter looked at the run (and so at its deadline) several times after the jump.
-      const dir = runDirOf(b.registry, 'x');
+      const dir = runDirPath(b.registry, 'x');
       for (let i = 0; i < 3; i++) await pokeAndSeeRead(dir, w.pid, w.settled);
       assert.equal(w.settled(), false, `the waiter gave up after a wall-clock jump: ${w.settled() ? JSON.stringify((await w.done).json) : ''}`);
       open(g);
@@ -113,18 +118,14 @@ describe('point 12: time', { concurrency: 3 }, () => {
   test('a wait with --timeout 3 still times out (exit 124) when the wall clock jumps a day back', { skip: SKIP }, () =>
     withBox('time-bwd', async (b) => {
       const g = join(b.dir, 'gate');
-      await startShell(b, 'x', gate(g));
+      await startShellAsync(b, 'x', gate(g));
       await untilStatus(b, 'x', (a) => a.status === 'running', 'running');
       const clock = fake(b, '+0');
       const w = b.spawn('status', ['--wait-terminal', '--name', 'x', '--timeout', '3'], { env: clock.env });
       await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), 30_000);
       clock.jump('-1d');
-      const timer = new Promise<'hang'>((r) => setTimeout(() => r('hang'), 40_000).unref());
-      const r = await Promise.race([w.done, timer]);
-      if (r === 'hang') {
-        process.kill(w.pid, 'SIGKILL');
-        assert.fail('the wait did not time out after its 3 s: it follows the wall clock');
-      }
+      const r = await doneWithin(w, 40_000);
+      if (!r) assert.fail('the wait did not time out after its 3 s: it follows the wall clock');
       const j = assertError(r, 'E_WAIT_TIMEOUT', 124);
       assert.equal(j.agents[0].status, 'running');
       open(g);

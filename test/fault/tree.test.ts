@@ -10,29 +10,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  BIN,
-  NEEDS_ENVIRON,
-  NOTICE_MS,
-  PS_BACKEND,
-  assertOk,
-  gate,
-  open,
-  pidAlive,
-  pidsWithEnv,
-  procPgid,
-  procPpid,
-  procSid,
-  startShell,
-  statusOf,
-  until,
-  untilStatus,
-  waitTerminal,
-  withBox,
-  works,
-  type Box,
-} from './util.js';
-import { skipUnlessCi } from '../helpers.js';
+import { BIN } from '../support/paths.js';
+import { assertOk } from '../support/run.js';
+import { NOTICE_MS, until } from '../support/wait.js';
+import { NEEDS_ENVIRON, pidAlive, pidsWithEnv, procPgid, procPpid, procSid, PS_BACKEND } from '../support/procs.js';
+import { withBox, type Box } from '../support/box.js';
+import { gate, open, startShellAsync, statusOfAsync, untilStatus, waitTerminalAsync } from '../support/shell.js';
+import { skipUnlessCi, works } from '../support/machine.js';
 
 function cmdline(p: number): string {
   try {
@@ -47,7 +31,7 @@ async function cancelledAndClean(b: Box, name: string, kidMarker: string, c: any
   await until('nothing of the run survives', () => pidsWithEnv(kidMarker).length === 0, NOTICE_MS).catch(() => {
     throw new Error(`processes of the run survived the cancel: ${pidsWithEnv(kidMarker).map((p) => `${p} ${cmdline(p)}`)}`);
   });
-  const a = await statusOf(b, name);
+  const a = await statusOfAsync(b, name);
   assert.equal(a.status, 'done');
   assert.equal(a.outcome, 'cancelled');
   assert.equal(a.agentAlive, false);
@@ -69,7 +53,7 @@ describe('point 9: process trees', { concurrency: 2 }, () => {
         'echo children-started',
         'while :; do sleep 0.05; done',
       ].join('\n');
-      await startShell(b, 't', script);
+      await startShellAsync(b, 't', script);
       const a = await untilStatus(b, 't', (x) => x.status === 'running' && x.agentPid, 'running');
       const comm = (p: number) => {
         try {
@@ -92,7 +76,7 @@ describe('point 9: process trees', { concurrency: 2 }, () => {
       assert.notEqual(procSid(byArg('301')), agentSid, 'sleep 301 is in its own session');
       assert.notEqual(procPgid(byArg('302')), agentPgid, 'sleep 302 is in its own group');
       assert.equal(procSid(byArg('302')), agentSid, '… of the same session');
-      const c = assertOk(await b.run('cancel', ['--name', 't']), 'cancel');
+      const c = assertOk(await b.runAsync('cancel', ['--name', 't']), 'cancel');
       assert.deepEqual(c.survivors, [], 'cancel reports no survivors');
       assert.ok(!pidAlive(a.agentPid));
       await cancelledAndClean(b, 't', kid, c);
@@ -103,10 +87,10 @@ describe('point 9: process trees', { concurrency: 2 }, () => {
       for (const sig of ['KILL', 'INT']) {
         const kid = `FAULT_KID_${sig}=${b.dir}`;
         const name = `s/${sig.toLowerCase()}`;
-        await startShell(b, name, [`${kid} setsid sh -c 'trap "" TERM INT; sleep 310 & wait' &`, `${kid} sleep 311 &`, 'while :; do sleep 0.05; done'].join('\n'));
+        await startShellAsync(b, name, [`${kid} setsid sh -c 'trap "" TERM INT; sleep 310 & wait' &`, `${kid} sleep 311 &`, 'while :; do sleep 0.05; done'].join('\n'));
         await untilStatus(b, name, (x) => x.status === 'running', 'running');
         await until('the children run', () => pidsWithEnv(kid).length >= 3, 30_000);
-        const c = assertOk(await b.run('cancel', ['--name', name, '--signal', sig]), `cancel --signal ${sig}`);
+        const c = assertOk(await b.runAsync('cancel', ['--name', name, '--signal', sig]), `cancel --signal ${sig}`);
         await cancelledAndClean(b, name, kid, c);
       }
     }));
@@ -114,13 +98,13 @@ describe('point 9: process trees', { concurrency: 2 }, () => {
   test('a setsid + double-fork escapee that keeps the run marker is found by it and stopped', { skip: PS_BACKEND ? NEEDS_ENVIRON : false }, () =>
     withBox('marked-escapee', async (b) => {
       const esc = `FAULT_ESCAPEE=${b.dir}`;
-      await startShell(b, 'm', [`( ${esc} setsid sh -c 'trap "" TERM; sleep 322' & ) &`, 'while :; do sleep 0.05; done'].join('\n'));
+      await startShellAsync(b, 'm', [`( ${esc} setsid sh -c 'trap "" TERM; sleep 322' & ) &`, 'while :; do sleep 0.05; done'].join('\n'));
       const a = await untilStatus(b, 'm', (x) => x.status === 'running' && x.agentPid, 'running');
       const escapee = await until('the escapee runs', () => pidsWithEnv(esc)[0], 30_000);
       // What the test is about: out of the agent's tree, group and session; only the marker leads to it.
       assert.notEqual(procPpid(escapee), a.agentPid, 'the escapee was re-parented away from the agent');
       assert.notEqual(procSid(escapee), procSid(a.agentPid), 'the escapee is in a session of its own');
-      const c = assertOk(await b.run('cancel', ['--name', 'm']), 'cancel');
+      const c = assertOk(await b.runAsync('cancel', ['--name', 'm']), 'cancel');
       await cancelledAndClean(b, 'm', esc, c);
     }));
 
@@ -133,12 +117,12 @@ describe('point 9: process trees', { concurrency: 2 }, () => {
         `${kid} sleep 321 &`,
         'while :; do sleep 0.05; done',
       ].join('\n');
-      await startShell(b, 'e', script);
+      await startShellAsync(b, 'e', script);
       await untilStatus(b, 'e', (x) => x.status === 'running', 'running');
       const escapee = await until('the escapee runs', () => pidsWithEnv(esc)[0], 30_000);
       await until('the child runs', () => pidsWithEnv(kid).length >= 1, 30_000);
       assert.ok(!readFileSync(`/proc/${escapee}/environ`, 'latin1').includes('SUBAGENT_RUN_ID='), 'the escapee dropped the marker');
-      const c = assertOk(await b.run('cancel', ['--name', 'e']), 'cancel');
+      const c = assertOk(await b.runAsync('cancel', ['--name', 'e']), 'cancel');
       await cancelledAndClean(b, 'e', kid, c);
       // The limit, as documented: it cannot be found, so it lives …
       assert.ok(pidAlive(escapee), 'the escapee is out of reach (if this fails, update docs/reliability.md: the limit is gone)');
@@ -175,13 +159,13 @@ describe('point 10: the caller\'s signals', { concurrency: 2 }, () => {
         // The caller's group is gone; the run is not.
         assert.ok(pidAlive(a.pid), 'the supervisor lives');
         assert.ok(pidAlive(a.agentPid), 'the agent lives');
-        assert.equal((await statusOf(b, 'x')).status, 'running');
+        assert.equal((await statusOfAsync(b, 'x')).status, 'running');
         open(g);
-        const end = (await waitTerminal(b, ['x']))['x'];
+        const end = (await waitTerminalAsync(b, ['x']))['x'];
         assert.equal(end.status, 'done');
         assert.equal(end.outcome, 'succeeded', JSON.stringify(end));
         assert.equal(end.exitCode, 0);
-        assert.equal((await b.run('result', ['--name', 'x'])).stdout, 'survived\n');
+        assert.equal((await b.runAsync('result', ['--name', 'x'])).stdout, 'survived\n');
       }));
   }
 
@@ -203,11 +187,11 @@ describe('point 10: the caller\'s signals', { concurrency: 2 }, () => {
       process.kill(term.pid!, 'SIGKILL');
       await exited;
       assert.ok(pidAlive(a.pid) && pidAlive(a.agentPid), 'the run outlives its caller\'s terminal');
-      assert.equal((await statusOf(b, 'x')).status, 'running');
+      assert.equal((await statusOfAsync(b, 'x')).status, 'running');
       open(g);
-      const end = (await waitTerminal(b, ['x']))['x'];
+      const end = (await waitTerminalAsync(b, ['x']))['x'];
       assert.equal(end.outcome, 'succeeded', JSON.stringify(end));
-      assert.equal((await b.run('result', ['--name', 'x'])).stdout, 'survived\n');
+      assert.equal((await b.runAsync('result', ['--name', 'x'])).stdout, 'survived\n');
     });
   });
 });

@@ -14,37 +14,26 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  NOTICE_MS,
-  assertOk,
-  gate,
-  hasInotify,
-  isStopped,
-  open,
-  pidAlive,
-  runDirOf,
-  startShell,
-  until,
-  untilStatus,
-  withBox,
-  type Box,
-  type RunOut,
-  type Spawned,
-} from './util.js';
+import { assertOk, doneWithin, type RunOut, type Spawned } from '../support/run.js';
+import { NOTICE_MS, until } from '../support/wait.js';
+import { hasInotify, isStopped, pidAlive } from '../support/procs.js';
+import { runDirPath } from '../support/registry.js';
+import { withBox, type Box } from '../support/box.js';
+import { gate, open, startShellAsync, untilStatus } from '../support/shell.js';
 
 /** The backstop re-check lengthened far beyond NOTICE_MS: only a wake-up by a change is in time. */
 const EVENTS_ONLY = { SUBAGENT_TEST_WAIT_BACKSTOP_MS: '30000' };
 
 async function gatedRunning(b: Box, name: string): Promise<{ g: string; a: any }> {
   const g = join(b.dir, `gate-${name}`);
-  await startShell(b, name, `${gate(g)}; echo ended`);
+  await startShellAsync(b, name, `${gate(g)}; echo ended`);
   const a = await untilStatus(b, name, (x) => x.status === 'running' && x.agentPid, 'running');
   return { g, a };
 }
 
 function recordSays(b: Box, name: string): string {
   try {
-    return JSON.parse(readFileSync(join(runDirOf(b.registry, name), 'record.json'), 'utf8')).status;
+    return JSON.parse(readFileSync(join(runDirPath(b.registry, name), 'record.json'), 'utf8')).status;
   } catch {
     return 'unreadable';
   }
@@ -52,18 +41,8 @@ function recordSays(b: Box, name: string): string {
 
 /** Resolves with the waiter's outcome, or fails when it does not come within `ms` of now. */
 async function within(w: Spawned, ms: number, what: string): Promise<RunOut> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), ms)));
-  const r = await Promise.race([w.done, late]);
-  clearTimeout(timer);
-  if (r === 'late') {
-    try {
-      process.kill(w.pid, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-    assert.fail(`${what}: the waiter did not return within ${ms} ms (a lost wake-up)`);
-  }
+  const r = await doneWithin(w, ms);
+  if (!r) assert.fail(`${what}: the waiter did not return within ${ms} ms (a lost wake-up)`);
   return r;
 }
 
@@ -178,7 +157,7 @@ describe('point 14: waiting misses nothing', { concurrency: 2 }, () => {
         // remove its directory under the waiters' feet. Cleanup kills them.
         process.kill(a.pid, 'SIGSTOP');
         process.kill(-a.agentPid, 'SIGSTOP');
-        const dir = runDirOf(b.registry, 'v');
+        const dir = runDirPath(b.registry, 'v');
         // Moved out in one step (rename), so no reader can catch a half-removed directory.
         renameSync(what === 'name' ? join(dir, '..') : dir, join(b.dir, 'removed'));
         // Every waiter must come back at once, and none may report success for a run it lost.

@@ -11,7 +11,10 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { ROOT, killPids, parseOneLine, pidAlive, until } from '../helpers.js';
+import { ROOT } from '../support/paths.js';
+import { parseOneLine } from '../support/run.js';
+import { until } from '../support/wait.js';
+import { killPids, pidAlive } from '../support/procs.js';
 
 /** The installed command names (package.json "bin"). */
 const COMMANDS = ['start-subagent', 'resume-subagent', 'subagent-status', 'subagent-result', 'subagent-search', 'subagent-cancel'];

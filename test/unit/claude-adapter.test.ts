@@ -7,7 +7,7 @@ import { claude } from '../../lib/agents/claude/index.js';
 import { claudeConfigDir, findChildTranscript, projectSlug } from '../../lib/agents/claude/store.js';
 import { toolHeadline, OUTPUT_MAX } from '../../lib/agents/claude/stream.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
-import { ROOT } from '../helpers.js';
+import { ROOT } from '../support/paths.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'claude');
 

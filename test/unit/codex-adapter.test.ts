@@ -9,7 +9,7 @@ import { runUsage, usageFromCodex, type CodexStreamParser } from '../../lib/agen
 import type { Message } from '../../lib/agents/types.js';
 import { emptyState } from '../../lib/agents/types.js';
 import { SubagentError } from '../../lib/base/errors.js';
-import { ROOT } from '../helpers.js';
+import { ROOT } from '../support/paths.js';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'agents', 'codex');
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -12,7 +12,7 @@ import { exportMessages } from '../../lib/agents/opencode/store.js';
 import { taskResult, TOOL_INPUT_MAX, TOOL_OUTPUT_MAX } from '../../lib/agents/opencode/parts.js';
 import { PREPARE_LOCK } from '../../lib/agents/opencode/prepare.js';
 import type { LaunchInput, Message, StreamParser } from '../../lib/agents/types.js';
-import { ROOT } from '../helpers.js';
+import { ROOT } from '../support/paths.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'opencode');
 

@@ -13,7 +13,7 @@ import { epochOfTicks, linux, readStat } from '../../lib/proc/linux.js';
 import { parsePs, ps, snapshotOf } from '../../lib/proc/ps.js';
 import { epochStartTime, readStartTime } from '../../lib/proc/start-time.js';
 import { SubagentError } from '../../lib/base/errors.js';
-import { until } from '../helpers.js';
+import { until } from '../support/wait.js';
 
 const BOOT = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 const btime = () => Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'latin1'))![1]);

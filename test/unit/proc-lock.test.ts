@@ -9,7 +9,7 @@ import { parseStat } from '../../lib/proc/linux.js';
 import { acquireLock, releaseLock, UNREADABLE_GRACE_MS } from '../../lib/registry/lock.js';
 import { replaceFileDurably } from '../../lib/registry/durable.js';
 import { SubagentError } from '../../lib/base/errors.js';
-import { laterStartTime } from '../helpers.js';
+import { laterStartTime } from '../support/procs.js';
 
 test('stat is parsed after the last ")" even when the command name holds ") ("', () => {
   const line = '4242 (evil) (name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000000 100 18446744073709551615';

@@ -2,52 +2,25 @@
 // object the verb prints, or rejects with a SubagentError carrying the code the verb would print. Also:
 // the package's "exports" resolve from another project (`import('subagents')`), and its types exist
 // and type-check a consumer.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { start, status, result, search, resume, cancel, follow, SubagentError, ERROR_CODES } from '../../lib/index.js';
 import { FILES, runDir } from '../../lib/registry/store.js';
-import { BIN, ROOT, killPids, pidsWithEnv, sandbox, until, type RunOut, type Verb } from '../helpers.js';
+import { ROOT } from '../support/paths.js';
+import { runProgramAsync, type Verb } from '../support/run.js';
+import { until } from '../support/wait.js';
+import { makeBox } from '../support/box.js';
+import { statusOf } from '../support/shell.js';
 
-const box = sandbox('subagents-library-');
-const MARK = 'SUBAGENTS_LIBRARY_TEST';
-box.env[MARK] = box.dir;
-after(async () => {
-  const end = Date.now() + 15_000;
-  for (;;) {
-    const pids = pidsWithEnv(`${MARK}=${box.dir}`);
-    if (pids.length === 0 || Date.now() > end) break;
-    killPids(pids);
-    await new Promise((r) => setTimeout(r, 30));
-  }
-  box.cleanup();
-});
+const box = makeBox('library');
 
 /** What every library call gets: the sandbox's registry, environment and directory. */
 const ctx = { registry: box.registry, env: box.env, cwd: box.dir };
 
 /** A verb through its executable (async: nothing here blocks the event loop). */
-function verb(v: Verb, args: string[]): Promise<RunOut> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(join(BIN, v), args, { cwd: box.dir, env: box.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      let json: any;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, signal, stdout, stderr, json });
-    });
-  });
-}
+const verb = (v: Verb, args: string[]) => box.runAsync(v, args);
 
 /** Asserts that `p` rejects with a SubagentError of `code`; returns it. */
 async function rejectsWith(p: Promise<unknown>, code: string): Promise<SubagentError> {
@@ -177,10 +150,7 @@ test('follow streams the transcript through `write` as it grows and resolves to 
 });
 
 /** The status of a name through the verb, synchronously (only used with shell runs, no fake server). */
-function statusSync(name: string): string | undefined {
-  const r = spawnSync(join(BIN, 'status'), ['--name', name], { cwd: box.dir, env: box.env, encoding: 'utf8' });
-  return JSON.parse(r.stdout).agents?.[0]?.status;
-}
+const statusSync = (name: string): string | undefined => statusOf(box, name)?.status;
 
 test('errors reject with SubagentError and the code (and details) the verb prints', async () => {
   const cases: Array<[string, () => Promise<unknown>, Verb, string[]]> = [
@@ -258,15 +228,7 @@ test('the package: import("subagents") from another project resolves through "ex
     console.log(JSON.stringify({ keys: Object.keys(m).sort(), where, started: s.ok, status: w.agents[0].outcome, text: r.lastAssistantText, code }));
   `;
   writeFileSync(join(proj, 'main.mjs'), program);
-  const out = await new Promise<RunOut>((resolve, reject) => {
-    const child = spawn(process.execPath, ['main.mjs'], { cwd: proj, env: box.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, json: undefined }));
-  });
+  const out = await runProgramAsync(process.execPath, ['main.mjs'], { cwd: proj, env: box.env });
   assert.equal(out.code, 0, out.stdout + out.stderr);
   const got = JSON.parse(out.stdout);
   for (const k of ['start', 'status', 'result', 'search', 'follow', 'resume', 'cancel', 'batch', 'SubagentError', 'ERROR_CODES', 'validateName', 'locateRegistry']) assert.ok(got.keys.includes(k), `exports ${k}: ${got.keys}`);
@@ -325,13 +287,6 @@ void [bad, notACode];
     join(proj, 'tsconfig.json'),
     JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] }, files: ['use.ts'] }),
   );
-  const tsc = await new Promise<RunOut>((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'lib', 'tsc.js'), '-p', 'tsconfig.json'], { cwd: proj, env: box.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr: '', json: undefined }));
-  });
-  assert.equal(tsc.code, 0, `tsc on a consumer of 'subagents':\n${tsc.stdout}`);
+  const tsc = await runProgramAsync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'lib', 'tsc.js'), '-p', 'tsconfig.json'], { cwd: proj, env: box.env });
+  assert.equal(tsc.code, 0, `tsc on a consumer of 'subagents':\n${tsc.stdout}${tsc.stderr}`);
 });

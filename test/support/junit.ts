@@ -1,12 +1,13 @@
 /**
- * Helpers of test/cli/fanout.test.ts: a strict little XML parser (a structural check of the JUnit
- * report that does not trust the writer), xmllint against the JUnit schema when it is installed, /proc scans by run marker,
- * and an async `until` that does not block the event loop (so concurrent pollers keep polling).
+ * JUnit reports (`status --junit`): a strict little XML parser (a structural check of the report that
+ * does not trust the writer), xmllint against the JUnit schema when it is installed, and the checks
+ * every report must pass.
  */
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, pidAlive } from '../helpers.js';
+import { FIXTURES } from './paths.js';
 
 export interface XmlElement {
   name: string;
@@ -145,7 +146,7 @@ export function findAll(el: XmlElement, name: string): XmlElement[] {
 
 let cachedXmllint: string | null | undefined;
 /** The JUnit schema the reports are validated against (see its header for where its rules come from). */
-export const JUNIT_XSD = join(ROOT, 'test', 'fixtures', 'junit.xsd');
+export const JUNIT_XSD = join(FIXTURES, 'junit.xsd');
 
 /** The path of xmllint, or null when it is not installed (test/fault/setup.sh installs it). */
 function findXmllint(): string | null {
@@ -164,54 +165,21 @@ export function validateJunit(file: string): { ok: boolean; why: string } | null
   return { ok: r.status === 0, why: r.stderr };
 }
 
-/** Run ids (SUBAGENT_RUN_ID) of the live processes carrying `marker` (`KEY=value`) in their environment, with their pids. */
-export function liveRunIds(marker: string): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    let env: string[];
-    try {
-      env = readFileSync(`/proc/${e}/environ`, 'latin1').split('\0');
-    } catch {
-      continue;
-    }
-    if (!env.includes(marker)) continue;
-    const id = env.find((v) => v.startsWith('SUBAGENT_RUN_ID='));
-    if (!id || !pidAlive(Number(e))) continue;
-    const k = id.slice('SUBAGENT_RUN_ID='.length);
-    out.set(k, [...(out.get(k) ?? []), Number(e)]);
-  }
-  return out;
-}
-
-/** Like helpers.until, but the condition is async (a verb run with runAsync), so the event loop keeps turning. */
-export async function untilAsync<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 90_000, everyMs = 50): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `; last error: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-/** The largest number of [start, end] intervals covering one instant (an end at t comes before a start at t). */
-export function maxOverlap(intervals: Array<{ start: number; end: number }>): number {
-  const ev = intervals.flatMap((iv) => [
-    { t: iv.start, d: 1 },
-    { t: iv.end, d: -1 },
-  ]);
-  ev.sort((a, b) => a.t - b.t || a.d - b.d);
-  let cur = 0;
-  let max = 0;
-  for (const e of ev) {
-    cur += e.d;
-    max = Math.max(max, cur);
-  }
-  return max;
+/**
+ * Asserts the JUnit file is what CI dashboards read: valid against test/fixtures/junit.xsd (xmllint,
+ * which test/fault/setup.sh installs) and, always, the strict JS parser plus the schema's rules the
+ * parser alone would not check (the timestamp form). Returns its root.
+ */
+export function checkJunit(t: { diagnostic(msg: string): void }, file: string): XmlElement {
+  assert.ok(existsSync(file), `${file} was written`);
+  const v = validateJunit(file);
+  if (v === null) t.diagnostic('xmllint is not installed (bash test/fault/setup.sh, or apt-get install -y libxml2-utils): the schema was not checked, only the JS structural checks ran');
+  else assert.ok(v.ok, `${file} is not valid against the JUnit schema: ${v.why}`);
+  const root = parseXml(readFileSync(file, 'utf8'));
+  assert.equal(root.name, 'testsuites');
+  const suites = root.children.filter((c) => c.name === 'testsuite');
+  assert.equal(suites.length, 1);
+  assert.match(suites[0]!.attrs.timestamp ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/, 'timestamp: an xs:dateTime without fraction or zone');
+  for (const c of findAll(root, 'testcase')) assert.match(c.attrs.time ?? '', /^\d+(\.\d+)?$/, 'testcase time: seconds');
+  return root;
 }

@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DoneCache, type CachedView } from '../../lib/registry/done-cache.js';
-import { makeBox, runDirOf, startShell, until, waitTerminal } from '../cli/util.js';
+import { until } from '../support/wait.js';
+import { runDirOf } from '../support/registry.js';
+import { makeBox } from '../support/box.js';
+import { startShell, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('done-cache');
 
