@@ -2,12 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../support/paths.js';
 
 // `make lint` inside `make test`: Biome's formatter and linter (biome.json) over lib/, test/ and scripts/,
 // checking only — `make format` writes the fixes. A test here, so that its verdict is counted with the rest.
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 test('biome ci: every source file is formatted, and no lint rule of biome.json is broken', () => {
   const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', '@biomejs', 'biome', 'bin', 'biome'), 'ci', '--colors=off', '--max-diagnostics=50'], {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { loadAdapter } from '../../lib/agents/index.js';
 import { CLI_NAMES, type AgentAdapter } from '../../lib/agents/types.js';
-import { ROOT } from '../helpers.js';
+import { ROOT } from '../support/paths.js';
 
 const GUIDE = 'docs/agents/adding.md';
 /** The CLIs the project itself provides (no foreign program, nothing captured, nothing to pin). */

@@ -2,12 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../support/paths.js';
 
 // The layer rules of docs/design.md ("Layers"), read from its table and held against every import of
 // lib/; and its code map, held against the files of lib/. The doc is the rule: change it, not this file.
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const DESIGN = readFileSync(join(ROOT, 'docs', 'design.md'), 'utf8');
 
 function section(title: string): string {

@@ -2,12 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../support/paths.js';
 
 // CONTRIBUTING.md, "Adding a verb", steps 2-4, held against every verb there is: the walk-through and
 // the tree cannot part ways without this failing.
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const verbs = readdirSync(join(ROOT, 'lib', 'verbs')).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
 const guide = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
