@@ -7,7 +7,9 @@ import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const verbs = readdirSync('lib/verbs').filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3));
+const verbs = readdirSync('lib/verbs')
+  .filter((f) => f.endsWith('.ts'))
+  .map((f) => f.slice(0, -3));
 // import() would bring the ESM loader back; esbuild turns it into require() when told it is unsupported.
 const common = {
   bundle: true,
@@ -49,6 +51,10 @@ function asciiOnly(dir) {
     if (!entry.endsWith('.cjs')) continue;
     const file = join(dir, entry);
     const text = readFileSync(file, 'utf8');
-    if (/[^\x00-\x7f]/.test(text)) writeFileSync(file, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+    if (/[^\x00-\x7f]/.test(text))
+      writeFileSync(
+        file,
+        text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+      );
   }
 }

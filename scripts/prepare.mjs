@@ -22,7 +22,8 @@ if (!existsSync(tsc) || !existsSync(join(root, 'node_modules', 'esbuild', 'packa
   // would be wrong here (global and prefix would make this `npm ci` one in the global prefix; npm 11's
   // allow-scripts is an error in a project's install; omit=dev would leave the build tools out): only
   // where and how to fetch is passed on. The nested npm reads the same npmrc files (userconfig).
-  const KEEP = /^npm_config_(userconfig|cache|registry|@.+:registry|\/\/.+|cafile|ca|cert|key|strict_ssl|proxy|https_proxy|noproxy|local_address|prefer_offline|prefer_online|offline|fetch_.+|maxsockets|loglevel|color|progress|unicode|update_notifier)$/i;
+  const KEEP =
+    /^npm_config_(userconfig|cache|registry|@.+:registry|\/\/.+|cafile|ca|cert|key|strict_ssl|proxy|https_proxy|noproxy|local_address|prefer_offline|prefer_online|offline|fetch_.+|maxsockets|loglevel|color|progress|unicode|update_notifier)$/i;
   const env = { ...process.env };
   for (const k of Object.keys(env)) {
     if (/^npm_config_/i.test(k) && !KEEP.test(k)) delete env[k];

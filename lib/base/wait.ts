@@ -3,7 +3,7 @@ import { checkpoint, testWaitBackstopMs } from './checkpoint.js';
 import { monotonicMs } from './time.js';
 
 /**
- * Waiting that misses nothing (guarantee 11): watch first, then read, then sleep until a watched
+ * Waiting that misses nothing (docs/guarantees.md, 11): watch first, then read, then sleep until a watched
  * directory changes, the backstop fires (to notice a supervisor that died without writing anything),
  * or the monotonic deadline passes. A change that lands between the read and the sleep has already
  * set `woken`, so the sleep returns at once.

@@ -7,7 +7,10 @@ import { checkpoint } from '../base/checkpoint.js';
  * What a verb prints: one JSON line (a command's result: `ok` false makes the exit code 1), text, or a
  * JSON line it composed itself as bytes (status's listing, with the registry it lists).
  */
-export type VerbResult = { json: { ok: boolean; registry?: string } } | { text: string; exitCode?: number; registry?: string } | { line: Buffer[]; registry: string };
+export type VerbResult =
+  | { json: { ok: boolean; registry?: string } }
+  | { text: string; exitCode?: number; registry?: string }
+  | { line: Buffer[]; registry: string };
 
 /**
  * The shared main of every verb: --help, then the verb, then exactly one line on stdout and an exit
@@ -47,4 +50,3 @@ export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string
   // A stdout that fell back to a queueing stream is left to drain the normal way.
   if (stdoutFlushed()) process.exit();
 }
-

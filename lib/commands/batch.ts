@@ -45,15 +45,27 @@ export interface BatchFailed {
  */
 export type BatchResult =
   | { ok: true; registry: string; started: BatchStarted[]; failed: [] }
-  | { ok: false; code: 'E_BATCH_INCOMPLETE'; error: string; registry: string; started: BatchStarted[]; failed: BatchFailed[]; details: { registry: string; hint: string } };
+  | {
+      ok: false;
+      code: 'E_BATCH_INCOMPLETE';
+      error: string;
+      registry: string;
+      started: BatchStarted[];
+      failed: BatchFailed[];
+      details: { registry: string; hint: string };
+    };
 
 function readBatch(source: string, cwd: string): string {
   try {
     return source === '-' ? readFileSync(0, 'utf8') : readFileSync(resolve(cwd, source), 'utf8');
   } catch (err) {
-    throw new SubagentError('E_ARG_INVALID', `cannot read the batch ${source === '-' ? 'from stdin' : resolve(cwd, source)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
-      hint: 'give a file of JSON lines, or "-" and the lines on stdin',
-    });
+    throw new SubagentError(
+      'E_ARG_INVALID',
+      `cannot read the batch ${source === '-' ? 'from stdin' : resolve(cwd, source)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      {
+        hint: 'give a file of JSON lines, or "-" and the lines on stdin',
+      },
+    );
   }
 }
 
@@ -92,17 +104,28 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
       } catch (err) {
         throw new SubagentError('E_ARG_INVALID', `not a JSON object: ${(err as Error).message}`, { hint: 'one JSON object per line' });
       }
-      if (typeof line !== 'object' || line === null || Array.isArray(line)) throw new SubagentError('E_ARG_INVALID', 'not a JSON object', { hint: 'one JSON object per line' });
+      if (typeof line !== 'object' || line === null || Array.isArray(line))
+        throw new SubagentError('E_ARG_INVALID', 'not a JSON object', { hint: 'one JSON object per line' });
       const unknown = Object.keys(line).filter((k) => !(FIELDS as readonly string[]).includes(k));
-      if (unknown.length) throw new SubagentError('E_ARG_UNKNOWN', `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}`, { fields: unknown, hint: `fields: ${FIELDS.join(', ')}` });
+      if (unknown.length)
+        throw new SubagentError('E_ARG_UNKNOWN', `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}`, {
+          fields: unknown,
+          hint: `fields: ${FIELDS.join(', ')}`,
+        });
       name = optionalString(line, 'name');
-      const files = [...(line.file === undefined ? [] : [line.file]), ...(Array.isArray(line.files) ? line.files : line.files === undefined ? [] : [line.files])];
+      const files = [
+        ...(line.file === undefined ? [] : [line.file]),
+        ...(Array.isArray(line.files) ? line.files : line.files === undefined ? [] : [line.files]),
+      ];
       const args = line.args === undefined ? [] : line.args;
-      if (!Array.isArray(args) || args.some((a) => typeof a !== 'string')) throw new SubagentError('E_ARG_INVALID', '"args" must be an array of strings', { field: 'args', hint: '"args": ["--permission-mode", "acceptEdits"]' });
-      if (files.some((f) => typeof f !== 'string')) throw new SubagentError('E_ARG_INVALID', '"file"/"files" must be strings', { field: 'files', hint: '"files": ["a.ts", "b.ts"]' });
+      if (!Array.isArray(args) || args.some((a) => typeof a !== 'string'))
+        throw new SubagentError('E_ARG_INVALID', '"args" must be an array of strings', { field: 'args', hint: '"args": ["--permission-mode", "acceptEdits"]' });
+      if (files.some((f) => typeof f !== 'string'))
+        throw new SubagentError('E_ARG_INVALID', '"file"/"files" must be strings', { field: 'files', hint: '"files": ["a.ts", "b.ts"]' });
       const promptText = optionalString(line, 'prompt');
       const prompt = readPrompt(promptText === '-' ? `-` : promptText, optionalString(line, 'promptFile'), cwd, { stdinAllowed: false });
-      if (line.worktree !== undefined && typeof line.worktree !== 'boolean') throw new SubagentError('E_ARG_INVALID', '"worktree" must be true or false', { field: 'worktree', hint: '"worktree": true' });
+      if (line.worktree !== undefined && typeof line.worktree !== 'boolean')
+        throw new SubagentError('E_ARG_INVALID', '"worktree" must be true or false', { field: 'worktree', hint: '"worktree": true' });
       const out = await start({
         name,
         prompt,
@@ -120,7 +143,16 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         cwd,
         ...(o.env ? { env: o.env } : {}),
       });
-      started.push({ line: i + 1, name: out.name, pid: out.pid, status: out.status, sessionId: out.sessionId, cli: out.cli, run: out.run, startedAt: out.startedAt });
+      started.push({
+        line: i + 1,
+        name: out.name,
+        pid: out.pid,
+        status: out.status,
+        sessionId: out.sessionId,
+        cli: out.cli,
+        run: out.run,
+        startedAt: out.startedAt,
+      });
     } catch (err) {
       const e = err instanceof SubagentError ? err : new SubagentError('E_INTERNAL', `internal error: ${(err as Error).message}`);
       const hint = e.code === 'E_PROMPT_REQUIRED' ? 'give the line a non-empty "prompt" or "promptFile" field' : (e.details.hint ?? null);

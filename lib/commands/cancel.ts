@@ -75,7 +75,7 @@ async function waitGone(seen: Seen[], ms: number): Promise<Seen[]> {
 }
 
 /**
- * subagent-cancel (guarantee 8): record the intent, snapshot the run's whole process tree, send the
+ * subagent-cancel (docs/guarantees.md, 8): record the intent, snapshot the run's whole process tree, send the
  * signal (the CLI's graceful one by default), wait a grace period, SIGTERM and then SIGKILL whatever
  * of the run remains, and make sure the end is recorded as `cancelled`.
  */
@@ -111,7 +111,15 @@ async function cancelTree(s: CancelSettings, root: string): Promise<CancelResult
       const r = await cancelOne(s, name);
       descendants.push({ name, previousStatus: r.previousStatus, status: r.status, outcome: r.outcome, survivors: r.survivors, cancelled: true });
     } catch (err) {
-      if (err instanceof SubagentError && err.code === 'E_NOT_RUNNING') descendants.push({ name, previousStatus: err.details.status as Status, status: err.details.status as Status, outcome: err.details.outcome as Outcome | null, survivors: [], cancelled: false });
+      if (err instanceof SubagentError && err.code === 'E_NOT_RUNNING')
+        descendants.push({
+          name,
+          previousStatus: err.details.status as Status,
+          status: err.details.status as Status,
+          outcome: err.details.outcome as Outcome | null,
+          survivors: [],
+          cancelled: false,
+        });
       else if (err instanceof SubagentError) descendants.push({ name, code: err.code, error: err.message });
       else throw err;
     }
@@ -121,7 +129,20 @@ async function cancelTree(s: CancelSettings, root: string): Promise<CancelResult
   }
   const ob = requireLatest(registry, root);
   return {
-    ...(top ?? { ok: true, registry, name: root, run: ob.record.run, pid: ob.supervisor?.pid ?? null, agentPid: ob.record.agentProcess?.pid ?? null, signalSent: null, previousStatus: ob.status, status: ob.status, outcome: ob.record.outcome, processesSignalled: 0, survivors: [] }),
+    ...(top ?? {
+      ok: true,
+      registry,
+      name: root,
+      run: ob.record.run,
+      pid: ob.supervisor?.pid ?? null,
+      agentPid: ob.record.agentProcess?.pid ?? null,
+      signalSent: null,
+      previousStatus: ob.status,
+      status: ob.status,
+      outcome: ob.record.outcome,
+      processesSignalled: 0,
+      survivors: [],
+    }),
     descendants,
   };
 }
@@ -246,7 +267,9 @@ async function settle(dir: string, supervisor: ProcessIdentity | null, signal: s
               signal: null,
               finishedAt: nowIso(),
               error: `cancelled with ${signal}`,
-              endReason: supervisorAlive ? 'the supervisor did not record the end in time; recorded by cancel' : 'the supervisor was gone; the end was recorded by cancel, the exit status is unknown',
+              endReason: supervisorAlive
+                ? 'the supervisor did not record the end in time; recorded by cancel'
+                : 'the supervisor was gone; the end was recorded by cancel, the exit status is unknown',
             },
       );
     }
@@ -262,13 +285,20 @@ function refuseUncheckable(name: string, ids: Array<ProcessIdentity | null>): vo
   const id = ids.find((i) => i && liveness(i) === 'unchecked');
   if (!id) return;
   const b = backend().name;
-  throw new SubagentError('E_IDENTITY_UNCHECKABLE', `the ${b} process backend cannot check that pid ${id.pid} is still the process "${name}" recorded (start time "${id.startTime}" is in another backend's form); nothing was signalled`, {
-    name,
-    pid: id.pid,
-    startTime: id.startTime,
-    backend: b,
-    hint: b === 'ps' ? 'cancel it with the backend that started it: unset SUBAGENT_PROC_BACKEND (or set it to linux)' : 'cancel it with the backend that started it: SUBAGENT_PROC_BACKEND=ps',
-  });
+  throw new SubagentError(
+    'E_IDENTITY_UNCHECKABLE',
+    `the ${b} process backend cannot check that pid ${id.pid} is still the process "${name}" recorded (start time "${id.startTime}" is in another backend's form); nothing was signalled`,
+    {
+      name,
+      pid: id.pid,
+      startTime: id.startTime,
+      backend: b,
+      hint:
+        b === 'ps'
+          ? 'cancel it with the backend that started it: unset SUBAGENT_PROC_BACKEND (or set it to linux)'
+          : 'cancel it with the backend that started it: SUBAGENT_PROC_BACKEND=ps',
+    },
+  );
 }
 
 function notRunning(name: string, ob: Observation): SubagentError {

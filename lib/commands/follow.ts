@@ -67,7 +67,16 @@ async function followIn(registry: string, asked: string, timeoutMs: number | nul
       line++;
     } else index++;
     if (o.json) {
-      const event: FollowLine = { type: 'message', run: record.run, index, ...(text ? { line } : {}), role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) };
+      const event: FollowLine = {
+        type: 'message',
+        run: record.run,
+        index,
+        ...(text ? { line } : {}),
+        role: m.role,
+        text: m.text,
+        ...(m.tool ? { tool: m.tool } : {}),
+        ...(m.childId ? { childId: m.childId } : {}),
+      };
       o.write(jsonLine(event));
     } else o.write(humanLine(m));
   };

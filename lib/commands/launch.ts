@@ -19,11 +19,18 @@ export function queueTicketFor(registry: string, limit: number | undefined): str
 }
 
 /** What a new record is made of: the fields start or resume chose; the rest are a new run's. */
-export type RunSettings = Pick<RunRecord, 'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'> &
+export type RunSettings = Pick<
+  RunRecord,
+  'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
+> &
   Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth'>>;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
-export function checkAdapterCan(adapter: AgentAdapter, given: { model?: boolean; variant?: boolean; agent?: boolean; files?: boolean }, env: NodeJS.ProcessEnv): void {
+export function checkAdapterCan(
+  adapter: AgentAdapter,
+  given: { model?: boolean; variant?: boolean; agent?: boolean; files?: boolean },
+  env: NodeJS.ProcessEnv,
+): void {
   for (const key of ['model', 'variant', 'agent', 'files'] as const) {
     if (given[key] && !adapter.supports[key]) {
       const flag = key === 'files' ? '--file' : `--${key}`;

@@ -23,7 +23,8 @@ export function readPrompt(flag: string | undefined, file: string | undefined, c
       data = readFileSync(0);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EAGAIN') throw new SubagentError('E_ARG_INVALID', 'stdin is not readable without blocking', { hint: 'pipe the prompt in: ... | start-subagent --prompt -' });
+      if (code === 'EAGAIN')
+        throw new SubagentError('E_ARG_INVALID', 'stdin is not readable without blocking', { hint: 'pipe the prompt in: ... | start-subagent --prompt -' });
       data = Buffer.alloc(0);
     }
   } else if (flag !== undefined) {

@@ -85,7 +85,11 @@ export async function result(o: ResultOptions): Promise<ResultResult> {
     let ob = latest;
     if (wanted !== undefined) {
       if (!(listRuns(registry, name) ?? []).includes(wanted)) {
-        throw new SubagentError('E_RUN_NOT_FOUND', `"${name}" has no run ${wanted} (its latest is ${latest.record.run})`, { name, run: wanted, hint: 'subagent-status --name ' + name + ' shows the latest run number' });
+        throw new SubagentError('E_RUN_NOT_FOUND', `"${name}" has no run ${wanted} (its latest is ${latest.record.run})`, {
+          name,
+          run: wanted,
+          hint: 'subagent-status --name ' + name + ' shows the latest run number',
+        });
       }
       ob = observeRun(runDir(registry, name, wanted));
     }
@@ -130,7 +134,17 @@ async function answersSince(registry: string, name: string, since: number, lates
   for (const n of (listRuns(registry, name) ?? []).filter((k) => k > since)) {
     const r = n === latest.record.run ? latest : observeRun(runDir(registry, name, n));
     const a = lastAnswer(r.dir, await loadAdapter(r.record.cli));
-    runs.push({ run: n, status: r.status, outcome: r.status === 'done' ? r.record.outcome : null, exitCode: r.record.exitCode, sessionId: r.record.sessionId, lastAssistantText: a.text, truncated: a.truncated, bytes: a.bytes, skippedLines: a.skippedLines });
+    runs.push({
+      run: n,
+      status: r.status,
+      outcome: r.status === 'done' ? r.record.outcome : null,
+      exitCode: r.record.exitCode,
+      sessionId: r.record.sessionId,
+      lastAssistantText: a.text,
+      truncated: a.truncated,
+      bytes: a.bytes,
+      skippedLines: a.skippedLines,
+    });
   }
   return { ok: true, registry, name, since, latestRun: latest.record.run, runs };
 }

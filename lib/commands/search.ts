@@ -51,7 +51,8 @@ export const MAX_MATCHES = 1000;
 const SNIPPET_RADIUS = 60;
 
 export function compilePattern(pattern: string | undefined): RegExp {
-  if (pattern === undefined) throw new SubagentError('E_PATTERN_REQUIRED', '--pattern is required', { hint: 'give a JavaScript regular expression: --pattern "error|fail"' });
+  if (pattern === undefined)
+    throw new SubagentError('E_PATTERN_REQUIRED', '--pattern is required', { hint: 'give a JavaScript regular expression: --pattern "error|fail"' });
   try {
     return new RegExp(pattern, 'g');
   } catch (err) {
@@ -85,25 +86,25 @@ async function searchIn(registry: string, asked: string, re: RegExp, pattern: st
   const matches: SearchMatch[] = [];
   let total = 0;
   const visit = (item: TranscriptItem) => {
-      if (role !== 'any' && item.role !== role) return;
-      const haystack = item.tool ? `${item.text}\n${item.tool.name} ${item.tool.input ?? ''}\n${item.tool.output ?? ''}` : item.text;
-      re.lastIndex = 0;
-      for (let m = re.exec(haystack); m !== null; m = re.exec(haystack)) {
-        total++;
-        if (matches.length < MAX_MATCHES) {
-          const from = Math.max(0, m.index - SNIPPET_RADIUS);
-          const to = Math.min(haystack.length, m.index + m[0].length + SNIPPET_RADIUS);
-          matches.push({
-            run: item.run,
-            index: item.index,
-            role: item.role,
-            ...(item.line !== undefined ? { line: item.line } : {}),
-            ...(item.childId !== undefined ? { childId: item.childId } : {}),
-            snippet: (from > 0 ? '…' : '') + haystack.slice(from, to) + (to < haystack.length ? '…' : ''),
-          });
-        }
-        if (m[0].length === 0) re.lastIndex++;
+    if (role !== 'any' && item.role !== role) return;
+    const haystack = item.tool ? `${item.text}\n${item.tool.name} ${item.tool.input ?? ''}\n${item.tool.output ?? ''}` : item.text;
+    re.lastIndex = 0;
+    for (let m = re.exec(haystack); m !== null; m = re.exec(haystack)) {
+      total++;
+      if (matches.length < MAX_MATCHES) {
+        const from = Math.max(0, m.index - SNIPPET_RADIUS);
+        const to = Math.min(haystack.length, m.index + m[0].length + SNIPPET_RADIUS);
+        matches.push({
+          run: item.run,
+          index: item.index,
+          role: item.role,
+          ...(item.line !== undefined ? { line: item.line } : {}),
+          ...(item.childId !== undefined ? { childId: item.childId } : {}),
+          snippet: (from > 0 ? '…' : '') + haystack.slice(from, to) + (to < haystack.length ? '…' : ''),
+        });
       }
+      if (m[0].length === 0) re.lastIndex++;
+    }
   };
   if (child !== undefined) {
     const c = await childTranscript(registry, name, child);

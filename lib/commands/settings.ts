@@ -65,7 +65,10 @@ function badTimeout(raw: string): SubagentError {
 /** A concurrency limit as the verbs take it (--max-concurrent, SUBAGENT_MAX_CONCURRENT): a whole number; 0 removes the limit. */
 export function parseLimit(raw: string, source: string): number {
   if (!/^[0-9]{1,6}$/.test(raw.trim())) {
-    throw new SubagentError('E_ARG_INVALID', `${source} "${raw}" is not a whole number`, { value: raw, hint: 'give the most runs that may run at once, e.g. 4 (0 removes the limit)' });
+    throw new SubagentError('E_ARG_INVALID', `${source} "${raw}" is not a whole number`, {
+      value: raw,
+      hint: 'give the most runs that may run at once, e.g. 4 (0 removes the limit)',
+    });
   }
   return Number(raw.trim());
 }
@@ -103,5 +106,9 @@ export function checkRunNumber(value: number, flag: string, zero = false): numbe
 }
 
 function badRunNumber(value: string, flag: string): SubagentError {
-  return new SubagentError('E_ARG_INVALID', `${flag} "${value}" is not a run number`, { flag, value, hint: 'runs are numbered 1, 2, 3…; subagent-status lists the latest' });
+  return new SubagentError('E_ARG_INVALID', `${flag} "${value}" is not a run number`, {
+    flag,
+    value,
+    hint: 'runs are numbered 1, 2, 3…; subagent-status lists the latest',
+  });
 }

@@ -72,13 +72,17 @@ function nesting(env: NodeJS.ProcessEnv): { parent: string | null; depth: number
   const parentDepth = parentDepthOf(env, parent);
   if (parentDepth === null) {
     // details.depth stays a number (the first depth past the limit); depthKnown says it was not read.
-    throw new SubagentError('E_DEPTH_LIMIT', `starting a sub-agent from "${parent}": its nesting depth cannot be told (SUBAGENT_DEPTH is missing or not a number, and the parent's record cannot be read), so the limit counts as reached`, {
-      parent,
-      depth: Math.max(2, max + 1),
-      max,
-      depthKnown: false,
-      hint: 'start it from the run itself (its environment holds SUBAGENT_DEPTH), or unset SUBAGENT_PARENT for a top-level run',
-    });
+    throw new SubagentError(
+      'E_DEPTH_LIMIT',
+      `starting a sub-agent from "${parent}": its nesting depth cannot be told (SUBAGENT_DEPTH is missing or not a number, and the parent's record cannot be read), so the limit counts as reached`,
+      {
+        parent,
+        depth: Math.max(2, max + 1),
+        max,
+        depthKnown: false,
+        hint: 'start it from the run itself (its environment holds SUBAGENT_DEPTH), or unset SUBAGENT_PARENT for a top-level run',
+      },
+    );
   }
   const depth = parentDepth + 1;
   if (depth > max) {
@@ -116,7 +120,11 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   const cwd = resolveCwd(o.cwdDir, callerCwd);
   const files = (o.files ?? []).map((f) => resolve(callerCwd, f));
   for (const f of files) {
-    if (!existsSync(f)) throw new SubagentError('E_ARG_INVALID', `--file ${f} does not exist`, { file: f, hint: 'give paths of existing files (relative paths resolve against your directory)' });
+    if (!existsSync(f))
+      throw new SubagentError('E_ARG_INVALID', `--file ${f} does not exist`, {
+        file: f,
+        hint: 'give paths of existing files (relative paths resolve against your directory)',
+      });
   }
   if (o.base !== undefined && !o.worktree) throw new SubagentError('E_ARG_INVALID', '--base needs --worktree', { hint: 'add --worktree, or drop --base' });
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined, agent: o.agent !== undefined, files: files.length > 0 }, env);

@@ -98,7 +98,8 @@ async function statusIn(registry: string, o: StatusOptions, env: NodeJS.ProcessE
   const waiting = o.wait || o.waitTerminal;
   const timeoutMs = waiting ? waitTimeoutMs(o.timeoutSec, env) : null;
   const plain = isPlainListing(o);
-  const take = (): Snapshot => snapshot(registry, asked.length ? asked : listedNames(registry, o.prefix), asked.length > 0, plain ? listingCache(registry, o.prefix, env) : null);
+  const take = (): Snapshot =>
+    snapshot(registry, asked.length ? asked : listedNames(registry, o.prefix), asked.length > 0, plain ? listingCache(registry, o.prefix, env) : null);
 
   let value: Snapshot;
   let changed: Change[] | null = null;
@@ -116,7 +117,10 @@ async function statusIn(registry: string, o: StatusOptions, env: NodeJS.ProcessE
     const baseline = new Map([...first.observations].map(([n, ob]) => [n, key(ob)]));
     let latest = first;
     const r = await waitFor({
-      dirs: () => [agentsDir(registry), ...[...latest.observations.keys()].flatMap((n) => [nameDir(registry, n), runDir(registry, n, latest.observations.get(n)!.record.run)])],
+      dirs: () => [
+        agentsDir(registry),
+        ...[...latest.observations.keys()].flatMap((n) => [nameDir(registry, n), runDir(registry, n, latest.observations.get(n)!.record.run)]),
+      ],
       relevant: (file) => file === null || !/^(events\.log|stderr\.log|supervisor\.log|prompt)$|\.lock|\.tmp-|^\.new-/.test(file),
       timeoutMs,
       check: () => {

@@ -1,7 +1,7 @@
 import { backend } from './backend.js';
 
 /**
- * Guarantee 4: a process is "the one we recorded" only if its pid exists, it is not a zombie, and its
+ * docs/guarantees.md, 4: a process is "the one we recorded" only if its pid exists, it is not a zombie, and its
  * start time and the boot id match. The start time is in the form of the backend that read it
  * (lib/proc/start-time.ts); the boot id is the same for both backends on one machine.
  */

@@ -133,7 +133,11 @@ function judge(view: Snapshot, id: ProcessIdentity): 'alive' | 'dead' | 'uncheck
 
 function sysctl(name: string): string | null {
   for (const program of ['sysctl', '/usr/sbin/sysctl', '/sbin/sysctl']) {
-    const r = childProcess().spawnSync(program, ['-n', name], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'ignore'] });
+    const r = childProcess().spawnSync(program, ['-n', name], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') continue;
     const out = r.status === 0 ? r.stdout.trim() : '';
     return out === '' ? null : out;
@@ -163,7 +167,10 @@ function readBootId(): string {
   if (uuid) return uuid;
   const time = sysctl('kern.boottime');
   if (time) return `boottime:${/\bsec = (\d+)/.exec(time)?.[1] ?? time}`;
-  throw unavailable('cannot tell this boot from another: no /proc/sys/kernel/random/boot_id, and sysctl gives neither kern.bootsessionuuid nor kern.boottime', 'sysctl');
+  throw unavailable(
+    'cannot tell this boot from another: no /proc/sys/kernel/random/boot_id, and sysctl gives neither kern.bootsessionuuid nor kern.boottime',
+    'sysctl',
+  );
 }
 
 export const ps: ProcBackend = {

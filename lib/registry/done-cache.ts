@@ -120,7 +120,10 @@ export class DoneCache {
   private readonly settledBefore = Date.now() - SETTLED_MS;
 
   /** `all`: every name of the registry will be looked up, so every entry is proven at once. */
-  constructor(registry: string, private readonly all: boolean) {
+  constructor(
+    registry: string,
+    private readonly all: boolean,
+  ) {
     this.path = join(registry, FILE);
     this.base = join(registry, 'agents');
     const d = load(this.path);
@@ -167,12 +170,20 @@ export class DoneCache {
     const start = t[e + VIEW_FROM]!;
     const end = t[e + VIEW_TO]!;
     // A damaged file fails its checksum; these guard against a file that passes it and is still wrong.
-    if (!(run >= 1 && first + probes <= this.ok.length && pathsFrom <= pathsTo && pathsTo <= this.paths.length && start < end && end <= this.views.length)) return null;
+    if (!(run >= 1 && first + probes <= this.ok.length && pathsFrom <= pathsTo && pathsTo <= this.paths.length && start < end && end <= this.views.length))
+      return null;
     if (!this.proven) {
       if (this.all) {
         probeKeys(this.base, this.paths, this.keys, this.ok);
         this.proven = true;
-      } else if (probeKeys(this.base, this.paths.subarray(pathsFrom, pathsTo), this.keys.subarray(KEY * first, KEY * (first + probes)), this.ok.subarray(first, first + probes)) !== probes) {
+      } else if (
+        probeKeys(
+          this.base,
+          this.paths.subarray(pathsFrom, pathsTo),
+          this.keys.subarray(KEY * first, KEY * (first + probes)),
+          this.ok.subarray(first, first + probes),
+        ) !== probes
+      ) {
         return null;
       }
     }
@@ -326,7 +337,12 @@ function align(at: number): number {
 }
 
 /** data[from, to) as numbers: in place when aligned (a file read whole is), else copied. */
-function aligned<T extends Uint32Array | Float64Array>(data: Buffer, from: number, to: number, type: { new (b: ArrayBufferLike, at?: number, n?: number): T; BYTES_PER_ELEMENT: number }): T {
+function aligned<T extends Uint32Array | Float64Array>(
+  data: Buffer,
+  from: number,
+  to: number,
+  type: { new (b: ArrayBufferLike, at?: number, n?: number): T; BYTES_PER_ELEMENT: number },
+): T {
   const bytes = data.subarray(from, to);
   const size = type.BYTES_PER_ELEMENT;
   if (bytes.byteOffset % size === 0) return new type(bytes.buffer, bytes.byteOffset, bytes.length / size);

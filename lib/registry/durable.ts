@@ -25,7 +25,7 @@ export function tempName(path: string): string {
 }
 
 /**
- * Guarantee 5: write a temp file in the same directory, fsync it, rename it over the target, fsync the
+ * docs/guarantees.md, 5: write a temp file in the same directory, fsync it, rename it over the target, fsync the
  * directory. writeFileSync loops until every byte is written or throws, so a short write (ENOSPC) never
  * publishes a truncated file; on any failure the temp file is removed and the old file stays as it was.
  */

@@ -62,7 +62,9 @@ function ensureDirs(registry: string): void {
 
 function list(dir: string): string[] {
   try {
-    return readdirSync(dir).filter((e) => !e.startsWith('.')).sort();
+    return readdirSync(dir)
+      .filter((e) => !e.startsWith('.'))
+      .sort();
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return [];
     throw err;
@@ -201,7 +203,15 @@ function tryTake(registry: string, ticket: string, runId: string, dir: string, m
  * Waits for a slot: woken by any change in the queue directories, with a backstop that notices a slot
  * holder (supervisor or orphaned agent) that died without a trace. Resolves when the slot is ours.
  */
-export async function waitForSlot(registry: string, ticket: string, runId: string, dir: string, me: ProcessIdentity, probe: RunProbe, backstopMs = 1000): Promise<void> {
+export async function waitForSlot(
+  registry: string,
+  ticket: string,
+  runId: string,
+  dir: string,
+  me: ProcessIdentity,
+  probe: RunProbe,
+  backstopMs = 1000,
+): Promise<void> {
   ensureDirs(registry);
   const base = queueDir(registry);
   let poke: (() => void) | null = null;

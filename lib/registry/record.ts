@@ -90,7 +90,19 @@ export interface RunRecord {
   skippedLines?: number;
 }
 
-const STRING_OR_NULL = ['model', 'variant', 'agent', 'sessionId', 'parent', 'agentStartedAt', 'finishedAt', 'signal', 'error', 'endReason', 'lastActivityAt'] as const;
+const STRING_OR_NULL = [
+  'model',
+  'variant',
+  'agent',
+  'sessionId',
+  'parent',
+  'agentStartedAt',
+  'finishedAt',
+  'signal',
+  'error',
+  'endReason',
+  'lastActivityAt',
+] as const;
 
 export function corrupt(path: string, why: string): SubagentError {
   return new SubagentError('E_REGISTRY_CORRUPT', `the record ${path} is unreadable: ${why}`, {

@@ -144,7 +144,11 @@ export function readRecord(dir: string): RunRecord {
   try {
     text = readSmall(path);
   } catch (err) {
-    if (isErrno(err, 'ENOENT')) throw new SubagentError('E_REGISTRY_CORRUPT', `the run directory ${dir} has no record`, { path, hint: 'the directory was kept as it is; inspect or remove it by hand' });
+    if (isErrno(err, 'ENOENT'))
+      throw new SubagentError('E_REGISTRY_CORRUPT', `the run directory ${dir} has no record`, {
+        path,
+        hint: 'the directory was kept as it is; inspect or remove it by hand',
+      });
     throw new SubagentError('E_REGISTRY_CORRUPT', `the record ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
       path,
       hint: 'fix its permissions or type (it must be a readable file); it was left as it is',

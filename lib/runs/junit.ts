@@ -52,7 +52,8 @@ export async function writeJunit(file: string, registry: string, observations: O
       verdict = `<failure message="${esc(`${r.outcome}: ${r.error ?? what}`)}" type="${esc(r.outcome ?? 'failed')}">${esc(`${what}\n${r.error ?? ''}`)}</failure>`;
     } else if (ob.status !== 'done') {
       errors++;
-      const msg = ob.status === 'unknown' ? (ob.statusReason ?? 'the supervisor died without recording an end') : `still ${ob.status} when the report was written`;
+      const msg =
+        ob.status === 'unknown' ? (ob.statusReason ?? 'the supervisor died without recording an end') : `still ${ob.status} when the report was written`;
       verdict = `<error message="${esc(msg)}" type="${ob.status}">${esc(msg)}</error>`;
     }
     let out = '';
@@ -80,7 +81,10 @@ export async function writeJunit(file: string, registry: string, observations: O
     replaceFileDurably(path, xml);
   } catch (err) {
     const e = err instanceof SubagentError ? (err.details.errno as string | null) : (err as NodeJS.ErrnoException).code;
-    throw new SubagentError('E_ARG_INVALID', `cannot write the JUnit report to ${path}: ${e ?? (err as Error).message}`, { path, hint: 'give --junit a path in a writable directory' });
+    throw new SubagentError('E_ARG_INVALID', `cannot write the JUnit report to ${path}: ${e ?? (err as Error).message}`, {
+      path,
+      hint: 'give --junit a path in a writable directory',
+    });
   }
   return path;
 }

@@ -45,7 +45,7 @@ function uncheckable(pid: number | null): string {
 }
 
 /**
- * Guarantee 3 and 4: liveness by identity; `unknown` when the supervisor is dead without a `done`
+ * docs/guarantees.md, 3 and 4: liveness by identity; `unknown` when the supervisor is dead without a `done`
  * record. The record is read again after the liveness check, so a run that ended cleanly between the
  * two reads is reported `done`, never `unknown`.
  */
@@ -75,10 +75,20 @@ export function observeRun(dir: string): Observation {
     : 'the run was never picked up by a supervisor (the start command died before launching it)';
   const agentPid = again.agentProcess?.pid ?? foundAgentPid;
   const alive =
-    agentState === 'unchecked' ? `its agent may still be alive: ${uncheckable(agentPid)}`
-    : agentPid !== null ? `its agent (pid ${agentPid}) is still alive`
-    : 'processes of the run are still alive';
-  return { record: again, status: 'unknown', statusReason: agentAlive ? `${reason}; ${alive}` : reason, agentAlive, dir, supervisor: w2.supervisor, ...(foundAgentPid !== null ? { foundAgentPid } : {}) };
+    agentState === 'unchecked'
+      ? `its agent may still be alive: ${uncheckable(agentPid)}`
+      : agentPid !== null
+        ? `its agent (pid ${agentPid}) is still alive`
+        : 'processes of the run are still alive';
+  return {
+    record: again,
+    status: 'unknown',
+    statusReason: agentAlive ? `${reason}; ${alive}` : reason,
+    agentAlive,
+    dir,
+    supervisor: w2.supervisor,
+    ...(foundAgentPid !== null ? { foundAgentPid } : {}),
+  };
 }
 
 /** A done record is the whole truth about its run: no process is asked. */

@@ -36,7 +36,9 @@ export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapte
   }
   visit({ run, index: 0, role: 'user', text: prompt });
   let index = 0;
-  const parser = adapter.parser((m) => visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) }));
+  const parser = adapter.parser((m) =>
+    visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) }),
+  );
   return parseLog(dir, parser);
 }
 
@@ -115,7 +117,13 @@ export function promptHead(dir: string): string {
   try {
     const buf = Buffer.alloc(512);
     const n = readSync(fd, buf, 0, buf.length, 0);
-    const first = buf.subarray(0, n).toString('utf8').replace(/\uFFFD+$/, '').split('\n').find((l) => l.trim() !== '') ?? '';
+    const first =
+      buf
+        .subarray(0, n)
+        .toString('utf8')
+        .replace(/\uFFFD+$/, '')
+        .split('\n')
+        .find((l) => l.trim() !== '') ?? '';
     return first.length > 120 ? first.slice(0, 119) + '…' : first;
   } finally {
     closeSync(fd);

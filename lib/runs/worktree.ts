@@ -16,7 +16,10 @@ export interface Worktree {
 function git(cwd: string, args: string[]): { ok: boolean; out: string; err: string } {
   const r = childProcess().spawnSync('git', ['-C', cwd, ...args], { encoding: 'utf8' });
   if (r.error) {
-    throw new SubagentError('E_CMD_MISSING', 'git is not on PATH, and --worktree needs it', { program: 'git', hint: 'install git, or start without --worktree' });
+    throw new SubagentError('E_CMD_MISSING', 'git is not on PATH, and --worktree needs it', {
+      program: 'git',
+      hint: 'install git, or start without --worktree',
+    });
   }
   return { ok: r.status === 0, out: r.stdout.trim(), err: r.stderr.trim() };
 }
@@ -33,20 +36,34 @@ export function branchFor(name: string): string {
 export function addWorktree(registry: string, name: string, cwd: string, base: string | undefined): { worktree: Worktree; cwd: string } {
   const top = git(cwd, ['rev-parse', '--show-toplevel']);
   if (!top.ok) {
-    throw new SubagentError('E_ARG_INVALID', `--worktree needs a git repository, and ${cwd} is not in one`, { cwd, hint: 'run from (or give --cwd) a directory inside a git repository' });
+    throw new SubagentError('E_ARG_INVALID', `--worktree needs a git repository, and ${cwd} is not in one`, {
+      cwd,
+      hint: 'run from (or give --cwd) a directory inside a git repository',
+    });
   }
   const repo = realpathSync(top.out);
   const branch = branchFor(name);
   if (!git(repo, ['check-ref-format', '--branch', branch]).ok) {
-    throw new SubagentError('E_NAME_INVALID', `"${name}" cannot be a git branch name (${branch})`, { name, rule: 'git-branch', hint: 'git refuses segments starting with "." or ending with ".lock", and ".." inside a segment' });
+    throw new SubagentError('E_NAME_INVALID', `"${name}" cannot be a git branch name (${branch})`, {
+      name,
+      rule: 'git-branch',
+      hint: 'git refuses segments starting with "." or ending with ".lock", and ".." inside a segment',
+    });
   }
   const ref = base ?? 'HEAD';
   const resolved = git(repo, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
   if (!resolved.ok) {
-    throw new SubagentError('E_ARG_INVALID', `--base ${ref} is not a commit of ${repo}`, { base: ref, hint: base ? 'give a branch, tag or commit that exists' : 'the repository has no commit yet: commit once, or give --base' });
+    throw new SubagentError('E_ARG_INVALID', `--base ${ref} is not a commit of ${repo}`, {
+      base: ref,
+      hint: base ? 'give a branch, tag or commit that exists' : 'the repository has no commit yet: commit once, or give --base',
+    });
   }
   if (git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]).ok) {
-    throw new SubagentError('E_NAME_EXISTS', `the branch ${branch} already exists in ${repo}`, { name, branch, hint: `choose another name, or delete the branch: git branch -D ${branch}` });
+    throw new SubagentError('E_NAME_EXISTS', `the branch ${branch} already exists in ${repo}`, {
+      name,
+      branch,
+      hint: `choose another name, or delete the branch: git branch -D ${branch}`,
+    });
   }
   const path = join(registry, 'worktrees', encodeName(name));
   try {
@@ -55,7 +72,11 @@ export function addWorktree(registry: string, name: string, cwd: string, base: s
     throw unwritable(registry, err);
   }
   if (existsSync(path)) {
-    throw new SubagentError('E_NAME_EXISTS', `the worktree directory ${path} already exists`, { name, path, hint: 'remove it (git worktree remove) or choose another name' });
+    throw new SubagentError('E_NAME_EXISTS', `the worktree directory ${path} already exists`, {
+      name,
+      path,
+      hint: 'remove it (git worktree remove) or choose another name',
+    });
   }
   const added = git(repo, ['worktree', 'add', '--quiet', '-b', branch, path, resolved.out]);
   if (!added.ok && (existsSync(path) || git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]).ok)) {
@@ -67,7 +88,7 @@ export function addWorktree(registry: string, name: string, cwd: string, base: s
     });
   }
   if (!added.ok) {
-    throw new SubagentError('E_ARG_INVALID', `git worktree add failed: ${added.err}`, { hint: 'see git\'s message; the main checkout was not changed' });
+    throw new SubagentError('E_ARG_INVALID', `git worktree add failed: ${added.err}`, { hint: "see git's message; the main checkout was not changed" });
   }
   const sub = relative(repo, realpathSync(cwd));
   const runCwd = join(realpathSync(path), sub);

@@ -67,15 +67,15 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   let launch: ReturnType<AgentAdapter['launch']>;
   try {
     launch = adapter.launch({
-    mode: record.run === 1 ? 'new' : 'resume',
-    cwd: record.cwd,
-    model: record.model,
-    variant: record.variant,
-    agent: record.agent,
-    files: record.files,
-    extraArgs: record.extraArgs,
-    sessionId: record.sessionId,
-  });
+      mode: record.run === 1 ? 'new' : 'resume',
+      cwd: record.cwd,
+      model: record.model,
+      variant: record.variant,
+      agent: record.agent,
+      files: record.files,
+      extraArgs: record.extraArgs,
+      sessionId: record.sessionId,
+    });
   } catch (err) {
     finish(dir, { kind: 'spawn-failed', error: `cannot launch ${record.cli}: ${(err as Error).message}` });
     return;
@@ -118,13 +118,17 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   const exited = child.exited;
   const identity = identityOf(child.pid);
   checkpoint('after-agent-spawn');
-  const running = updateRecord(dir, (r) => r.status === 'done' ? null : ({
-    ...r,
-    status: 'running',
-    supervisor: selfIdentity(),
-    agentStartedAt: nowIso(),
-    agentProcess: identity ? { ...identity, pgid: child.pid } : { pid: child.pid, startTime: 'gone', bootId: '', pgid: child.pid },
-  }));
+  const running = updateRecord(dir, (r) =>
+    r.status === 'done'
+      ? null
+      : {
+          ...r,
+          status: 'running',
+          supervisor: selfIdentity(),
+          agentStartedAt: nowIso(),
+          agentProcess: identity ? { ...identity, pgid: child.pid } : { pid: child.pid, startTime: 'gone', bootId: '', pgid: child.pid },
+        },
+  );
   if (running.cancel) {
     // A cancel arrived before the agent was recorded; it could not see the agent, so stop it here.
     try {
@@ -209,7 +213,16 @@ class Progress {
     try {
       updateRecord(this.dir, (r) => {
         if (r.status === 'done') return null;
-        return { ...r, sessionId: r.sessionId ?? s.sessionId, toolUses: s.toolUses, usage: s.usage, children: s.children, skippedLines: skipped, lastActivityAt: activity ?? r.lastActivityAt, eventBytes: this.follower.position };
+        return {
+          ...r,
+          sessionId: r.sessionId ?? s.sessionId,
+          toolUses: s.toolUses,
+          usage: s.usage,
+          children: s.children,
+          skippedLines: skipped,
+          lastActivityAt: activity ?? r.lastActivityAt,
+          eventBytes: this.follower.position,
+        };
       });
     } catch (err) {
       log(`progress update failed: ${(err as Error).message}`);
@@ -232,26 +245,30 @@ function finish(dir: string, end: End): void {
     const said = lastLine(join(dir, FILES.stderr));
     if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
   }
-  updateRecord(dir, (r) => {
-    if (r.status === 'done') return null;
-    const cancelled = r.cancel !== null;
-    return {
-      ...r,
-      status: 'done',
-      outcome: cancelled ? 'cancelled' : verdict.outcome,
-      exitCode: exit.code,
-      signal: exit.signal,
-      error: cancelled ? `cancelled with ${r.cancel?.signal ?? 'a signal'}` : verdict.error,
-      endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
-      finishedAt: nowIso(),
-      sessionId: r.sessionId ?? s?.sessionId ?? null,
-      toolUses: s?.toolUses ?? r.toolUses,
-      usage: s?.usage ?? r.usage,
-      children: s?.children ?? r.children,
-      skippedLines: end.kind === 'exited' ? end.skipped : (r.skippedLines ?? 0),
-      lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
-    };
-  }, 'done');
+  updateRecord(
+    dir,
+    (r) => {
+      if (r.status === 'done') return null;
+      const cancelled = r.cancel !== null;
+      return {
+        ...r,
+        status: 'done',
+        outcome: cancelled ? 'cancelled' : verdict.outcome,
+        exitCode: exit.code,
+        signal: exit.signal,
+        error: cancelled ? `cancelled with ${r.cancel?.signal ?? 'a signal'}` : verdict.error,
+        endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
+        finishedAt: nowIso(),
+        sessionId: r.sessionId ?? s?.sessionId ?? null,
+        toolUses: s?.toolUses ?? r.toolUses,
+        usage: s?.usage ?? r.usage,
+        children: s?.children ?? r.children,
+        skippedLines: end.kind === 'exited' ? end.skipped : (r.skippedLines ?? 0),
+        lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
+      };
+    },
+    'done',
+  );
   checkpoint('after-done');
 }
 
@@ -288,7 +305,12 @@ function lastLine(path: string): string | null {
     const buf = Buffer.alloc(Math.min(size, 4096));
     readSync(fd, buf, 0, buf.length, size - buf.length);
     // Colour escapes out (some CLIs colour even with NO_COLOR); an "Error:" line says more than the last one.
-    const lines = buf.toString('utf8').replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '').split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = buf
+      .toString('utf8')
+      .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     const line = [...lines].reverse().find((l) => /^error\b/i.test(l)) ?? lines.pop();
     return line ? line.slice(0, 300) : null;
   } finally {

@@ -29,6 +29,8 @@ export function main(): Promise<void> {
     const { values } = parseFlags(argv, SPEC);
     validateName(str(values, 'name'));
     parseSignal(str(values, 'signal'));
-    return { json: await cancel({ name: str(values, 'name'), signal: str(values, 'signal'), recursive: bool(values, 'recursive'), registry: str(values, 'registry') }) };
+    return {
+      json: await cancel({ name: str(values, 'name'), signal: str(values, 'signal'), recursive: bool(values, 'recursive'), registry: str(values, 'registry') }),
+    };
   });
 }

@@ -38,11 +38,22 @@ export function main(): Promise<void> {
   return runVerb(USAGE, SPEC, async (argv) => {
     const { values } = parseFlags(argv, SPEC);
     const picks = ['run', 'child', 'since', 'follow'].filter((k) => values[k] !== undefined);
-    if (picks.length > 1) throw new SubagentError('E_ARG_INVALID', `${picks.map((p) => '--' + p).join(' and ')} cannot be combined`, { hint: 'choose one run, one child, or the runs since K' });
+    if (picks.length > 1)
+      throw new SubagentError('E_ARG_INVALID', `${picks.map((p) => '--' + p).join(' and ')} cannot be combined`, {
+        hint: 'choose one run, one child, or the runs since K',
+      });
     validateName(str(values, 'name'));
     if (bool(values, 'follow')) {
       const raw = str(values, 'timeout');
-      return { json: await follow({ name: str(values, 'name'), json: bool(values, 'json'), timeoutSec: raw === undefined ? undefined : parseSeconds(raw), write: writeStdout, registry: str(values, 'registry') }) };
+      return {
+        json: await follow({
+          name: str(values, 'name'),
+          json: bool(values, 'json'),
+          timeoutSec: raw === undefined ? undefined : parseSeconds(raw),
+          write: writeStdout,
+          registry: str(values, 'registry'),
+        }),
+      };
     }
     if (values.timeout !== undefined) throw new SubagentError('E_ARG_INVALID', '--timeout goes with --follow', { hint: 'add --follow, or drop --timeout' });
     const run = str(values, 'run');

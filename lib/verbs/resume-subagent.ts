@@ -27,10 +27,10 @@ Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD
 `;
 
 const SPEC: FlagSpec = {
-      string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent'],
-      boolean: [],
-      passthrough: true,
-    };
+  string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent'],
+  boolean: [],
+  passthrough: true,
+};
 
 export function main(): Promise<void> {
   return runVerb(USAGE, SPEC, async (argv) => {

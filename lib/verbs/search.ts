@@ -27,6 +27,14 @@ export function main(): Promise<void> {
     validateName(str(values, 'name'));
     compilePattern(str(values, 'pattern'));
     checkRole(str(values, 'role'));
-    return { json: await search({ name: str(values, 'name'), pattern: str(values, 'pattern'), role: str(values, 'role'), child: str(values, 'child'), registry: str(values, 'registry') }) };
+    return {
+      json: await search({
+        name: str(values, 'name'),
+        pattern: str(values, 'pattern'),
+        role: str(values, 'role'),
+        child: str(values, 'child'),
+        registry: str(values, 'registry'),
+      }),
+    };
   });
 }

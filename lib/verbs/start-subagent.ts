@@ -38,11 +38,11 @@ Errors: {"ok":false,"code":"E_…","error","details":{"hint"}}; exit 1. See docs
 `;
 
 const SPEC: FlagSpec = {
-      string: ['name', 'prompt', 'prompt-file', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'registry', 'max-concurrent', 'batch', 'base'],
-      boolean: ['worktree'],
-      repeatable: ['file'],
-      passthrough: true,
-    };
+  string: ['name', 'prompt', 'prompt-file', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'registry', 'max-concurrent', 'batch', 'base'],
+  boolean: ['worktree'],
+  repeatable: ['file'],
+  passthrough: true,
+};
 
 export function main(): Promise<void> {
   return runVerb(USAGE, SPEC, async (argv) => {
@@ -63,9 +63,13 @@ export function main(): Promise<void> {
     if (source !== undefined) {
       const clash = ['name', 'prompt', 'prompt-file', 'file'].filter((k) => values[k] !== undefined);
       if (clash.length || passthrough) {
-        throw new SubagentError('E_ARG_INVALID', `--batch takes every run from its lines; ${clash.length ? clash.map((c) => '--' + c).join(', ') : '"-- ARGS"'} cannot be given with it`, {
-          hint: 'put name, prompt, files and args in each JSON line',
-        });
+        throw new SubagentError(
+          'E_ARG_INVALID',
+          `--batch takes every run from its lines; ${clash.length ? clash.map((c) => '--' + c).join(', ') : '"-- ARGS"'} cannot be given with it`,
+          {
+            hint: 'put name, prompt, files and args in each JSON line',
+          },
+        );
       }
       return { json: await batch({ batch: source, defaults: common, registry: str(values, 'registry') }) };
     }

@@ -39,11 +39,11 @@ Statuses: scheduled, running, done (outcome succeeded|failed|cancelled), unknown
 `;
 
 const SPEC: FlagSpec = {
-      string: ['name', 'registry', 'timeout', 'prefix', 'junit', 'format', 'watch'],
-      optionalValue: { watch: /^[0-9]+(\.[0-9]+)?$/ },
-      boolean: ['wait', 'wait-terminal', 'all', 'require-success', 'runs', 'tree'],
-      repeatable: ['name'],
-    };
+  string: ['name', 'registry', 'timeout', 'prefix', 'junit', 'format', 'watch'],
+  optionalValue: { watch: /^[0-9]+(\.[0-9]+)?$/ },
+  boolean: ['wait', 'wait-terminal', 'all', 'require-success', 'runs', 'tree'],
+  repeatable: ['name'],
+};
 
 /** What the table views need of the terminal. Only they ask: creating process.stdout costs milliseconds. */
 function screen() {
@@ -103,15 +103,32 @@ export function main(): Promise<void> {
       throw new SubagentError('E_ARG_INVALID', '--runs lists the history of one name', { hint: 'give exactly one --name, without --wait' });
     }
     const format = str(values, 'format') ?? 'json';
-    if (format !== 'json' && format !== 'table') throw new SubagentError('E_ARG_INVALID', `--format ${format} is not json or table`, { hint: 'use --format table for people, json (the default) for programs' });
-    if (bool(values, 'tree') && format === 'table') throw new SubagentError('E_ARG_INVALID', '--tree and --format table are two different views', { hint: 'choose one' });
-    if (runs && (bool(values, 'tree') || format === 'table')) throw new SubagentError('E_ARG_INVALID', '--runs has only the JSON view', { hint: 'drop --tree / --format table' });
+    if (format !== 'json' && format !== 'table')
+      throw new SubagentError('E_ARG_INVALID', `--format ${format} is not json or table`, {
+        hint: 'use --format table for people, json (the default) for programs',
+      });
+    if (bool(values, 'tree') && format === 'table')
+      throw new SubagentError('E_ARG_INVALID', '--tree and --format table are two different views', { hint: 'choose one' });
+    if (runs && (bool(values, 'tree') || format === 'table'))
+      throw new SubagentError('E_ARG_INVALID', '--runs has only the JSON view', { hint: 'drop --tree / --format table' });
     const watch = str(values, 'watch');
     if (watch !== undefined) {
       const every = watch === '' ? 2 : Number(watch);
       if (!(every > 0)) throw new SubagentError('E_ARG_INVALID', `--watch ${watch} is not a positive number of seconds`, { hint: 'e.g. --watch 2' });
-      if (options.wait || options.waitTerminal || runs || bool(values, 'tree') || options.requireSuccess || options.junit !== undefined || timeout !== undefined) {
-        throw new SubagentError('E_ARG_INVALID', '--watch cannot be combined with --wait, --wait-terminal, --timeout, --require-success, --junit, --runs or --tree', { hint: '--watch shows the table until every listed run is terminal; wait with --wait-terminal for the rest' });
+      if (
+        options.wait ||
+        options.waitTerminal ||
+        runs ||
+        bool(values, 'tree') ||
+        options.requireSuccess ||
+        options.junit !== undefined ||
+        timeout !== undefined
+      ) {
+        throw new SubagentError(
+          'E_ARG_INVALID',
+          '--watch cannot be combined with --wait, --wait-terminal, --timeout, --require-success, --junit, --runs or --tree',
+          { hint: '--watch shows the table until every listed run is terminal; wait with --wait-terminal for the rest' },
+        );
       }
       await watchStatus(options, every, screen());
       return { text: '' };

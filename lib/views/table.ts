@@ -93,7 +93,11 @@ export function renderTable(agents: Row[], o: TableOptions): string {
     lines.push({ cells: COLUMNS.map((c) => printable(c.get(a, now))), key: colorKey(a) });
     for (const c of a.children ?? []) {
       const desc = c.description ? ` ${c.description}` : '';
-      lines.push({ cells: [], key: c.status === 'failed' ? 'failed' : c.status === 'done' ? 'succeeded' : c.status, child: printable(`  └ ${c.id}${desc} (${c.status}, ${c.cli})`) });
+      lines.push({
+        cells: [],
+        key: c.status === 'failed' ? 'failed' : c.status === 'done' ? 'succeeded' : c.status,
+        child: printable(`  └ ${c.id}${desc} (${c.status}, ${c.cli})`),
+      });
     }
   }
   let cols = COLUMNS.map((c, i) => ({ ...c, i, w: Math.max(displayWidth(c.head), ...lines.filter((l) => !l.child).map((l) => displayWidth(l.cells[i]!))) }));
@@ -118,7 +122,13 @@ export function renderTable(agents: Row[], o: TableOptions): string {
       })
       .join('  ')
       .trimEnd();
-  out.push(row(COLUMNS.map((c) => c.head), null, true));
+  out.push(
+    row(
+      COLUMNS.map((c) => c.head),
+      null,
+      true,
+    ),
+  );
   for (const l of lines) out.push(l.child !== undefined ? paint(fit(l.child, o.width), l.key) : row(l.cells, l.key, false));
   return out.join('\n') + '\n';
 }

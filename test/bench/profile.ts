@@ -89,7 +89,8 @@ export function summarise(files: string[]): ProfileSummary {
       cat.set(c, (cat.get(c) ?? 0) + ms);
       const fileKey = n.callFrame.url ? shortUrl(n.callFrame.url) : '(native)';
       file.set(fileKey, (file.get(fileKey) ?? 0) + ms);
-      const fnKey = `${n.callFrame.functionName || '(anonymous)'}  ${n.callFrame.url ? `${shortUrl(n.callFrame.url)}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
+      const fnKey =
+        `${n.callFrame.functionName || '(anonymous)'}  ${n.callFrame.url ? `${shortUrl(n.callFrame.url)}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
       fn.set(fnKey, (fn.get(fnKey) ?? 0) + ms);
       // inclusive: every distinct project function (and a few loader entry points) on the stack
       const seen = new Set<string>();
@@ -99,7 +100,11 @@ export function summarise(files: string[]): ProfileSummary {
         let key: string | null = null;
         if (fr.url.startsWith(rootUrl) && !s.includes('node_modules/')) key = `${fr.functionName || '(top-level)'}  ${s}:${fr.lineNumber + 1}`;
         else if (s.includes('node_modules/')) key = `(dependency) ${s.split('node_modules/')[1]!.split('/')[0]}`;
-        else if (fr.url.startsWith('node:internal/modules/') && /^(import|link|instantiate|compileSourceTextModule|loadESMFromCJS|moduleStrategy|#?link)$/i.test(fr.functionName)) key = `(Node loader) ${fr.functionName}`;
+        else if (
+          fr.url.startsWith('node:internal/modules/') &&
+          /^(import|link|instantiate|compileSourceTextModule|loadESMFromCJS|moduleStrategy|#?link)$/i.test(fr.functionName)
+        )
+          key = `(Node loader) ${fr.functionName}`;
         if (key !== null && !seen.has(key)) {
           seen.add(key);
           incl.set(key, (incl.get(key) ?? 0) + ms);
@@ -113,5 +118,12 @@ export function summarise(files: string[]): ProfileSummary {
       .sort((a, b) => b[1] - a[1])
       .slice(0, limit)
       .map(([key, ms]) => ({ key, ms: ms / n, share: total ? ms / total : 0 }));
-  return { profiles: files.length, profiledMs: profiled / n, byCategory: list(cat, 20), byFile: list(file, 12), byFunction: list(fn, 15), inclusive: list(incl, 15) };
+  return {
+    profiles: files.length,
+    profiledMs: profiled / n,
+    byCategory: list(cat, 20),
+    byFile: list(file, 12),
+    byFunction: list(fn, 15),
+    inclusive: list(incl, 15),
+  };
 }

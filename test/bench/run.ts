@@ -26,7 +26,21 @@
  * started (by pid, identity-checked) and removes every temp file, also on Ctrl-C.
  */
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, linkSync, readlinkSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  linkSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, freemem, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
@@ -70,8 +84,13 @@ import {
 // ------------------------------------------------------------------------------------------ set-up
 
 const QUICK = process.env.BENCH_QUICK === '1';
-const ONLY = (process.env.BENCH_ONLY ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-const loadAtStart = loadavg().map((x) => x.toFixed(2)).join(' ');
+const ONLY = (process.env.BENCH_ONLY ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+const loadAtStart = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' ');
 const busyAtStart = loadavg()[0]! > cpus().length * 0.75;
 const benchStart = monoMs();
 const AREA = mkdtempSync(join(tmpdir(), 'subagents-bench-'));
@@ -147,10 +166,14 @@ const mainIsSelf = (() => {
   }
 })();
 const OTHERS: NodeBin[] = [];
-for (const p of (process.env.SUBAGENT_BENCH_NODES ?? '').split(':').map((s) => s.trim()).filter(Boolean)) {
+for (const p of (process.env.SUBAGENT_BENCH_NODES ?? '')
+  .split(':')
+  .map((s) => s.trim())
+  .filter(Boolean)) {
   const n = nodeAt(p);
   if (!n) problems.push(`SUBAGENT_BENCH_NODES: \`${p}\` is not a Node that runs (skipped)`);
-  else if (n.version === MAIN.version || OTHERS.some((o) => o.version === n.version)) log(`SUBAGENT_BENCH_NODES: ${p} is ${n.version}, already measured (skipped)`);
+  else if (n.version === MAIN.version || OTHERS.some((o) => o.version === n.version))
+    log(`SUBAGENT_BENCH_NODES: ${p} is ${n.version}, already measured (skipped)`);
   else OTHERS.push(n);
 }
 log(`main Node: ${MAIN.version} (${MAIN.exec}); beside it: ${OTHERS.map((o) => o.version).join(', ') || 'none (SUBAGENT_BENCH_NODES unset)'}`);
@@ -171,7 +194,10 @@ if (!FAST_PATHS.length) problems.push('no fast path found in lib/base/fast-paths
 const PLAIN: Record<string, string> = { SUBAGENT_FAST_PATHS: '0' };
 /** Every fast path on but one. */
 const without = (fp: string): Record<string, string> => ({ SUBAGENT_FAST_PATHS: FAST_PATHS.filter((x) => x !== fp).join(',') || '0' });
-const shellEnv = (env: Record<string, string>) => Object.entries(env).map(([k, v]) => `${k}=${q(v)} `).join('');
+const shellEnv = (env: Record<string, string>) =>
+  Object.entries(env)
+    .map(([k, v]) => `${k}=${q(v)} `)
+    .join('');
 
 // ------------------------------------------------------------------------------------------ results
 
@@ -201,13 +227,18 @@ interface NodeRows {
 const nodeRows = new Map<string, NodeRows>();
 const rowsOf = (n: NodeBin): NodeRows => {
   let r = nodeRows.get(n.version);
-  if (!r) nodeRows.set(n.version, (r = { node: n }));
+  if (!r) {
+    r = { node: n };
+    nodeRows.set(n.version, r);
+  }
   return r;
 };
 
 function ratioVerdict(r: number, limit: number): string {
   if (!Number.isFinite(r)) return 'n/a';
-  return r <= limit ? 'meets' : `**misses** by ${(r - limit).toFixed(2)} × (${fmtRatio(r)} vs ≤ ${limit} ×, ${(((r - limit) / limit) * 100).toFixed(0)} % over)`;
+  return r <= limit
+    ? 'meets'
+    : `**misses** by ${(r - limit).toFixed(2)} × (${fmtRatio(r)} vs ≤ ${limit} ×, ${(((r - limit) / limit) * 100).toFixed(0)} % over)`;
 }
 
 async function section(title: string, body: () => Promise<void>): Promise<void> {
@@ -243,17 +274,31 @@ const FLOOR_CMD = 'node -e 0';
 
 function timingOf(name: string, times: number[], failures: number, warmups: number): Timing {
   const m = mean(times);
-  return { name, mean: m, median: median(times), stddev: Math.sqrt(mean(times.map((t) => (t - m) ** 2))), min: Math.min(...times), max: Math.max(...times), times, failures, warmups };
+  return {
+    name,
+    mean: m,
+    median: median(times),
+    stddev: Math.sqrt(mean(times.map((t) => (t - m) ** 2))),
+    min: Math.min(...times),
+    max: Math.max(...times),
+    times,
+    failures,
+    warmups,
+  };
 }
 
 /** hyperfine (or, without it, an own loop) over shell commands; times in ms, failures counted. */
-async function timeCommands(cmds: Array<{ name: string; cmd: string }>, o: { runs: number; warmup: number; prepare?: string; rounds?: number }): Promise<Timing[]> {
+async function timeCommands(
+  cmds: Array<{ name: string; cmd: string }>,
+  o: { runs: number; warmup: number; prepare?: string; rounds?: number },
+): Promise<Timing[]> {
   const rounds = o.rounds ?? 1;
   if (rounds > 1) {
     // several hyperfine invocations, each [floor, command, …] with runs/rounds runs: slow drifts of the
     // machine's load then hit every command alike instead of favouring the one measured in a quiet spell
     const parts: Timing[][] = [];
-    for (let r = 0; r < rounds; r++) parts.push(await timeCommands(cmds, { ...o, rounds: 1, runs: Math.ceil(o.runs / rounds), warmup: r === 0 ? o.warmup : 1 }));
+    for (let r = 0; r < rounds; r++)
+      parts.push(await timeCommands(cmds, { ...o, rounds: 1, runs: Math.ceil(o.runs / rounds), warmup: r === 0 ? o.warmup : 1 }));
     return cmds.map((c, i) =>
       timingOf(
         c.name,
@@ -307,7 +352,11 @@ function timingText(t: Timing): string {
  * Rows 1 and 2 are therefore timed again without it, and both ratios are printed; the verdicts stay on the
  * machine as it is. Null when the variable is not set (then there is nothing to take away).
  */
-async function timedWithoutCaCerts(name: string, cmd: string, o: { runs: number; warmup: number; prepare?: string; rounds: number }): Promise<{ floor: Timing; cmd: Timing } | null> {
+async function timedWithoutCaCerts(
+  name: string,
+  cmd: string,
+  o: { runs: number; warmup: number; prepare?: string; rounds: number },
+): Promise<{ floor: Timing; cmd: Timing } | null> {
   if (!process.env.NODE_EXTRA_CA_CERTS) return null;
   const unset = 'unset NODE_EXTRA_CA_CERTS; ';
   const [floor, timed] = await timeCommands(
@@ -353,13 +402,20 @@ async function until(cond: () => boolean, timeoutMs: number, stepMs = 5): Promis
 }
 
 async function start(registry: string, name: string, prompt: string, env: Record<string, string> = {}): Promise<Done> {
-  const d = await verb('start-subagent', ['--registry', registry, '--cli', 'shell', '--name', name, '--prompt', prompt], { cwd: AREA, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const d = await verb('start-subagent', ['--registry', registry, '--cli', 'shell', '--name', name, '--prompt', prompt], {
+    cwd: AREA,
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (json(d)?.ok !== true) throw new Error(`start-subagent ${name} failed (${d.code}): ${d.stdout.slice(0, 500)} ${d.stderr.slice(0, 500)}`);
   return d;
 }
 
 async function waitTerminal(registry: string, sel: string[], timeoutSec: number): Promise<any> {
-  const d = await verb('status', ['--registry', registry, '--wait-terminal', ...sel, '--timeout', String(timeoutSec)], { cwd: AREA, stdio: ['ignore', 'pipe', 'pipe'] });
+  const d = await verb('status', ['--registry', registry, '--wait-terminal', ...sel, '--timeout', String(timeoutSec)], {
+    cwd: AREA,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const j = json(d);
   if (j?.ok !== true) throw new Error(`status --wait-terminal ${sel.join(' ')} failed (${d.code}): ${d.stdout.slice(0, 500)} ${d.stderr.slice(0, 300)}`);
   return j;
@@ -441,7 +497,8 @@ async function templateRun(): Promise<string> {
   await start(reg, 'template', 'echo "hello from the template run"');
   await waitTerminal(reg, ['--name', 'template'], 30);
   await waitQuiet(reg, 10_000);
-  return (templateDir = reg);
+  templateDir = reg;
+  return reg;
 }
 
 const bigRegistries = new Map<number, { dir: string; buildMs: number; listed: number; done: number; problems: number; outMB: number }>();
@@ -503,8 +560,13 @@ async function floorRow(node: NodeBin, main: boolean): Promise<void> {
   const [t] = await timeCommands([{ name: 'node -e 0', cmd: FLOOR_CMD }], { runs: QUICK ? 10 : 20, warmup: 3 });
   rowsOf(node).floor = t!.median;
   if (!main) return noteFor(node, `- \`node -e 0\`: ${timingText(t!)}`);
-  details.push(`### Floor: \`node -e 0\` (${node.version})\n\n${timingText(t!)}. Each row below measures its own floor again, right next to it, and uses that one for its ratio.`);
-  methods.push({ title: 'Floor', text: '`node -e 0` under hyperfine (3 warm-up runs, then 20 runs), through the same shell as every timed command (hyperfine subtracts the shell\'s own start-up).' });
+  details.push(
+    `### Floor: \`node -e 0\` (${node.version})\n\n${timingText(t!)}. Each row below measures its own floor again, right next to it, and uses that one for its ratio.`,
+  );
+  methods.push({
+    title: 'Floor',
+    text: "`node -e 0` under hyperfine (3 warm-up runs, then 20 runs), through the same shell as every timed command (hyperfine subtracts the shell's own start-up).",
+  });
 }
 
 // Row 1 ---------------------------------------------------------------------------------------------
@@ -531,8 +593,10 @@ async function startRow(node: NodeBin, main: boolean): Promise<void> {
   const ratio = (t: Timing) => t.median / floor!.median;
   rowsOf(node).start = { ms: on!.median, ratio: ratio(on!) };
   const checked = `${recs.length} of ${expected} starts recorded, ${ok} ended \`done\`/\`succeeded\``;
-  if (!main) return noteFor(node, `- \`start-subagent\`: ${timingText(on!)}; floor ${timingText(floor!)}; ratio of medians **${fmtRatio(ratio(on!))}**; ${checked}`);
-  const cell = (t: Timing) => `median ${fmtMs(t.median)} → **${fmtRatio(ratio(t))}** (mean ${fmtRatio(t.mean / floor!.mean)}, min ${fmtRatio(t.min / floor!.min)})`;
+  if (!main)
+    return noteFor(node, `- \`start-subagent\`: ${timingText(on!)}; floor ${timingText(floor!)}; ratio of medians **${fmtRatio(ratio(on!))}**; ${checked}`);
+  const cell = (t: Timing) =>
+    `median ${fmtMs(t.median)} → **${fmtRatio(ratio(t))}** (mean ${fmtRatio(t.mean / floor!.mean)}, min ${fmtRatio(t.min / floor!.min)})`;
   const leanText = lean ? withoutCaCertsText(lean, 'start-subagent') : null;
   rows.push({
     what: '`start-subagent --cli shell`, whole process',
@@ -542,10 +606,12 @@ async function startRow(node: NodeBin, main: boolean): Promise<void> {
     floor: `median ${fmtMs(floor!.median)} (mean ${fmtMs(floor!.mean)})`,
     verdict: `on: ${ratioVerdict(ratio(on!), 1.3)}; plain: ${ratioVerdict(ratio(plain!), 1.3)}`,
   });
-  const startMisses = ([
-    [on!, 'fast paths on'],
-    [plain!, 'plain paths'],
-  ] as const).filter(([t]) => ratio(t) > 1.3);
+  const startMisses = (
+    [
+      [on!, 'fast paths on'],
+      [plain!, 'plain paths'],
+    ] as const
+  ).filter(([t]) => ratio(t) > 1.3);
   if (startMisses.length)
     misses.push(
       `\`start-subagent\`: ${startMisses.map(([t, what]) => `${what} ${fmtRatio(ratio(t))} of \`node -e 0\` (${fmtMs(t.median)} vs ${fmtMs(floor!.median)}: ${(ratio(t) - 1.3).toFixed(2)} × over the 1.3 × target, ${fmtMs(t.median - 1.3 * floor!.median)} too slow)`).join('; ')}. ` +
@@ -563,9 +629,9 @@ async function startRow(node: NodeBin, main: boolean): Promise<void> {
     text:
       'hyperfine, `node -e 0`, `bin/start-subagent --registry R --cli shell --name "s$$" --prompt true` and the same with `SUBAGENT_FAST_PATHS=0` in one invocation ' +
       `(${warmup} warm-up + ${runs} runs each, in ${rounds} rounds of [floor, start, start plain] so that drifts of the machine's load hit all alike; \`$$\` of hyperfine's per-run shell makes every name unique). ` +
-      'The supervisor a start spawns outlives the command, so hyperfine\'s `--prepare` (run before every timed run of every command, untimed) ' +
+      "The supervisor a start spawns outlives the command, so hyperfine's `--prepare` (run before every timed run of every command, untimed) " +
       'waits until every supervisor and agent recorded in R has exited (identity-checked via /proc): each start is timed on a machine ' +
-      'its predecessor\'s supervisor no longer loads. Afterwards every start is checked to be recorded and `done`/`succeeded`. ' +
+      "its predecessor's supervisor no longer loads. Afterwards every start is checked to be recorded and `done`/`succeeded`. " +
       'When the environment sets NODE_EXTRA_CA_CERTS (this machine does, for every process), floor and start are timed again with it unset ' +
       '(20 runs in 4 rounds): Node 20 parsed that CA bundle while it started, a constant that made the floor slower and every ratio look better; these figures show whether this Node still does.',
   });
@@ -588,7 +654,9 @@ async function statusRow(node: NodeBin, main: boolean): Promise<void> {
     const [floor, on, plain] = await timeCommands(cmds, { runs, warmup: n === 1000 ? 2 : 1, rounds });
     const ratio = (t: Timing) => t.median / floor!.median;
     const limit = n === 1000 ? 1.5 : 5;
-    (rowsOf(node).status ??= {})[n] = { ms: on!.median, ratio: ratio(on!) };
+    const forNode = rowsOf(node);
+    forNode.status ??= {};
+    forNode.status[n] = { ms: on!.median, ratio: ratio(on!) };
     if (!main) {
       noteFor(node, `- \`status\` with ${n} runs: ${timingText(on!)}; floor ${timingText(floor!)}; ratio of medians **${fmtRatio(ratio(on!))}**`);
       continue;
@@ -603,7 +671,8 @@ async function statusRow(node: NodeBin, main: boolean): Promise<void> {
     );
     const lean = await timedWithoutCaCerts('status', statusCmd, { runs: QUICK ? 4 : n === 1000 ? 20 : 6, warmup: 1, rounds: QUICK ? 1 : n === 1000 ? 4 : 2 });
     const leanText = lean ? withoutCaCertsText(lean, 'status') : null;
-    const cell = (t: Timing) => `median ${fmtMs(t.median)} → **${fmtRatio(ratio(t))}** (mean ${fmtRatio(t.mean / floor!.mean)}, min ${fmtRatio(t.min / floor!.min)})`;
+    const cell = (t: Timing) =>
+      `median ${fmtMs(t.median)} → **${fmtRatio(ratio(t))}** (mean ${fmtRatio(t.mean / floor!.mean)}, min ${fmtRatio(t.min / floor!.min)})`;
     const count = n.toLocaleString('en-US').replace(',', ' ');
     rows.push({
       what: `\`status\` with ${count} runs in the registry`,
@@ -613,12 +682,20 @@ async function statusRow(node: NodeBin, main: boolean): Promise<void> {
       floor: `median ${fmtMs(floor!.median)}`,
       verdict: `on: ${ratioVerdict(ratio(on!), limit)}; plain: ${ratioVerdict(ratio(plain!), limit)}`,
     });
-    const statusMisses = ([
-      [on!, 'fast paths on', 'done runs come from the status cache; what remains is Node\'s start-up, the bundle, a stat per run to check the cache, and printing the listing'],
-      [plain!, 'plain paths', 'without the status cache every run\'s record.json is read and parsed, and its view rendered, on every listing'],
-    ] as const).filter(([t]) => ratio(t) > limit);
+    const statusMisses = (
+      [
+        [
+          on!,
+          'fast paths on',
+          "done runs come from the status cache; what remains is Node's start-up, the bundle, a stat per run to check the cache, and printing the listing",
+        ],
+        [plain!, 'plain paths', "without the status cache every run's record.json is read and parsed, and its view rendered, on every listing"],
+      ] as const
+    ).filter(([t]) => ratio(t) > limit);
     if (statusMisses.length)
-      misses.push(`\`status\` with ${count} runs: ${statusMisses.map(([t, what, why]) => `${what} ${fmtRatio(ratio(t))} of \`node -e 0\` (${fmtMs(t.median)} vs ${fmtMs(floor!.median)}: ${(ratio(t) - limit).toFixed(2)} × over the ${limit} × target, ${fmtMs(t.median - limit * floor!.median)} too slow; ${why})`).join('; ')}.`);
+      misses.push(
+        `\`status\` with ${count} runs: ${statusMisses.map(([t, what, why]) => `${what} ${fmtRatio(ratio(t))} of \`node -e 0\` (${fmtMs(t.median)} vs ${fmtMs(floor!.median)}: ${(ratio(t) - limit).toFixed(2)} × over the ${limit} × target, ${fmtMs(t.median - limit * floor!.median)} too slow; ${why})`).join('; ')}.`,
+      );
     figures.push(
       `- ${n} runs (registry built in ${fmtMs(big.buildMs, 0)}; checked: status lists ${big.listed}, ${big.done} \`done\`, ${big.problems} problems; output ${big.outMB.toFixed(1)} MB)\n` +
         `  - \`node -e 0\`: ${timingText(floor!)}\n  - \`status\` (fast paths on): ${timingText(on!)}\n  - \`status\` (plain paths): ${timingText(plain!)}\n` +
@@ -633,9 +710,9 @@ async function statusRow(node: NodeBin, main: boolean): Promise<void> {
     title: '2. status with 1 000 / 10 000 runs',
     text:
       'One real run (`--cli shell`, `echo …`) is started and waited for; its run directory (record.json, prompt, events.log, stderr.log, ' +
-      'supervisor.log) is the template. Each big registry is `agents/run-NNNNN/1/` × N: hard links to the template\'s files, and its own record.json with ' +
+      "supervisor.log) is the template. Each big registry is `agents/run-NNNNN/1/` × N: hard links to the template's files, and its own record.json with " +
       'its own `name` and a fresh `runId` (same format, a finished run). Once the records are 2 s old (the age at which the status cache keeps a finished run), one `status` must list all N runs, with no ' +
-      '`problems` (it fills the cache). Then hyperfine times `node -e 0`, `bin/status --registry R >/dev/null` and the same with `SUBAGENT_FAST_PATHS=0` (40 runs each at 1 000 in 10 rounds, as this row sits closest to its target, 8 at 10 000 in 2 rounds). The verdict uses the ratio of medians; the ratio of minimums (each command\'s least disturbed run) is shown too, as the machine may be shared. The first listing after the runs ended (no cache yet) is timed too, 10 runs (4 at 10 000) each after deleting `status-cache` (hyperfine `--prepare`); it is not the row\'s verdict. With NODE_EXTRA_CA_CERTS set (as on this machine), floor and listing are timed again with it unset (20 runs at 1 000 in 4 rounds, 6 at 10 000), as in row 1.',
+      "`problems` (it fills the cache). Then hyperfine times `node -e 0`, `bin/status --registry R >/dev/null` and the same with `SUBAGENT_FAST_PATHS=0` (40 runs each at 1 000 in 10 rounds, as this row sits closest to its target, 8 at 10 000 in 2 rounds). The verdict uses the ratio of medians; the ratio of minimums (each command's least disturbed run) is shown too, as the machine may be shared. The first listing after the runs ended (no cache yet) is timed too, 10 runs (4 at 10 000) each after deleting `status-cache` (hyperfine `--prepare`); it is not the row's verdict. With NODE_EXTRA_CA_CERTS set (as on this machine), floor and listing are timed again with it unset (20 runs at 1 000 in 4 rounds, 6 at 10 000), as in row 1.",
   });
 }
 
@@ -644,7 +721,12 @@ async function waitRow(node: NodeBin, main: boolean): Promise<void> {
   const R = join(AREA, `wait-${node.tag}`);
   const gates = join(AREA, `gates-wait-${node.tag}`);
   mkdirSync(gates);
-  const variants: Array<{ key: 'on' | 'plain'; env: Record<string, string> }> = main ? [{ key: 'on', env: {} }, { key: 'plain', env: PLAIN }] : [{ key: 'on', env: {} }];
+  const variants: Array<{ key: 'on' | 'plain'; env: Record<string, string> }> = main
+    ? [
+        { key: 'on', env: {} },
+        { key: 'plain', env: PLAIN },
+      ]
+    : [{ key: 'on', env: {} }];
   const N = QUICK ? 8 : main ? 40 : 20; // per variant
   const W = 2; // warm-up iterations per variant, discarded
   const budgetMs = QUICK ? 30_000 : main ? 100_000 : 35_000;
@@ -666,7 +748,11 @@ async function waitRow(node: NodeBin, main: boolean): Promise<void> {
     mkfifo(fifo);
     await start(R, name, `read _ < ${q(fifo)}; date +%s%N > ${q(stamp)}`, v.env);
     if (!(await until(() => readRecord(R, name)?.status === 'running', 15_000))) throw new Error(`${name} never reached running`);
-    const waiter = verb('status', ['--registry', R, '--wait-terminal', '--name', name, '--timeout', '60'], { cwd: AREA, env: cleanEnv(v.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const waiter = verb('status', ['--registry', R, '--wait-terminal', '--name', name, '--timeout', '60'], {
+      cwd: AREA,
+      env: cleanEnv(v.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const how = await waiterReady(waiter.child.pid!);
     readiness.set(how, (readiness.get(how) ?? 0) + 1);
     if (!(await openGate(fifo))) throw new Error(`the gate of ${name} never opened`);
@@ -688,14 +774,19 @@ async function waitRow(node: NodeBin, main: boolean): Promise<void> {
   const on = stats(lat.on);
   rowsOf(node).wait = { median: on.med, p95: on.p95, n: lat.on.length };
   const cutText = cut ? `; stopped short of ${N} each by the ${budgetMs / 1000} s time budget` : '';
-  if (!main) return noteFor(node, `- \`status --wait-terminal\` latency: ${lat.on.length} runs${cutText}: median **${fmtMs(on.med)}**, p95 **${fmtMs(on.p95)}**, max ${fmtMs(max(lat.on))}`);
+  if (!main)
+    return noteFor(
+      node,
+      `- \`status --wait-terminal\` latency: ${lat.on.length} runs${cutText}: median **${fmtMs(on.med)}**, p95 **${fmtMs(on.p95)}**, max ${fmtMs(max(lat.on))}`,
+    );
   const plain = stats(lat.plain);
   const verdictOf = (s: { med: number; p95: number }, xs: number[]) => {
     if (!xs.length) return 'n/a';
     if (s.med <= 30 && s.p95 <= 100) return 'meets';
     return `**misses**: ${[s.med > 30 ? `median ${fmtMs(s.med - 30)} over 30 ms` : '', s.p95 > 100 ? `p95 ${fmtMs(s.p95 - 100)} over 100 ms` : ''].filter(Boolean).join(', ')}`;
   };
-  const cell = (s: { med: number; p95: number }, xs: number[]) => `median **${fmtMs(s.med)}**, p95 **${fmtMs(s.p95)}** (max ${fmtMs(max(xs))}, n = ${xs.length})`;
+  const cell = (s: { med: number; p95: number }, xs: number[]) =>
+    `median **${fmtMs(s.med)}**, p95 **${fmtMs(s.p95)}** (max ${fmtMs(max(xs))}, n = ${xs.length})`;
   rows.push({
     what: '`status --wait-terminal`: agent exit → waiter return',
     target: 'median ≤ 30 ms, p95 ≤ 100 ms',
@@ -704,16 +795,22 @@ async function waitRow(node: NodeBin, main: boolean): Promise<void> {
     floor: 'absolute',
     verdict: `on: ${verdictOf(on, lat.on)}; plain: ${verdictOf(plain, lat.plain)}`,
   });
-  const waitMisses = ([
-    [on, lat.on, 'fast paths on'],
-    [plain, lat.plain, 'plain paths'],
-  ] as const).filter(([st, xs]) => xs.length && !(st.med <= 30 && st.p95 <= 100));
+  const waitMisses = (
+    [
+      [on, lat.on, 'fast paths on'],
+      [plain, lat.plain, 'plain paths'],
+    ] as const
+  ).filter(([st, xs]) => xs.length && !(st.med <= 30 && st.p95 <= 100));
   if (waitMisses.length)
     misses.push(
       `\`status --wait-terminal\`: ${waitMisses.map(([st, , what]) => `${what} median ${fmtMs(st.med)}, p95 ${fmtMs(st.p95)}`).join('; ')} (targets 30 / 100 ms). ` +
-        'The latency is the supervisor noticing its agent\'s exit and recording it, then the waiter waking on inotify, reading and printing; on a shared machine the p95 is the scheduler\'s.',
+        "The latency is the supervisor noticing its agent's exit and recording it, then the waiter waking on inotify, reading and printing; on a shared machine the p95 is the scheduler's.",
     );
-  const sortedText = (xs: number[]) => [...xs].sort((a, b) => a - b).map((x) => x.toFixed(0)).join(' ');
+  const sortedText = (xs: number[]) =>
+    [...xs]
+      .sort((a, b) => a - b)
+      .map((x) => x.toFixed(0))
+      .join(' ');
   details.push(
     `### 3. \`status --wait-terminal\` latency\n\n` +
       `- fast paths on: ${lat.on.length} runs measured: median **${fmtMs(on.med)}**, p95 **${fmtMs(on.p95)}**, mean ${fmtMs(mean(lat.on))}, min ${fmtMs(Math.min(...lat.on))}, max ${fmtMs(max(lat.on))}; sorted: ${sortedText(lat.on)} ms\n` +
@@ -726,8 +823,8 @@ async function waitRow(node: NodeBin, main: boolean): Promise<void> {
       'One run at a time (the machine otherwise idle), alternately with the fast paths on and with `SUBAGENT_FAST_PATHS=0` (given to the start, hence its supervisor, and to the waiter): a shell run whose script is `read _ < FIFO; date +%s%N > STAMP` is started and ' +
       'seen `running`; then `bin/status --wait-terminal --name N` is spawned and given time to settle (it holds inotify watches — read ' +
       'from /proc/<pid>/fdinfo — and its CPU time has stopped moving, i.e. it sleeps in its wait); then the bench opens the FIFO for ' +
-      'writing and closes it, the script reads EOF, stamps the wall clock in ns as its last command and exits. The latency is the bench\'s ' +
-      'wall clock at the waiter\'s exit event (performance.timeOrigin + now, sub-ms) minus that stamp, so it covers: the shell exiting, ' +
+      "writing and closes it, the script reads EOF, stamps the wall clock in ns as its last command and exits. The latency is the bench's " +
+      "wall clock at the waiter's exit event (performance.timeOrigin + now, sub-ms) minus that stamp, so it covers: the shell exiting, " +
       'the supervisor noticing and recording `done`, the waiter waking, reading, printing and exiting. 2 warm-up iterations of each are discarded; ' +
       `p95 is nearest-rank; a ${budgetMs / 1000} s budget may cut the samples short (at least 15 of each).`,
   });
@@ -798,7 +895,21 @@ async function fanout(N: number, env: Record<string, string>, tag: string): Prom
   await waitQuiet(R, 60_000);
   const quiet = monoMs() - t0;
   removeTree(R);
-  return { n: N, recorded, errors: errors.length, codes, finished, succeeded, launched, allBlocked, returned, perStartMedian: median(results.map((r) => r.t1 - t0)), allDone, quiet, waitNote };
+  return {
+    n: N,
+    recorded,
+    errors: errors.length,
+    codes,
+    finished,
+    succeeded,
+    launched,
+    allBlocked,
+    returned,
+    perStartMedian: median(results.map((r) => r.t1 - t0)),
+    allDone,
+    quiet,
+    waitNote,
+  };
 }
 
 async function fanoutRow(): Promise<void> {
@@ -806,7 +917,8 @@ async function fanoutRow(): Promise<void> {
   const on = await fanout(N, {}, 'on');
   const plain = await fanout(N, PLAIN, 'plain');
   const meets = (f: Fanout) => f.recorded === N && f.errors === 0 && f.finished === N;
-  const cell = (f: Fanout) => `**${f.recorded}/${N}** recorded, **${f.errors}** errors, **${f.finished}/${N}** finished (${f.succeeded} succeeded); all returned in ${fmtMs(f.returned, 0)}, all done in ${fmtMs(f.allDone, 0)}`;
+  const cell = (f: Fanout) =>
+    `**${f.recorded}/${N}** recorded, **${f.errors}** errors, **${f.finished}/${N}** finished (${f.succeeded} succeeded); all returned in ${fmtMs(f.returned, 0)}, all done in ${fmtMs(f.allDone, 0)}`;
   const verdictOf = (f: Fanout) => (meets(f) ? 'meets' : `**misses**: ${N - f.recorded} not recorded, ${f.errors} errors, ${N - f.finished} not finished`);
   rows.push({
     what: `${N} \`start-subagent\` launched at the same moment`,
@@ -816,11 +928,16 @@ async function fanoutRow(): Promise<void> {
     floor: 'count',
     verdict: `on: ${verdictOf(on)}; plain: ${verdictOf(plain)}`,
   });
-  const fanMisses = ([
-    [on, 'fast paths on'],
-    [plain, 'plain paths'],
-  ] as const).filter(([f]) => !meets(f));
-  if (fanMisses.length) misses.push(`${N} simultaneous starts: ${fanMisses.map(([f, what]) => `${what}: ${verdictOf(f).replace('**misses**: ', '')}${f.codes.size ? ` (${[...f.codes].map(([c, k]) => `${c} × ${k}`).join(', ')})` : ''}`).join('; ')}.`);
+  const fanMisses = (
+    [
+      [on, 'fast paths on'],
+      [plain, 'plain paths'],
+    ] as const
+  ).filter(([f]) => !meets(f));
+  if (fanMisses.length)
+    misses.push(
+      `${N} simultaneous starts: ${fanMisses.map(([f, what]) => `${what}: ${verdictOf(f).replace('**misses**: ', '')}${f.codes.size ? ` (${[...f.codes].map(([c, k]) => `${c} × ${k}`).join(', ')})` : ''}`).join('; ')}.`,
+    );
   const text = (f: Fanout, what: string) =>
     `- ${what}: ${N} shells spawned and blocked at the barrier in ${fmtMs(f.launched, 0)} (${f.allBlocked ? 'all' : '**not all**'}); released at once: ` +
     `the last start returned after ${fmtMs(f.returned, 0)} (per start, release → exit, median ${fmtMs(f.perStartMedian, 0)}); ` +
@@ -831,7 +948,7 @@ async function fanoutRow(): Promise<void> {
     title: '4. concurrent starts',
     text:
       `${N} shells \`read _ < FIFO; exec node bin/start-subagent --cli shell --name fan/NNN --prompt true\` are spawned; once every one ` +
-      'is blocked reading the FIFO (its fd 0 points at it, seen in /proc), the bench closes the FIFO\'s only writer and all of them get EOF ' +
+      "is blocked reading the FIFO (its fd 0 points at it, seen in /proc), the bench closes the FIFO's only writer and all of them get EOF " +
       'at the same moment and exec their start. The bench collects every exit code and JSON line, counts the records on disk, then waits ' +
       'with `bin/status --wait-terminal --prefix fan` and counts `done`. Wall times are from the release. Done once with the fast paths on, then once with `SUBAGENT_FAST_PATHS=0`, each in its own registry.',
   });
@@ -922,7 +1039,10 @@ async function memoryRow(node: NodeBin, main: boolean): Promise<void> {
     `idle bare \`node\` (${label}): alone VmRSS ${fmtMB(idle.one.rssKb)}, PSS ${fmtMB(idle.one.pssKb)} (anon ${fmtMB(idle.one.pssAnonKb)}); ${N} at once: VmRSS median ${fmtMB(median(idle.many.map((m) => m.rssKb)))}, PSS mean ${fmtMB(mean(idle.many.map((m) => m.pssKb)))} (anon mean ${fmtMB(mean(idle.many.map((m) => m.pssAnonKb)))})`;
   if (!main) {
     noteFor(node, `- supervisor memory: ${line(on, o)}`);
-    noteFor(node, `- ${idleLine(caSet ? 'without NODE_EXTRA_CA_CERTS' : 'the machine\'s environment', idleNoCa)}${caSet ? `; ${idleLine('with it', idleMachine)}` : ''}`);
+    noteFor(
+      node,
+      `- ${idleLine(caSet ? 'without NODE_EXTRA_CA_CERTS' : "the machine's environment", idleNoCa)}${caSet ? `; ${idleLine('with it', idleMachine)}` : ''}`,
+    );
     return;
   }
   const p = sum(plain!, 'plain');
@@ -943,10 +1063,12 @@ async function memoryRow(node: NodeBin, main: boolean): Promise<void> {
     floor: `idle \`node\`: RSS ${fmtMB(idleNoCa.one.rssKb)}, PSS mean with ${N} running ${fmtMB(mean(idleNoCa.many.map((m) => m.pssKb)))} (anon ${fmtMB(mean(idleNoCa.many.map((m) => m.pssAnonKb)))})${caSet ? `; with NODE_EXTRA_CA_CERTS: RSS ${fmtMB(idleMachine.one.rssKb)}, PSS ${fmtMB(mean(idleMachine.many.map((m) => m.pssKb)))}` : ''}`,
     verdict: `on: ${verdictOf(o)}; plain: ${verdictOf(p)}`,
   });
-  const memMisses = ([
-    [o, 'fast paths on'],
-    [p, 'plain paths'],
-  ] as const).filter(([x]) => verdictOf(x).startsWith('**misses'));
+  const memMisses = (
+    [
+      [o, 'fast paths on'],
+      [p, 'plain paths'],
+    ] as const
+  ).filter(([x]) => verdictOf(x).startsWith('**misses'));
   if (memMisses.length)
     misses.push(
       `Supervisor memory: ${memMisses.map(([x, what]) => `${what} RSS ${fmtMB(x.rssMax)}, PSS ${fmtMB(x.pssMean)} with ${N} running`).join('; ')} (targets 40 MB RSS, 8 MB PSS). ` +
@@ -957,18 +1079,18 @@ async function memoryRow(node: NodeBin, main: boolean): Promise<void> {
   details.push(
     `### 5. Supervisor memory\n\n` +
       `- fast paths on: ${line(on, o)}\n- plain paths: ${line(plain!, p)}\n` +
-      `- ${idleLine(caSet ? 'without NODE_EXTRA_CA_CERTS, the floor of a supervisor started with held-env' : 'the machine\'s environment', idleNoCa)}\n` +
-      (caSet ? `- ${idleLine('with the machine\'s NODE_EXTRA_CA_CERTS, the floor of a plain supervisor', idleMachine)}\n` : ''),
+      `- ${idleLine(caSet ? 'without NODE_EXTRA_CA_CERTS, the floor of a supervisor started with held-env' : "the machine's environment", idleNoCa)}\n` +
+      (caSet ? `- ${idleLine("with the machine's NODE_EXTRA_CA_CERTS, the floor of a plain supervisor", idleMachine)}\n` : ''),
   );
   methods.push({
     title: '5. supervisor memory',
     text:
       'Runs whose script blocks in `read _ < FIFO` (no CPU, no output). First one alone, then 50 (started 5 at a time); once every ' +
-      'record says `running` with a live supervisor (+0.5 s alone, +1 s for the 50), each supervisor\'s `VmRSS`/`VmHWM` is read from ' +
+      "record says `running` with a live supervisor (+0.5 s alone, +1 s for the 50), each supervisor's `VmRSS`/`VmHWM` is read from " +
       '/proc/<pid>/status and its `Pss`/`Pss_Anon`/`Pss_File` from /proc/<pid>/smaps_rollup (the pid is the one recorded, identity-checked). Then every gate is ' +
       'opened and every run waited for. Done with the fast paths on, then with `SUBAGENT_FAST_PATHS=0`. The floor is the same measurement of idle bare Node processes of the same version (`node -e "setTimeout(…)"`), one alone ' +
       'and 50 at once, started and killed by the bench; when the machine sets NODE_EXTRA_CA_CERTS, once with it and once without, since a supervisor started with the held-env fast path runs without it. ' +
-      'PSS divides each shared page among the processes that map it: with 50 supervisors (or 50 idle nodes) the `node` binary\'s pages count 1/50th each, and what remains is mostly anonymous memory (V8\'s heap, Node\'s own allocations), which a process cannot share.',
+      "PSS divides each shared page among the processes that map it: with 50 supervisors (or 50 idle nodes) the `node` binary's pages count 1/50th each, and what remains is mostly anonymous memory (V8's heap, Node's own allocations), which a process cannot share.",
   });
 }
 
@@ -998,7 +1120,10 @@ async function bigLogRow(): Promise<void> {
   for (const mb of sizes) {
     const logSize = statSync(join(R, 'agents', `big+${mb}`, '1', 'events.log')).size;
     for (const v of ['result', 'search'] as const) {
-      const args = v === 'result' ? ['--registry', R, '--name', `big/${mb}`] : ['--registry', R, '--name', `big/${mb}`, '--pattern', 'needle-[a-z]+', '--role', 'assistant'];
+      const args =
+        v === 'result'
+          ? ['--registry', R, '--name', `big/${mb}`]
+          : ['--registry', R, '--name', `big/${mb}`, '--pattern', 'needle-[a-z]+', '--role', 'assistant'];
       const n = mb === 50 ? (QUICK ? 2 : 5) : 3;
       const out: Record<string, Array<{ wallMs: number; maxRssKb: number; d: Done }>> = { on: [], plain: [] };
       // on and plain interleaved, run by run
@@ -1015,7 +1140,13 @@ async function bigLogRow(): Promise<void> {
           ok = j?.ok === true && j.total === 3;
           note = ok ? `found ${j.total} matches` : `exit ${last.code}: ${last.stdout.slice(0, 200)}`;
         }
-        res[`${v}-${mb}-${x.key}`] = { wall: median(out[x.key]!.map((o) => o.wallMs)), rss: max(out[x.key]!.map((o) => o.maxRssKb)), runs: n, ok, note: `${note}; log ${(logSize / MiB).toFixed(1)} MiB` };
+        res[`${v}-${mb}-${x.key}`] = {
+          wall: median(out[x.key]!.map((o) => o.wallMs)),
+          rss: max(out[x.key]!.map((o) => o.maxRssKb)),
+          runs: n,
+          ok,
+          note: `${note}; log ${(logSize / MiB).toFixed(1)} MiB`,
+        };
       }
     }
   }
@@ -1048,7 +1179,10 @@ async function bigLogRow(): Promise<void> {
     verdict: `on: ${verdictOf('on')}; plain: ${verdictOf('plain')}`,
   });
   const logMisses = ['on', 'plain'].filter((k) => verdictOf(k).startsWith('**misses'));
-  if (logMisses.length) misses.push(`\`result\`/\`search\` on a 50 MB log: ${logMisses.map((k) => `${k === 'on' ? 'fast paths on' : 'plain paths'}: ${verdictOf(k).replace('**misses**: ', '')}`).join('; ')}.`);
+  if (logMisses.length)
+    misses.push(
+      `\`result\`/\`search\` on a 50 MB log: ${logMisses.map((k) => `${k === 'on' ? 'fast paths on' : 'plain paths'}: ${verdictOf(k).replace('**misses**: ', '')}`).join('; ')}.`,
+    );
   details.push(
     `### 6. \`result\` and \`search\` on big event logs\n\n` +
       `Both runs finished ${fmtMs(settle, 0)} after the wait began. \`node -e 0\` under the same measurement: median ${fmtMs(floorWall, 0)}, peak RSS ${fmtMB(floorRss)}.\n\n` +
@@ -1113,8 +1247,8 @@ const BURST = QUICK ? 5 : 10;
 /** What each fast path does, and why the measures below are the ones a user feels it in. */
 const FAST_PATH_WHY: Record<string, { does: string; why: string; measures: string[] }> = {
   'compile-cache': {
-    does: 'Node\'s module compile cache (module.enableCompileCache in the bin/* shims) keeps what V8 compiled of a verb\'s bundle for the next run',
-    why: 'It saves compiling a verb\'s bundle at every start-up of every verb, so it shows in the two commands users run most, `start-subagent` and `status`, and in the time until a started agent runs (the start is on that path).',
+    does: "Node's module compile cache (module.enableCompileCache in the bin/* shims) keeps what V8 compiled of a verb's bundle for the next run",
+    why: "It saves compiling a verb's bundle at every start-up of every verb, so it shows in the two commands users run most, `start-subagent` and `status`, and in the time until a started agent runs (the start is on that path).",
     measures: ['start', 'status-1000', 'agent-runs'],
   },
   gate: {
@@ -1128,7 +1262,7 @@ const FAST_PATH_WHY: Record<string, { does: string; why: string; measures: strin
     measures: ['status-1000', 'status-10000'],
   },
   'held-env': {
-    does: 'NODE_EXTRA_CA_CERTS is moved out of the supervisor\'s environment and restored for its agent',
+    does: "NODE_EXTRA_CA_CERTS is moved out of the supervisor's environment and restored for its agent",
     why: `It can only make the supervisor's own start-up cheaper (Node 20 parsed that CA bundle while it started): so the time from the start until the agent runs, the supervisor's CPU time and memory through its boot, and ${BURST} starts in a row until all are done (where supervisors' boots compete for the CPU). It does nothing when NODE_EXTRA_CA_CERTS is not set.`,
     measures: ['agent-runs', 'burst'],
   },
@@ -1147,7 +1281,7 @@ function measures(): Measure[] {
     {
       id: 'start',
       title: '`start-subagent`, whole process',
-      how: '`bin/start-subagent --cli shell --prompt true`, spawned by the bench, timed from spawn to exit; before each, the bench waits until the previous run\'s supervisor and agent have exited.',
+      how: "`bin/start-subagent --cli shell --prompt true`, spawned by the bench, timed from spawn to exit; before each, the bench waits until the previous run's supervisor and agent have exited.",
       figures: [{ key: 'wall', title: 'start, whole process', unit: 'ms', felt: true }],
       rounds: QUICK ? 4 : 14,
       warmupRounds: 1,
@@ -1161,7 +1295,7 @@ function measures(): Measure[] {
     {
       id: 'start-start',
       title: 'two starts back to back',
-      how: 'two `bin/start-subagent --prompt true`, the second spawned as soon as the first exits (as a script starting runs does): the first one\'s supervisor boots while the second runs. Timed: both (first spawn → second exit) and the second alone. The bench waits for quiet before each pair.',
+      how: "two `bin/start-subagent --prompt true`, the second spawned as soon as the first exits (as a script starting runs does): the first one's supervisor boots while the second runs. Timed: both (first spawn → second exit) and the second alone. The bench waits for quiet before each pair.",
       figures: [
         { key: 'both', title: 'both starts, first spawn → second exit', unit: 'ms', felt: true },
         { key: 'second', title: 'the second start, whole process', unit: 'ms', felt: true },
@@ -1179,7 +1313,7 @@ function measures(): Measure[] {
     {
       id: 'agent-runs',
       title: 'start → the agent runs',
-      how: 'a start whose script is `date +%s%N > STAMP; read _ < FIFO`: the wall clock at the start\'s spawn to the stamp is the time until the agent runs (the start, the supervisor\'s boot, the agent\'s spawn). While the agent blocks, the supervisor\'s CPU time so far (/proc/<pid>/schedstat: its boot and set-up) and its VmRSS and Pss_Anon are read, once its record says `running` and 100 ms later; then the FIFO is opened and the run waited for.',
+      how: "a start whose script is `date +%s%N > STAMP; read _ < FIFO`: the wall clock at the start's spawn to the stamp is the time until the agent runs (the start, the supervisor's boot, the agent's spawn). While the agent blocks, the supervisor's CPU time so far (/proc/<pid>/schedstat: its boot and set-up) and its VmRSS and Pss_Anon are read, once its record says `running` and 100 ms later; then the FIFO is opened and the run waited for.",
       figures: [
         { key: 'agent', title: 'start → agent runs', unit: 'ms', felt: true },
         { key: 'cpu', title: 'supervisor CPU time through its boot', unit: 'ms', felt: false, only: ['held-env'] },
@@ -1245,10 +1379,14 @@ function measures(): Measure[] {
           if (!okStart(d)) return null;
         }
         const returned = monoMs() - t0;
-        const allDone = await until(() => {
-          const recs = recordsOf(R);
-          return recs.length === K && recs.every((r) => r.status === 'done');
-        }, 60_000, 10);
+        const allDone = await until(
+          () => {
+            const recs = recordsOf(R);
+            return recs.length === K && recs.every((r) => r.status === 'done');
+          },
+          60_000,
+          10,
+        );
         const done = monoMs() - t0;
         await waitQuiet(R, 20_000);
         removeTree(R);
@@ -1288,7 +1426,9 @@ function fastPathsOn(measureId: string): string[] {
 }
 
 async function fastPathsAB(): Promise<void> {
-  for (const fp of FAST_PATHS) if (!FAST_PATH_WHY[fp]) problems.push(`fast path \`${fp}\` (lib/base/fast-paths.ts) has no A/B measures of its own in the bench: measured on start and status 1 000 only`);
+  for (const fp of FAST_PATHS)
+    if (!FAST_PATH_WHY[fp])
+      problems.push(`fast path \`${fp}\` (lib/base/fast-paths.ts) has no A/B measures of its own in the bench: measured on start and status 1 000 only`);
   abRan = true;
   for (const m of measures()) {
     const arms = [ARM_ON, ...fastPathsOn(m.id).map(armWithout), ARM_OFF];
@@ -1350,14 +1490,16 @@ function compare(m: Measure, f: Figure, offKey: string): Comparison | null {
 }
 
 const fmtVal = (x: number, unit: 'ms' | 'MB') => (unit === 'ms' ? fmtMs(x) : Number.isFinite(x) ? `${x.toFixed(1)} MB` : 'n/a');
-const fmtGain = (x: number, unit: 'ms' | 'MB') => (unit === 'ms' ? fmtSignedMs(x) : Number.isFinite(x) ? `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)} MB` : 'n/a');
+const fmtGain = (x: number, unit: 'ms' | 'MB') =>
+  unit === 'ms' ? fmtSignedMs(x) : Number.isFinite(x) ? `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)} MB` : 'n/a';
 
 function comparisonVerdict(c: Comparison, together = false): string {
   if (!c.figure.felt) return '— (explains the others)';
-  const noise = withinNoise(c) ? ' (within this run\'s noise)' : '';
+  const noise = withinNoise(c) ? " (within this run's noise)" : '';
   const ms = c.figure.unit === 'ms';
   if (c.earns) return `**${together ? 'they gain it' : 'earns its place'}**${noise}`;
-  if (ms ? c.gain <= -3 || c.pct <= -0.1 : c.pct <= -0.1) return `${together ? 'they cost it' : 'costs it'}: ${ms ? 'slower' : 'more'} with ${together ? 'them' : 'it'} on${noise}`;
+  if (ms ? c.gain <= -3 || c.pct <= -0.1 : c.pct <= -0.1)
+    return `${together ? 'they cost it' : 'costs it'}: ${ms ? 'slower' : 'more'} with ${together ? 'them' : 'it'} on${noise}`;
   return `${together ? 'no gain' : 'does not earn it'} (${ms ? '< 3 ms and < 10 %' : '< 10 %'})`;
 }
 
@@ -1405,14 +1547,20 @@ function fastPathVerdict(cs: Comparison[]): { label: string; text: string } {
   const gains = felt.filter((c) => c.earns);
   const costs = felt.filter((c) => (c.figure.unit === 'ms' ? c.gain <= -3 || c.pct <= -0.1 : c.pct <= -0.1));
   const realCosts = costs.filter((c) => !withinNoise(c));
-  const list = (xs: Comparison[], sign: 1 | -1) => xs.map((c) => `${fmtGain(sign * c.gain, c.figure.unit)} (${fmtPct(sign * c.pct)}) on ${c.figure.title}${withinNoise(c) ? ' (within noise)' : ''}`).join('; ');
+  const list = (xs: Comparison[], sign: 1 | -1) =>
+    xs
+      .map((c) => `${fmtGain(sign * c.gain, c.figure.unit)} (${fmtPct(sign * c.pct)}) on ${c.figure.title}${withinNoise(c) ? ' (within noise)' : ''}`)
+      .join('; ');
   const costText = costs.length ? `; ${realCosts.length ? 'but it' : 'it'} costs ${list(costs, -1)}` : '';
   if (!gains.length) {
     const best = [...felt].sort((x, y) => y.pct - x.pct)[0]!;
-    return { label: '**does not earn it**', text: `best gain ${fmtGain(best.gain, best.figure.unit)} (${fmtPct(best.pct)}) on ${best.figure.title}${costText}` };
+    return {
+      label: '**does not earn it**',
+      text: `best gain ${fmtGain(best.gain, best.figure.unit)} (${fmtPct(best.pct)}) on ${best.figure.title}${costText}`,
+    };
   }
   if (realCosts.length) return { label: '**mixed**', text: `gains ${list(gains, 1)}${costText}` };
-  return { label: `**earns its place**${gains.every(withinNoise) ? ' (within this run\'s noise)' : ''}`, text: `gains ${list(gains, 1)}${costText}` };
+  return { label: `**earns its place**${gains.every(withinNoise) ? " (within this run's noise)" : ''}`, text: `gains ${list(gains, 1)}${costText}` };
 }
 
 function abPage(): string {
@@ -1423,10 +1571,11 @@ function abPage(): string {
       '(each round runs every arm of a measure once, in an order that rotates and reverses every other round; the first round of each measure is a discarded warm-up). ' +
       '**Gain** is median off − median on: what the fast path saves (negative: what it costs). The fast-path rule (CONTRIBUTING.md, "Fast paths"): a fast path earns its place with a gain of **≥ 3 ms or ≥ 10 %** ' +
       '(for memory, ≥ 10 %) on a figure a user feels; otherwise it goes, as simpler code at equal speed wins. ' +
-      'The interval is a 95 % bootstrap interval of the gain (the two samples resampled independently): where it holds 0, this run cannot tell the gain from the machine\'s noise. ' +
-      'Commands are spawned by the bench itself (no shell, through the bin/* `#!/usr/bin/env node` line, the Node under test first on PATH), so the times include the bench\'s own spawn (~1 ms, alike for both arms), unlike the hyperfine rows above.',
+      "The interval is a 95 % bootstrap interval of the gain (the two samples resampled independently): where it holds 0, this run cannot tell the gain from the machine's noise. " +
+      "Commands are spawned by the bench itself (no shell, through the bin/* `#!/usr/bin/env node` line, the Node under test first on PATH), so the times include the bench's own spawn (~1 ms, alike for both arms), unlike the hyperfine rows above.",
   );
-  if (!process.env.NODE_EXTRA_CA_CERTS) out.push('\nNODE_EXTRA_CA_CERTS was **not set** in this run: held-env had nothing to move, and its A/B measures noise only.');
+  if (!process.env.NODE_EXTRA_CA_CERTS)
+    out.push('\nNODE_EXTRA_CA_CERTS was **not set** in this run: held-env had nothing to move, and its A/B measures noise only.');
   const summary: string[][] = [];
   for (const fp of FAST_PATHS) {
     const v = fastPathVerdict(comparisonsOf(fp));
@@ -1443,7 +1592,9 @@ function abPage(): string {
   }
   out.push('\n### All off (`SUBAGENT_FAST_PATHS=0`) against all on\n\nEvery measure, all fast paths off at once: what the plain paths cost together.\n');
   out.push(mdTable(header, comparisonRows(comparisonsOf('all-off'), true)));
-  out.push(`\n### How each A/B measure is taken\n\n${abMeasures.map((m) => `- **${m.title}** (${m.rounds} rounds${m.warmupRounds ? ` after ${m.warmupRounds} warm-up` : ''}; arms: ${['all on', ...fastPathsOn(m.id).map((f) => `without ${f}`), 'all off'].join(', ')}): ${m.how}`).join('\n')}`);
+  out.push(
+    `\n### How each A/B measure is taken\n\n${abMeasures.map((m) => `- **${m.title}** (${m.rounds} rounds${m.warmupRounds ? ` after ${m.warmupRounds} warm-up` : ''}; arms: ${['all on', ...fastPathsOn(m.id).map((f) => `without ${f}`), 'all off'].join(', ')}): ${m.how}`).join('\n')}`,
+  );
   return out.join('\n');
 }
 
@@ -1483,7 +1634,11 @@ await section('profile: --cpu-prof of status (1 000 runs) and start-subagent', a
     const dir = join(P, label);
     mkdirSync(dir, { recursive: true });
     for (let k = 0; k < K; k++) {
-      const d = await run(nodeBin(), ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '100', ...args(k)], { cwd: AREA, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+      const d = await run(nodeBin(), ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-interval', '100', ...args(k)], {
+        cwd: AREA,
+        env: cleanEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       if (d.code !== 0) throw new Error(`${label} exited ${d.code}: ${d.stdout.slice(0, 200)}`);
     }
     return summarise(readdirSync(dir).map((f) => join(dir, f)));
@@ -1513,7 +1668,9 @@ function machine(): Record<string, string> {
     others: OTHERS.length ? OTHERS.map((o) => `${o.version} (\`${o.exec}\`)`).join(', ') : 'none (SUBAGENT_BENCH_NODES unset)',
     tools: `${hyperfineVersion ?? 'no hyperfine (own timing loop)'}; ${GNU_TIME ? 'GNU time' : 'getrusage preload'}`,
     code: git ? `commit ${git}${dirty ? ' + uncommitted changes in lib/, bin/ or scripts/' : ''}` : 'unknown',
-    load: `load average (1/5/15 min) at the start ${loadAtStart}, at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`,
+    load: `load average (1/5/15 min) at the start ${loadAtStart}, at the end ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
     ca: process.env.NODE_EXTRA_CA_CERTS ? `set (\`${process.env.NODE_EXTRA_CA_CERTS}\`), for every process` : 'not set',
   };
 }
@@ -1524,13 +1681,19 @@ function mdTable(header: string[], body: string[][]): string {
 
 /** The main rows of every Node measured, side by side (fast paths on, the default). */
 function nodesTable(): string {
-  const all = [...nodeRows.values()].filter((r) => r.node.version !== MAIN.version || OTHERS.length).sort((a, b) => parseInt(a.node.version.slice(1), 10) - parseInt(b.node.version.slice(1), 10));
+  const all = [...nodeRows.values()]
+    .filter((r) => r.node.version !== MAIN.version || OTHERS.length)
+    .sort((a, b) => parseInt(a.node.version.slice(1), 10) - parseInt(b.node.version.slice(1), 10));
   if (all.length < 2) return '';
   const col = (r: NodeRows) => `${r.node.version}${r.node.version === MAIN.version ? ' (main)' : ''}`;
   const short = (v: string) => v.replace(/ \(.*\)$/, '').replace('**misses** by', 'misses by');
   const body: string[][] = [
     ['`node -e 0` (floor), median', '—', ...all.map((r) => fmtMs(r.floor ?? NaN))],
-    ['`start-subagent`', '≤ 1.3 ×', ...all.map((r) => (r.start ? `${fmtMs(r.start.ms)} → **${fmtRatio(r.start.ratio)}**: ${short(ratioVerdict(r.start.ratio, 1.3))}` : 'n/a'))],
+    [
+      '`start-subagent`',
+      '≤ 1.3 ×',
+      ...all.map((r) => (r.start ? `${fmtMs(r.start.ms)} → **${fmtRatio(r.start.ratio)}**: ${short(ratioVerdict(r.start.ratio, 1.3))}` : 'n/a')),
+    ],
     ...[1000, 10000].map((n) => [
       `\`status\`, ${n.toLocaleString('en-US').replace(',', ' ')} runs`,
       `≤ ${n === 1000 ? 1.5 : 5} ×`,
@@ -1542,17 +1705,29 @@ function nodesTable(): string {
     [
       '`status --wait-terminal` latency',
       'median ≤ 30 ms, p95 ≤ 100 ms',
-      ...all.map((r) => (r.wait ? `median **${fmtMs(r.wait.median)}**, p95 **${fmtMs(r.wait.p95)}** (n = ${r.wait.n}): ${r.wait.median <= 30 && r.wait.p95 <= 100 ? 'meets' : 'misses'}` : 'n/a')),
+      ...all.map((r) =>
+        r.wait
+          ? `median **${fmtMs(r.wait.median)}**, p95 **${fmtMs(r.wait.p95)}** (n = ${r.wait.n}): ${r.wait.median <= 30 && r.wait.p95 <= 100 ? 'meets' : 'misses'}`
+          : 'n/a',
+      ),
     ],
     [
       'supervisor RSS, one alone',
       '≤ 40 MB',
-      ...all.map((r) => (r.memory ? `**${fmtMB(r.memory.rssAlone)}** (idle \`node\` ${fmtMB(r.memory.idleRss)}, so ${fmtDelta(r.memory.rssAlone - r.memory.idleRss)}): ${r.memory.rssAlone <= 40 * 1024 ? 'meets' : `misses by ${fmtMB(r.memory.rssAlone - 40 * 1024)}`}` : 'n/a')),
+      ...all.map((r) =>
+        r.memory
+          ? `**${fmtMB(r.memory.rssAlone)}** (idle \`node\` ${fmtMB(r.memory.idleRss)}, so ${fmtDelta(r.memory.rssAlone - r.memory.idleRss)}): ${r.memory.rssAlone <= 40 * 1024 ? 'meets' : `misses by ${fmtMB(r.memory.rssAlone - 40 * 1024)}`}`
+          : 'n/a',
+      ),
     ],
     [
       `supervisor PSS, mean with ${[...nodeRows.values()].find((r) => r.memory)?.memory?.n ?? 50} running`,
       '≤ 8 MB',
-      ...all.map((r) => (r.memory ? `**${fmtMB(r.memory.pssMean)}** (idle \`node\` ${fmtMB(r.memory.idlePss)}, so ${fmtDelta(r.memory.pssMean - r.memory.idlePss)}; anonymous ${fmtMB(r.memory.anonMean)} vs ${fmtMB(r.memory.idleAnon)}): ${r.memory.pssMean <= 8 * 1024 ? 'meets' : `misses by ${fmtMB(r.memory.pssMean - 8 * 1024)}`}` : 'n/a')),
+      ...all.map((r) =>
+        r.memory
+          ? `**${fmtMB(r.memory.pssMean)}** (idle \`node\` ${fmtMB(r.memory.idlePss)}, so ${fmtDelta(r.memory.pssMean - r.memory.idlePss)}; anonymous ${fmtMB(r.memory.anonMean)} vs ${fmtMB(r.memory.idleAnon)}): ${r.memory.pssMean <= 8 * 1024 ? 'meets' : `misses by ${fmtMB(r.memory.pssMean - 8 * 1024)}`}`
+          : 'n/a',
+      ),
     ],
   ];
   return mdTable(['row (fast paths on)', 'target', ...all.map(col)], body);
@@ -1562,10 +1737,30 @@ function whereTheTimeGoes(): string {
   const out: string[] = [];
   const prof = (title: string, p: ProfileSummary | null) => {
     if (!p) return;
-    out.push(`#### ${title}\n\n${p.profiles} profiles (\`node --cpu-prof --cpu-prof-interval 100\`, fast paths on), averaged: ${fmtMs(p.profiledMs)} profiled per run (the profiler starts after Node's own bootstrap).\n`);
-    out.push('Self time by kind:\n\n' + mdTable(['kind', 'ms / run', 'share'], p.byCategory.map((c) => [c.key, c.ms.toFixed(1), `${(c.share * 100).toFixed(0)} %`])));
-    out.push('\nTop functions by self time:\n\n' + mdTable(['function', 'ms / run', 'share'], p.byFunction.slice(0, 12).map((c) => [`\`${c.key}\``, c.ms.toFixed(1), `${(c.share * 100).toFixed(1)} %`])));
-    out.push('\nInclusive time of the project\'s functions (and dependencies, and the module loader\'s entry points):\n\n' + mdTable(['function', 'ms / run', 'share'], p.inclusive.slice(0, 12).map((c) => [`\`${c.key}\``, c.ms.toFixed(1), `${(c.share * 100).toFixed(1)} %`])));
+    out.push(
+      `#### ${title}\n\n${p.profiles} profiles (\`node --cpu-prof --cpu-prof-interval 100\`, fast paths on), averaged: ${fmtMs(p.profiledMs)} profiled per run (the profiler starts after Node's own bootstrap).\n`,
+    );
+    out.push(
+      'Self time by kind:\n\n' +
+        mdTable(
+          ['kind', 'ms / run', 'share'],
+          p.byCategory.map((c) => [c.key, c.ms.toFixed(1), `${(c.share * 100).toFixed(0)} %`]),
+        ),
+    );
+    out.push(
+      '\nTop functions by self time:\n\n' +
+        mdTable(
+          ['function', 'ms / run', 'share'],
+          p.byFunction.slice(0, 12).map((c) => [`\`${c.key}\``, c.ms.toFixed(1), `${(c.share * 100).toFixed(1)} %`]),
+        ),
+    );
+    out.push(
+      "\nInclusive time of the project's functions (and dependencies, and the module loader's entry points):\n\n" +
+        mdTable(
+          ['function', 'ms / run', 'share'],
+          p.inclusive.slice(0, 12).map((c) => [`\`${c.key}\``, c.ms.toFixed(1), `${(c.share * 100).toFixed(1)} %`]),
+        ),
+    );
     out.push('');
   };
   prof('`status` with 1 000 runs', statusProfile);
@@ -1646,7 +1841,10 @@ process.stdout.write(`\n${table}\n\n`);
 if (misses.length) process.stdout.write(`missed:\n${misses.map((x) => `- ${x}`).join('\n')}\n\n`);
 if (ab) {
   const lines = [...FAST_PATHS, 'all-off'].flatMap((fp) =>
-    comparisonsOf(fp).map((c) => `${fp.padEnd(13)} ${c.figure.title.padEnd(42)} on ${fmtVal(c.medOn, c.figure.unit).padStart(9)}  off ${fmtVal(c.medOff, c.figure.unit).padStart(9)}  gain ${fmtGain(c.gain, c.figure.unit).padStart(9)} ${fmtPct(c.pct).padStart(8)}  [${fmtGain(c.lo, c.figure.unit)} … ${fmtGain(c.hi, c.figure.unit)}]`),
+    comparisonsOf(fp).map(
+      (c) =>
+        `${fp.padEnd(13)} ${c.figure.title.padEnd(42)} on ${fmtVal(c.medOn, c.figure.unit).padStart(9)}  off ${fmtVal(c.medOff, c.figure.unit).padStart(9)}  gain ${fmtGain(c.gain, c.figure.unit).padStart(9)} ${fmtPct(c.pct).padStart(8)}  [${fmtGain(c.lo, c.figure.unit)} … ${fmtGain(c.hi, c.figure.unit)}]`,
+    ),
   );
   process.stdout.write(`fast paths, A/B (gain = median off − median on):\n${lines.join('\n')}\n`);
   for (const fp of [...FAST_PATHS, 'all-off']) {
@@ -1657,7 +1855,9 @@ if (ab) {
 }
 if (nodes) process.stdout.write(`${nodes}\n\n`);
 if (problems.length) process.stdout.write(`problems:\n${problems.map((p) => `- ${p}`).join('\n')}\n\n`);
-process.stdout.write(`machine: ${m.cpu}, ${m.cores} cores, ${m.memory}, ${m.kernel}, node ${MAIN.version}${OTHERS.length ? ` (+ ${OTHERS.map((o) => o.version).join(', ')})` : ''}\n`);
+process.stdout.write(
+  `machine: ${m.cpu}, ${m.cores} cores, ${m.memory}, ${m.kernel}, node ${MAIN.version}${OTHERS.length ? ` (+ ${OTHERS.map((o) => o.version).join(', ')})` : ''}\n`,
+);
 process.stdout.write(`${ONLY.length ? 'not written (BENCH_ONLY)' : 'written'}: docs/benchmarks.md (${benchSeconds} s)\n`);
 finalCleanup();
 log('clean-up done');

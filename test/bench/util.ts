@@ -34,7 +34,8 @@ export function nodeBin(): string {
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith('SUBAGENT_') || k.startsWith('OPENCODE_PSA_') || k === 'NODE_OPTIONS' || k === 'NODE_COMPILE_CACHE' || k === 'NODE_DISABLE_COMPILE_CACHE') continue;
+    if (k.startsWith('SUBAGENT_') || k.startsWith('OPENCODE_PSA_') || k === 'NODE_OPTIONS' || k === 'NODE_COMPILE_CACHE' || k === 'NODE_DISABLE_COMPILE_CACHE')
+      continue;
     env[k] = v;
   }
   env.PATH = `${dirname(nodeExec)}:${env.PATH ?? '/usr/local/bin:/usr/bin:/bin'}`;
@@ -186,7 +187,9 @@ export function inotifyWatches(pid: number): number {
   for (const fd of fds) {
     try {
       if (readlinkSync(`/proc/${pid}/fd/${fd}`) !== 'anon_inode:inotify') continue;
-      n += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8').split('\n').filter((l) => l.startsWith('inotify wd:')).length;
+      n += readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('inotify wd:')).length;
     } catch {}
   }
   return n;
@@ -411,7 +414,12 @@ function descendantsOfAreas(): number[] {
     let text = '';
     try {
       text = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-      text += '\0' + readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').filter((e) => e.startsWith('SUBAGENT_DIR=')).join('\0');
+      text +=
+        '\0' +
+        readFileSync(`/proc/${pid}/environ`, 'latin1')
+          .split('\0')
+          .filter((e) => e.startsWith('SUBAGENT_DIR='))
+          .join('\0');
     } catch {}
     if ([...areas].some((a) => text.includes(a + '/')) && procStat(pid) !== null) out.push(pid);
   }

@@ -100,9 +100,15 @@ for (const c of CLIS) {
       assert.equal(a2.skippedLines, 3);
       assert.equal(box.run('result', ['--name', name, '--json']).json.skippedLines, 3);
       const since = box.run('result', ['--name', name, '--json', '--since', '0']);
-      assert.deepEqual(since.json.runs.map((x: any) => x.skippedLines), [4, 3]);
+      assert.deepEqual(
+        since.json.runs.map((x: any) => x.skippedLines),
+        [4, 3],
+      );
       const history = box.run('status', ['--name', name, '--runs']);
-      assert.deepEqual(history.json.runs.map((x: any) => x.skippedLines), [4, 3]);
+      assert.deepEqual(
+        history.json.runs.map((x: any) => x.skippedLines),
+        [4, 3],
+      );
       const found = box.run('search', ['--name', name, '--pattern', c.answer.split(' ').pop()!]);
       assert.equal(found.code, 0, found.stdout + found.stderr);
       assert.deepEqual([...new Set(found.json.matches.map((m: any) => m.run))], [1, 2]);
@@ -122,7 +128,7 @@ for (const c of CLIS) {
   });
 }
 
-test('a child id that is not the name\'s is E_CHILD_NOT_FOUND, for codex and opencode children (fixture streams)', async () => {
+test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex and opencode children (fixture streams)", async () => {
   const cases = [
     { cli: 'codex', fixture: 'codex/spawn-subagent.jsonl', child: '01a2007a-6c58-73d2-87b7-9908ebb79c3f' },
     { cli: 'opencode', fixture: 'opencode/task.jsonl', child: 'ses_dff5bec07ffeTWwDmTiFGv0naG' },
@@ -132,10 +138,17 @@ test('a child id that is not the name\'s is E_CHILD_NOT_FOUND, for codex and ope
     const s = box.run('start-subagent', ['--cli', c.cli, '--name', `kids/${c.cli}`, '--prompt', 'spawn a child'], { env: withFakes });
     assert.equal(s.code, 0, s.stdout + s.stderr);
   }
-  const agents = waitTerminal(box, cases.map((c) => `kids/${c.cli}`));
+  const agents = waitTerminal(
+    box,
+    cases.map((c) => `kids/${c.cli}`),
+  );
   for (const [i, c] of cases.entries()) {
     const name = `kids/${c.cli}`;
-    assert.deepEqual(agents[name].children.map((k: any) => k.id), [c.child], `${name} lists its child`);
+    assert.deepEqual(
+      agents[name].children.map((k: any) => k.id),
+      [c.child],
+      `${name} lists its child`,
+    );
     const own = box.run('result', ['--name', name, '--child', c.child, '--json'], { env: withFakes });
     assert.equal(own.code, 0, own.stdout + own.stderr);
     assert.equal(own.json.child, c.child);

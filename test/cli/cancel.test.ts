@@ -75,7 +75,7 @@ describe('cancel', () => {
     assertCancelled('c/tree');
   });
 
-  test('descendants that dropped the run marker (SUBAGENT_RUN_ID) are found by the parent-pid walk: one in its own session, one below that, one in the agent\'s group; none survives', async () => {
+  test("descendants that dropped the run marker (SUBAGENT_RUN_ID) are found by the parent-pid walk: one in its own session, one below that, one in the agent's group; none survives", async () => {
     const m = `MARK_NOID=${b.dir}-noid`;
     const script = [
       `env -u SUBAGENT_RUN_ID ${m} setsid sleep 310 &`,
@@ -95,11 +95,11 @@ describe('cancel', () => {
     const inGroup = sleeping('312');
     assert.ok(own && below && inGroup, `the sleeps are up: ${kids.join(' ')}`);
     assert.equal(procSid(own), own, 'sleep 310 leads its own session');
-    assert.equal(procPpid(own), a.agentPid, 'sleep 310 is still the agent\'s child (a descendant, not an escapee)');
-    assert.equal(procPpid(procPpid(below)!), a.agentPid, 'sleep 311 is the agent\'s grandchild');
-    assert.notEqual(procSid(below), procSid(a.agentPid), 'sleep 311 is outside the agent\'s session');
-    assert.notEqual(procPgid(below), procPgid(a.agentPid), 'sleep 311 is outside the agent\'s group');
-    assert.equal(procPgid(inGroup), procPgid(a.agentPid), 'sleep 312 is in the agent\'s group');
+    assert.equal(procPpid(own), a.agentPid, "sleep 310 is still the agent's child (a descendant, not an escapee)");
+    assert.equal(procPpid(procPpid(below)!), a.agentPid, "sleep 311 is the agent's grandchild");
+    assert.notEqual(procSid(below), procSid(a.agentPid), "sleep 311 is outside the agent's session");
+    assert.notEqual(procPgid(below), procPgid(a.agentPid), "sleep 311 is outside the agent's group");
+    assert.equal(procPgid(inGroup), procPgid(a.agentPid), "sleep 312 is in the agent's group");
     const r = b.run('cancel', ['--name', 'c/nomark']);
     assert.equal(r.code, 0, r.stdout);
     assert.deepEqual(r.json.survivors, []);
@@ -133,7 +133,11 @@ describe('cancel', () => {
 
   test('a script that traps TERM and keeps running is still gone after cancel (escalation to KILL)', async () => {
     const m = `MARK_TRAP=${b.dir}-trap`;
-    const a = await running('c/trap', `trap 'echo ignored-term' TERM; ${m} sh -c 'trap "" TERM; sleep 300' & while :; do sleep 0.05; done`, () => pidsWithEnv(m).length >= 1);
+    const a = await running(
+      'c/trap',
+      `trap 'echo ignored-term' TERM; ${m} sh -c 'trap "" TERM; sleep 300' & while :; do sleep 0.05; done`,
+      () => pidsWithEnv(m).length >= 1,
+    );
     const r = b.run('cancel', ['--name', 'c/trap']);
     assert.equal(r.code, 0, r.stdout);
     assert.ok(!pidAlive(a.agentPid), 'the stubborn script was killed');

@@ -27,7 +27,10 @@ describe('concurrency: one name, one owner', () => {
       assert.equal(readFileSync(join(runDirOf(b.registry, n), 'events.log'), 'utf8'), `result-${i}\n`);
     });
     const listed = b.run('status', []);
-    assert.deepEqual(listed.json.agents.map((a: any) => a.name).filter((n: string) => n.startsWith('fan/')), names);
+    assert.deepEqual(
+      listed.json.agents.map((a: any) => a.name).filter((n: string) => n.startsWith('fan/')),
+      names,
+    );
   });
 
   test('10 concurrent starts of one name: exactly one ok, nine E_NAME_EXISTS, one run directory', async () => {
@@ -41,7 +44,10 @@ describe('concurrency: one name, one owner', () => {
     waitTerminal(b, ['contested']);
     const runs = runDirs(b.registry).filter((r) => r.record?.name === 'contested');
     assert.equal(runs.length, 1, 'one run on disk');
-    assert.deepEqual(readdirSync(dirname(runs[0]!.dir)).filter((e) => !e.startsWith('.')), ['1']);
+    assert.deepEqual(
+      readdirSync(dirname(runs[0]!.dir)).filter((e) => !e.startsWith('.')),
+      ['1'],
+    );
     assert.equal(readFileSync(join(runs[0]!.dir, 'prompt'), 'utf8'), `echo winner-${winner}`, "the winner's prompt");
     assert.equal(resultText(b, 'contested'), `winner-${winner}\n`);
     // The losers left nothing behind (no temp directories).
@@ -60,7 +66,9 @@ describe('concurrency: one name, one owner', () => {
     waitTerminal(b, ['resumed']);
     const g = join(b.dir, 'gate-resume');
     // The winning run waits on a gate, so it is still running when the losers look.
-    const outs = await Promise.all(Array.from({ length: 4 }, (_, i) => b.runAsync('resume-subagent', ['--name', 'resumed', '--prompt', `${gate(g)}; echo resume-${i}`])));
+    const outs = await Promise.all(
+      Array.from({ length: 4 }, (_, i) => b.runAsync('resume-subagent', ['--name', 'resumed', '--prompt', `${gate(g)}; echo resume-${i}`])),
+    );
     const ok = outs.filter((r) => r.json?.ok === true);
     assert.equal(ok.length, 1, outs.map((r) => r.stdout).join(''));
     assert.equal(ok[0]!.json.run, 2);
@@ -72,7 +80,10 @@ describe('concurrency: one name, one owner', () => {
     assert.equal(a.run, 2);
     assert.equal(a.outcome, 'succeeded');
     assert.equal(resultText(b, 'resumed'), `resume-${winner}\n`);
-    const runs = runDirs(b.registry).filter((r) => r.record?.name === 'resumed').map((r) => r.record.run).sort();
+    const runs = runDirs(b.registry)
+      .filter((r) => r.record?.name === 'resumed')
+      .map((r) => r.record.run)
+      .sort();
     assert.deepEqual(runs, [1, 2]);
   });
 

@@ -11,7 +11,13 @@ import { makeBox } from '../support/box.js';
 const b = makeBox('demo');
 
 test('make demo: three named shell subagents, one failing; results and statuses printed; every run recorded', () => {
-  const r = spawnSync('bash', [join(ROOT, 'scripts/demo.sh')], { cwd: b.dir, env: b.env, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync('bash', [join(ROOT, 'scripts/demo.sh')], {
+    cwd: b.dir,
+    env: b.env,
+    encoding: 'utf8',
+    timeout: 120_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   assert.equal(r.status, 0, r.stdout + r.stderr);
   const out = r.stdout;
   assert.match(out, /^registry: /m);
@@ -22,7 +28,10 @@ test('make demo: three named shell subagents, one failing; results and statuses 
   const wait = lines.map((l) => JSON.parse(l)).find((j) => Array.isArray(j.agents));
   assert.ok(wait, out);
   assert.equal(wait.agents.length, 3);
-  assert.ok(wait.agents.every((a: any) => a.status === 'done'), out);
+  assert.ok(
+    wait.agents.every((a: any) => a.status === 'done'),
+    out,
+  );
   // The results, then the status table: two succeeded, the broken one failed with ls's exit code.
   assert.match(out, /── result of demo\/primes\nprimes below 40: 2 3 5 7 11 13 17 19 23 29 31 37\n/);
   assert.match(out, /── result of demo\/system\nkernel .+, \d+ cores, \d+ entries in \/\n/);
@@ -31,5 +40,8 @@ test('make demo: three named shell subagents, one failing; results and statuses 
   assert.match(out, /^demo\/broken +done +failed +exit=[1-9]/m);
   // They are in this box's registry, as the records say.
   const st = b.run('status', ['--prefix', 'demo']);
-  assert.deepEqual(st.json.agents.map((a: any) => `${a.name} ${a.outcome}`), ['demo/broken failed', 'demo/primes succeeded', 'demo/system succeeded']);
+  assert.deepEqual(
+    st.json.agents.map((a: any) => `${a.name} ${a.outcome}`),
+    ['demo/broken failed', 'demo/primes succeeded', 'demo/system succeeded'],
+  );
 });

@@ -36,7 +36,9 @@ interface Case {
 function startCase(c: Case): { start: any; record: any; argv: string[] | null } {
   const cwd = join(b.dir, 'cwd-' + c.name);
   mkdirSync(cwd, { recursive: true });
-  const r = b.run('start-subagent', ['--name', c.name, '--prompt', 'echo hi', '--cwd', cwd, ...c.flags], { env: { PATH: `${fakeBin}:${b.env.PATH}`, ...c.env } });
+  const r = b.run('start-subagent', ['--name', c.name, '--prompt', 'echo hi', '--cwd', cwd, ...c.flags], {
+    env: { PATH: `${fakeBin}:${b.env.PATH}`, ...c.env },
+  });
   assert.equal(r.code, 0, `${c.name}: ${r.stdout}${r.stderr}`);
   const record = waitTerminal(b, [c.name])[c.name];
   let argv: string[] | null = null;
@@ -61,8 +63,22 @@ describe('start-subagent applies the environment defaults', () => {
     { name: 'env/subagent', env: { SUBAGENT_CLI: 'opencode', ...M }, flags: [], cli: 'opencode', model: 'prov/sub-model', variant: 'sub-variant' },
     { name: 'env/psa', env: { SUBAGENT_CLI: 'opencode', ...P }, flags: [], cli: 'opencode', model: 'prov/psa-model', variant: 'psa-variant' },
     { name: 'env/both', env: { SUBAGENT_CLI: 'opencode', ...P, ...M }, flags: [], cli: 'opencode', model: 'prov/sub-model', variant: 'sub-variant' },
-    { name: 'env/mixed', env: { SUBAGENT_CLI: 'opencode', SUBAGENT_MODEL: 'prov/sub-model', OPENCODE_PSA_VARIANT: 'psa-variant' }, flags: [], cli: 'opencode', model: 'prov/sub-model', variant: 'psa-variant' },
-    { name: 'env/flags', env: { SUBAGENT_CLI: 'opencode', ...P, ...M }, flags: ['--model', 'prov/flag-model', '--variant', 'flag-variant'], cli: 'opencode', model: 'prov/flag-model', variant: 'flag-variant' },
+    {
+      name: 'env/mixed',
+      env: { SUBAGENT_CLI: 'opencode', SUBAGENT_MODEL: 'prov/sub-model', OPENCODE_PSA_VARIANT: 'psa-variant' },
+      flags: [],
+      cli: 'opencode',
+      model: 'prov/sub-model',
+      variant: 'psa-variant',
+    },
+    {
+      name: 'env/flags',
+      env: { SUBAGENT_CLI: 'opencode', ...P, ...M },
+      flags: ['--model', 'prov/flag-model', '--variant', 'flag-variant'],
+      cli: 'opencode',
+      model: 'prov/flag-model',
+      variant: 'flag-variant',
+    },
     { name: 'env/none', env: { SUBAGENT_CLI: 'opencode' }, flags: [], cli: 'opencode', model: null, variant: null },
     // The CLI flag beats SUBAGENT_CLI; a CLI without models ignores the model defaults (no E_ARG_UNSUPPORTED).
     { name: 'env/shell', env: { SUBAGENT_CLI: 'opencode', ...M, ...P }, flags: ['--cli', 'shell'], cli: 'shell', model: null, variant: null },

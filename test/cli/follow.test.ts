@@ -79,17 +79,27 @@ describe('result --follow on shell runs', () => {
     const f = follow(b, ['--name', 'f/json', '--follow', '--json']);
     await until('two events', () => f.stdout().split('\n').length > 2 || f.settled(), LONG, 20);
     assert.ok(!existsSync(g) && !f.settled());
-    const early = f.stdout().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const early = f
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     assert.deepEqual(early, [
       { type: 'message', run: 1, index: 1, line: 1, role: 'assistant', text: `alpha-${t}` },
       { type: 'message', run: 1, index: 1, line: 2, role: 'assistant', text: '' },
     ]);
     open(g);
     const r = await f.done;
-    assert.equal(r.code, 0, 'the follow succeeded, whatever the run\'s outcome: ' + r.stdout + r.stderr);
-    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    assert.equal(r.code, 0, "the follow succeeded, whatever the run's outcome: " + r.stdout + r.stderr);
+    const lines = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const res = lines.pop();
-    assert.deepEqual(lines.map((e) => e.text), [`alpha-${t}`, '', `beta-${t}\tend`, `gamma "q" ${t}`]);
+    assert.deepEqual(
+      lines.map((e) => e.text),
+      [`alpha-${t}`, '', `beta-${t}\tend`, `gamma "q" ${t}`],
+    );
     for (const e of lines) {
       assert.equal(e.type, 'message');
       assert.equal(e.run, 1);
@@ -157,7 +167,10 @@ describe('result --follow on shell runs', () => {
     // The same with --json: the events, then the error line.
     const j = await follow(b, ['--name', 'f/long', '--follow', '--json', '--timeout', '1']).done;
     assert.equal(j.code, 124, j.stdout);
-    const jl = j.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const jl = j.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(jl.length, 2, j.stdout);
     assert.equal(jl[0].text, `before-${t}`);
     assert.equal(jl[1].code, 'E_WAIT_TIMEOUT');
@@ -191,7 +204,12 @@ async function world(t: { after(fn: () => void | Promise<void>): void }, cli: Cl
   const home = join(box.dir, 'home');
   const cwd = join(box.dir, 'work');
   mkdirSync(cwd, { recursive: true });
-  const setup = cli === 'claude' ? claudeSetup({ home, baseUrl: srv.url }) : cli === 'codex' ? codexSetup({ home, baseUrl: srv.url }) : opencodeSetup({ home, baseUrl: srv.url });
+  const setup =
+    cli === 'claude'
+      ? claudeSetup({ home, baseUrl: srv.url })
+      : cli === 'codex'
+        ? codexSetup({ home, baseUrl: srv.url })
+        : opencodeSetup({ home, baseUrl: srv.url });
   for (const k of Object.keys(box.env)) delete box.env[k];
   const tmp = join(box.dir, 'tmp');
   mkdirSync(tmp);
@@ -226,7 +244,9 @@ describe('result --follow on the real agent CLIs (fake model servers)', { concur
       });
       t.after(release);
       const word = `tool-out-${tag()}`;
-      const s = await w.box.runAsync('start-subagent', ['--name', `f/${cli}`, '--cli', cli, '--prompt', `TOOL:Bash:echo ${word}`, ...PROMPTS[cli].extra], { cwd: join(w.box.dir, 'work') });
+      const s = await w.box.runAsync('start-subagent', ['--name', `f/${cli}`, '--cli', cli, '--prompt', `TOOL:Bash:echo ${word}`, ...PROMPTS[cli].extra], {
+        cwd: join(w.box.dir, 'work'),
+      });
       assert.equal(s.code, 0, s.stdout + s.stderr);
       // Followed from the start: the run is scheduled or running, not over.
       const f = follow(w.box, ['--name', `f/${cli}`, '--follow']);
@@ -245,20 +265,30 @@ describe('result --follow on the real agent CLIs (fake model servers)', { concur
       const lines = r.stdout.slice(0, -1).split('\n').slice(0, -1);
       const tools = lines.filter((l) => l.startsWith('[tool] '));
       assert.ok(tools.length >= 1, `a [tool] line:\n${r.stdout}`);
-      assert.ok(tools.some((l) => l.includes(`echo ${word}`)), `the tool line names the command:\n${tools.join('\n')}`);
+      assert.ok(
+        tools.some((l) => l.includes(`echo ${word}`)),
+        `the tool line names the command:\n${tools.join('\n')}`,
+      );
       assert.ok(lines.includes(`done: ${word}`), `the answer streamed as a line:\n${r.stdout}`);
       assert.ok(lines.indexOf(`done: ${word}`) > lines.indexOf(tools[0]!), 'in order: the tool call, then the answer');
 
       // --json: the same transcript as events.
       const j = await follow(w.box, ['--name', `f/${cli}`, '--follow', '--json']).done;
       assert.equal(j.code, 0, j.stdout);
-      const ev = j.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+      const ev = j.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       const last = ev.pop();
       assert.deepEqual(last, res);
       assert.ok(ev.every((e) => e.type === 'message' && e.run === 1 && typeof e.index === 'number'));
-      assert.deepEqual(ev.map((e) => e.index), ev.map((_, i) => i + 1), 'numbered 1, 2, …');
+      assert.deepEqual(
+        ev.map((e) => e.index),
+        ev.map((_, i) => i + 1),
+        'numbered 1, 2, …',
+      );
       const tool = ev.find((e) => e.role === 'tool');
-      assert.ok(tool && tool.tool && typeof tool.tool.name === 'string', JSON.stringify(ev));
+      assert.ok(tool?.tool && typeof tool.tool.name === 'string', JSON.stringify(ev));
       assert.ok(ev.some((e) => e.role === 'assistant' && e.text.trim() === `done: ${word}`));
     });
   }

@@ -1,6 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Verb } from '../support/run.js';
+import type { Verb } from '../support/run.js';
 import { settledTree } from '../support/registry.js';
 import { makeBox } from '../support/box.js';
 import { expectError } from '../support/shell.js';
@@ -62,4 +62,3 @@ describe('flags every verb rejects', () => {
     assert.deepEqual(settledTree(b.dir), []);
   });
 });
-

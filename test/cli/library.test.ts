@@ -78,7 +78,10 @@ test('start (prompt as a string) → status waitTerminal → result → search, 
 
   const found = await search({ ...ctx, name: 'lib/one', pattern: 'second', role: 'assistant' });
   assert.equal(found.ok, true);
-  assert.deepEqual((found.matches as any[]).map((m) => [m.run, m.role, m.line, m.snippet]), [[1, 'assistant', 2, 'second line']]);
+  assert.deepEqual(
+    (found.matches as any[]).map((m) => [m.run, m.role, m.line, m.snippet]),
+    [[1, 'assistant', 2, 'second line']],
+  );
   assert.deepEqual(found, (await verb('search', ['--name', 'lib/one', '--pattern', 'second', '--role', 'assistant'])).json);
 });
 
@@ -99,14 +102,20 @@ test('start with the prompt as a Buffer: bytes kept exactly (UTF-8 and an invali
   assert.equal(b2.run, 2);
   assert.equal(b2.outcome, 'succeeded');
   const since = await result({ ...ctx, name: 'lib/buf', since: 0 });
-  assert.deepEqual((since.runs as any[]).map((x) => [x.run, x.lastAssistantText]), [
-    [1, 'héllo-буфер-😀\n'],
-    [2, 'run-two\n'],
-  ]);
+  assert.deepEqual(
+    (since.runs as any[]).map((x) => [x.run, x.lastAssistantText]),
+    [
+      [1, 'héllo-буфер-😀\n'],
+      [2, 'run-two\n'],
+    ],
+  );
   assert.equal((await result({ ...ctx, name: 'lib/buf', run: 1 })).lastAssistantText, 'héllo-буфер-😀\n');
   // A prompt is searchable as the user's message of its run.
   const p = await search({ ...ctx, name: 'lib/buf', pattern: 'run-two', role: 'user' });
-  assert.deepEqual((p.matches as any[]).map((m) => m.run), [2]);
+  assert.deepEqual(
+    (p.matches as any[]).map((m) => m.run),
+    [2],
+  );
 });
 
 test('cancel a running run; a second cancel rejects with E_NOT_RUNNING', async () => {
@@ -140,10 +149,13 @@ test('follow streams the transcript through `write` as it grows and resolves to 
 
   const events: string[] = [];
   const rj = await follow({ ...ctx, name: 'lib/follow', json: true, write: (t) => events.push(t) });
-  assert.deepEqual(events.map((e) => JSON.parse(e)), [
-    { type: 'message', run: 1, index: 1, line: 1, role: 'assistant', text: 'first' },
-    { type: 'message', run: 1, index: 1, line: 2, role: 'assistant', text: 'second' },
-  ]);
+  assert.deepEqual(
+    events.map((e) => JSON.parse(e)),
+    [
+      { type: 'message', run: 1, index: 1, line: 1, role: 'assistant', text: 'first' },
+      { type: 'message', run: 1, index: 1, line: 2, role: 'assistant', text: 'second' },
+    ],
+  );
   const printed = await verb('result', ['--name', 'lib/follow', '--follow', '--json']);
   assert.equal(printed.code, 0, printed.stdout);
   assert.equal(printed.stdout, events.join('') + JSON.stringify(rj) + '\n', 'the verb prints the same events, then the result');
@@ -154,11 +166,26 @@ const statusSync = (name: string): string | undefined => statusOf(box, name)?.st
 
 test('errors reject with SubagentError and the code (and details) the verb prints', async () => {
   const cases: Array<[string, () => Promise<unknown>, Verb, string[]]> = [
-    ['E_NAME_INVALID', () => start({ ...ctx, name: 'bad//name', prompt: 'echo x', cli: 'shell' }), 'start-subagent', ['--name', 'bad//name', '--prompt', 'echo x', '--cli', 'shell']],
+    [
+      'E_NAME_INVALID',
+      () => start({ ...ctx, name: 'bad//name', prompt: 'echo x', cli: 'shell' }),
+      'start-subagent',
+      ['--name', 'bad//name', '--prompt', 'echo x', '--cli', 'shell'],
+    ],
     ['E_NAME_INVALID', () => status({ ...ctx, names: ['h\u00e9'] }), 'status', ['--name', 'h\u00e9']],
     ['E_NAME_REQUIRED', () => start({ ...ctx, name: undefined, prompt: 'echo x', cli: 'shell' }), 'start-subagent', ['--prompt', 'echo x', '--cli', 'shell']],
-    ['E_PROMPT_REQUIRED', () => start({ ...ctx, name: 'lib/empty', prompt: Buffer.alloc(0), cli: 'shell' }), 'start-subagent', ['--name', 'lib/empty', '--prompt', '', '--cli', 'shell']],
-    ['E_CLI_UNKNOWN', () => start({ ...ctx, name: 'lib/x', prompt: 'x', cli: 'nope' }), 'start-subagent', ['--name', 'lib/x', '--prompt', 'x', '--cli', 'nope']],
+    [
+      'E_PROMPT_REQUIRED',
+      () => start({ ...ctx, name: 'lib/empty', prompt: Buffer.alloc(0), cli: 'shell' }),
+      'start-subagent',
+      ['--name', 'lib/empty', '--prompt', '', '--cli', 'shell'],
+    ],
+    [
+      'E_CLI_UNKNOWN',
+      () => start({ ...ctx, name: 'lib/x', prompt: 'x', cli: 'nope' }),
+      'start-subagent',
+      ['--name', 'lib/x', '--prompt', 'x', '--cli', 'nope'],
+    ],
     ['E_NAME_NOT_FOUND', () => result({ ...ctx, name: 'lib/missing' }), 'result', ['--name', 'lib/missing']],
     ['E_NAME_NOT_FOUND', () => cancel({ ...ctx, name: 'lib/missing' }), 'cancel', ['--name', 'lib/missing']],
     ['E_NAME_NOT_FOUND', () => status({ ...ctx, names: ['lib/missing'], waitTerminal: true }), 'status', ['--name', 'lib/missing', '--wait-terminal']],
@@ -231,7 +258,21 @@ test('the package: import("subagents") from another project resolves through "ex
   const out = await runProgramAsync(process.execPath, ['main.mjs'], { cwd: proj, env: box.env });
   assert.equal(out.code, 0, out.stdout + out.stderr);
   const got = JSON.parse(out.stdout);
-  for (const k of ['start', 'status', 'result', 'search', 'follow', 'resume', 'cancel', 'batch', 'SubagentError', 'ERROR_CODES', 'validateName', 'locateRegistry']) assert.ok(got.keys.includes(k), `exports ${k}: ${got.keys}`);
+  for (const k of [
+    'start',
+    'status',
+    'result',
+    'search',
+    'follow',
+    'resume',
+    'cancel',
+    'batch',
+    'SubagentError',
+    'ERROR_CODES',
+    'validateName',
+    'locateRegistry',
+  ])
+    assert.ok(got.keys.includes(k), `exports ${k}: ${got.keys}`);
   assert.equal(realpathSync(new URL(got.where)), realpathSync(join(ROOT, 'dist', 'lib', 'index.js')));
   assert.equal(got.started, true);
   assert.equal(got.status, 'succeeded');
@@ -243,7 +284,34 @@ test('the package: import("subagents") from another project resolves through "ex
   const dts = join(ROOT, 'dist', 'lib', 'index.d.ts');
   assert.ok(existsSync(dts), dts);
   const decl = readFileSync(dts, 'utf8');
-  for (const k of ['start', 'status', 'history', 'result', 'search', 'follow', 'resume', 'cancel', 'batch', 'SubagentError', 'ERROR_CODES', 'StartOptions', 'StartResult', 'StatusOptions', 'StatusResult', 'AgentEntry', 'HistoryResult', 'ResultResult', 'RunAnswer', 'SearchResult', 'CancelResult', 'BatchResult', 'FollowOptions', 'FollowLine', 'RunRecord']) assert.match(decl, new RegExp(`\\b${k}\\b`), `index.d.ts exports ${k}`);
+  for (const k of [
+    'start',
+    'status',
+    'history',
+    'result',
+    'search',
+    'follow',
+    'resume',
+    'cancel',
+    'batch',
+    'SubagentError',
+    'ERROR_CODES',
+    'StartOptions',
+    'StartResult',
+    'StatusOptions',
+    'StatusResult',
+    'AgentEntry',
+    'HistoryResult',
+    'ResultResult',
+    'RunAnswer',
+    'SearchResult',
+    'CancelResult',
+    'BatchResult',
+    'FollowOptions',
+    'FollowLine',
+    'RunRecord',
+  ])
+    assert.match(decl, new RegExp(`\\b${k}\\b`), `index.d.ts exports ${k}`);
   writeFileSync(
     join(proj, 'use.ts'),
     `import { start, status, history, result, search, resume, cancel, follow, batch, SubagentError, ERROR_CODES, type StartOptions, type StartResult, type StatusOptions, type StatusResult, type AgentEntry, type HistoryResult, type RunAnswer, type RunsAnswer, type SearchResult, type CancelResult, type BatchResult, type FollowOptions, type FollowLine, type ErrorCode, type RunRecord } from 'subagents';
@@ -285,8 +353,23 @@ void [bad, notACode];
   );
   writeFileSync(
     join(proj, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')] }, files: ['use.ts'] }),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: ['node'],
+        typeRoots: [join(ROOT, 'node_modules', '@types')],
+      },
+      files: ['use.ts'],
+    }),
   );
-  const tsc = await runProgramAsync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'lib', 'tsc.js'), '-p', 'tsconfig.json'], { cwd: proj, env: box.env });
+  const tsc = await runProgramAsync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'lib', 'tsc.js'), '-p', 'tsconfig.json'], {
+    cwd: proj,
+    env: box.env,
+  });
   assert.equal(tsc.code, 0, `tsc on a consumer of 'subagents':\n${tsc.stdout}${tsc.stderr}`);
 });

@@ -55,23 +55,38 @@ describe('the ps process backend', () => {
     const g = join(b.dir, 'gate-many');
     const names = ['many/a', 'many/b', 'many/c', 'many/d', 'many/e'];
     for (const n of names) startShell(b, n, `${gate(g)}; echo ${n}`, [], { env: PS });
-    await until('all running', () => {
-      const r = b.run('status', ['--prefix', 'many'], { env: PS });
-      return r.json?.agents?.length === names.length && r.json.agents.every((a: any) => a.status === 'running' && a.agentPid);
-    }, LONG, 50);
+    await until(
+      'all running',
+      () => {
+        const r = b.run('status', ['--prefix', 'many'], { env: PS });
+        return r.json?.agents?.length === names.length && r.json.agents.every((a: any) => a.status === 'running' && a.agentPid);
+      },
+      LONG,
+      50,
+    );
     assert.ok(calls().length > 0, 'start, the supervisors and status asked ps');
     const supervisors = new Set(b.run('status', ['--prefix', 'many'], { env: PS }).json.agents.map((a: any) => a.pid as number));
-    const verbCalls = (from: number) => calls().slice(from).filter((p) => !supervisors.has(p));
+    const verbCalls = (from: number) =>
+      calls()
+        .slice(from)
+        .filter((p) => !supervisors.has(p));
 
     const n0 = calls().length;
     const listed = b.run('status', ['--prefix', 'many'], { env: PS });
     assert.equal(listed.code, 0, listed.stdout);
-    assert.deepEqual(listed.json.agents.map((a: any) => [a.status, a.statusReason]), names.map(() => ['running', null]));
+    assert.deepEqual(
+      listed.json.agents.map((a: any) => [a.status, a.statusReason]),
+      names.map(() => ['running', null]),
+    );
     assert.equal(verbCalls(n0).length, 1, `one ps for the whole listing of ${names.length} running runs`);
 
     const n1 = calls().length;
     const linux = b.run('status', ['--prefix', 'many'], { env: LINUX });
-    assert.deepEqual(linux.json.agents.map((a: any) => a.status), names.map(() => 'running'), 'the linux backend checks what ps recorded');
+    assert.deepEqual(
+      linux.json.agents.map((a: any) => a.status),
+      names.map(() => 'running'),
+      'the linux backend checks what ps recorded',
+    );
     assert.equal(verbCalls(n1).length, 0, 'the linux backend reads /proc, never ps');
 
     // What the verbs believe is what ps says, not what /proc holds: a ps that lists only itself makes
@@ -91,7 +106,10 @@ describe('the ps process backend', () => {
     assert.ok(!pidAlive(agentA.agentPid), 'the agent is gone');
     open(g);
     const end = waitTerminal(b, names, { env: PS });
-    assert.deepEqual(names.map((n) => end[n].outcome), ['cancelled', 'succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    assert.deepEqual(
+      names.map((n) => end[n].outcome),
+      ['cancelled', 'succeeded', 'succeeded', 'succeeded', 'succeeded'],
+    );
   });
 
   test('identities cross backends: linux checks what ps recorded; ps reports what linux recorded and never signals it', async () => {
@@ -101,7 +119,8 @@ describe('the ps process backend', () => {
     assert.match(readJson(join(runDirOf(b.registry, 'mixed/ps'), 'record.json')).supervisor.startTime, /^epoch:\d+$/);
     assert.match(readJson(join(runDirOf(b.registry, 'mixed/linux'), 'record.json')).supervisor.startTime, /^\d+$/);
 
-    for (const a of b.run('status', ['--prefix', 'mixed'], { env: LINUX }).json.agents) assert.deepEqual([a.status, a.statusReason, a.agentAlive], ['running', null, true], a.name);
+    for (const a of b.run('status', ['--prefix', 'mixed'], { env: LINUX }).json.agents)
+      assert.deepEqual([a.status, a.statusReason, a.agentAlive], ['running', null, true], a.name);
     const seen = Object.fromEntries(b.run('status', ['--prefix', 'mixed'], { env: PS }).json.agents.map((a: any) => [a.name, a]));
     assert.deepEqual([seen['mixed/ps'].status, seen['mixed/ps'].statusReason], ['running', null]);
     assert.equal(seen['mixed/linux'].status, 'running', 'never guessed dead');
@@ -114,7 +133,10 @@ describe('the ps process backend', () => {
     assert.ok(pidAlive(byLinux.pid) && pidAlive(byLinux.agentPid), 'nothing was signalled');
     assert.equal(statusOf(b, 'mixed/linux', { env: LINUX }).cancelRequested, false, 'nothing was recorded');
 
-    for (const [name, a] of [['mixed/linux', byLinux], ['mixed/ps', byPs]] as const) {
+    for (const [name, a] of [
+      ['mixed/linux', byLinux],
+      ['mixed/ps', byPs],
+    ] as const) {
       const c = b.run('cancel', ['--name', name], { env: LINUX });
       assert.equal(c.json?.ok, true, c.stdout);
       assert.equal(c.json.outcome, 'cancelled');
@@ -123,7 +145,9 @@ describe('the ps process backend', () => {
   });
 
   test('a SUBAGENT_PROC_BACKEND that names no backend, and a ps that is not on PATH: E_PROC_UNAVAILABLE, nothing changed', () => {
-    const bad = expectError(b, 'start-subagent', ['--name', 'never', '--cli', 'shell', '--prompt', 'echo no'], 'E_PROC_UNAVAILABLE', { env: { SUBAGENT_PROC_BACKEND: 'procfs' } });
+    const bad = expectError(b, 'start-subagent', ['--name', 'never', '--cli', 'shell', '--prompt', 'echo no'], 'E_PROC_UNAVAILABLE', {
+      env: { SUBAGENT_PROC_BACKEND: 'procfs' },
+    });
     assert.equal(bad.details.variable, 'SUBAGENT_PROC_BACKEND');
     assert.equal(bad.details.value, 'procfs');
     const before = readFileSync(join(runDirOf(b.registry, 'many/b'), 'record.json'), 'utf8');
@@ -141,7 +165,9 @@ describe('the ps process backend', () => {
     mkdirSync(mute);
     writeFileSync(join(mute, 'ps'), '#!/bin/sh\nexit 0\n');
     chmodSync(join(mute, 'ps'), 0o755);
-    const unread = expectError(b, 'start-subagent', ['--name', 'never', '--cli', 'shell', '--prompt', 'echo no'], 'E_PROC_UNAVAILABLE', { env: { SUBAGENT_PROC_BACKEND: 'ps', PATH: `${mute}:${process.env.PATH}` } });
+    const unread = expectError(b, 'start-subagent', ['--name', 'never', '--cli', 'shell', '--prompt', 'echo no'], 'E_PROC_UNAVAILABLE', {
+      env: { SUBAGENT_PROC_BACKEND: 'ps', PATH: `${mute}:${process.env.PATH}` },
+    });
     assert.match(unread.error, /cannot read the output of ps/);
     assert.equal(existsSync(join(b.registry, 'agents', 'never')), false);
     assert.equal(readFileSync(join(runDirOf(b.registry, 'many/b'), 'record.json'), 'utf8'), before);

@@ -47,7 +47,7 @@ function steps(page: string): Step[] {
   return out;
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const JSON_VALUE = '(?:"(?:[^"\\\\]|\\\\.)*"|-?[0-9][0-9.eE+-]*|null|true|false)';
 
 /** A shown line as a pattern for the real line. */
@@ -58,10 +58,10 @@ function pattern(line: string): string {
     let p = '';
     let at = 0;
     for (const m of line.startsWith('{') ? gapless.matchAll(volatile) : []) {
-      p += escape(gapless.slice(at, m.index)) + `"${m[1]}":${JSON_VALUE}`;
+      p += escapeRegex(gapless.slice(at, m.index)) + `"${m[1]}":${JSON_VALUE}`;
       at = m.index! + m[0].length;
     }
-    parts.push(p + escape(gapless.slice(at)));
+    parts.push(p + escapeRegex(gapless.slice(at)));
   }
   return parts.join('.*?');
 }
@@ -81,7 +81,11 @@ async function replay(page: string): Promise<Step[]> {
     const r = await run(step.command, real);
     const got = r.stdout.split(real).join(SHOWN_DIR).replace(/\n$/, '');
     const want = new RegExp(`^${step.shown.map(pattern).join('\n')}$`);
-    assert.match(got, want, `${page}: \`${step.command}\` printed something else than the page shows.\npage:\n${step.shown.join('\n')}\nreal (exit ${r.code}, stderr ${r.stderr.slice(0, 300)}):\n${got}`);
+    assert.match(
+      got,
+      want,
+      `${page}: \`${step.command}\` printed something else than the page shows.\npage:\n${step.shown.join('\n')}\nreal (exit ${r.code}, stderr ${r.stderr.slice(0, 300)}):\n${got}`,
+    );
   }
   return all;
 }
@@ -96,7 +100,10 @@ describe('the tours print what the pages show', () => {
     const all = await replay('docs/tour.md');
     // It covers the six verbs.
     for (const verb of ['start-subagent', 'resume-subagent', 'subagent-status', 'subagent-result', 'subagent-search', 'subagent-cancel']) {
-      assert.ok(all.some((s) => s.command.includes(verb)), `docs/tour.md uses ${verb}`);
+      assert.ok(
+        all.some((s) => s.command.includes(verb)),
+        `docs/tour.md uses ${verb}`,
+      );
     }
   });
 

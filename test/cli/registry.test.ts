@@ -14,7 +14,10 @@ describe('registry: layout on disk', () => {
     startShell(b, 'team', 'echo the-team');
     waitTerminal(b, ['team/api', 'solo', 'team']);
     // "team" and "team/api" are two names that coexist.
-    assert.deepEqual(b.run('status', []).json.agents.map((a: any) => a.name), ['solo', 'team', 'team/api']);
+    assert.deepEqual(
+      b.run('status', []).json.agents.map((a: any) => a.name),
+      ['solo', 'team', 'team/api'],
+    );
     assert.equal(resultText(b, 'team'), 'the-team\n');
     assert.equal(resultText(b, 'team/api'), 'to-stdout\n');
     const dir = runDirOf(b.registry, 'team/api');
@@ -44,10 +47,14 @@ describe('registry: which registry a verb uses', () => {
   const noEnv = { SUBAGENT_DIR: undefined, OPENCODE_PSA_DIR: undefined };
 
   test('SUBAGENT_DIR, OPENCODE_PSA_DIR, --registry (which beats both); relative paths resolve against the caller', () => {
-    const r1 = b.run('start-subagent', ['--name', 'e1', '--cli', 'shell', '--prompt', 'echo 1'], { env: { ...noEnv, SUBAGENT_DIR: join(b.dir, 'via-subagent-dir') } });
+    const r1 = b.run('start-subagent', ['--name', 'e1', '--cli', 'shell', '--prompt', 'echo 1'], {
+      env: { ...noEnv, SUBAGENT_DIR: join(b.dir, 'via-subagent-dir') },
+    });
     assert.equal(r1.code, 0, r1.stdout);
     assert.equal(r1.json.registry, join(b.dir, 'via-subagent-dir'));
-    const r2 = b.run('start-subagent', ['--name', 'e2', '--cli', 'shell', '--prompt', 'echo 2'], { env: { ...noEnv, OPENCODE_PSA_DIR: join(b.dir, 'via-psa-dir') } });
+    const r2 = b.run('start-subagent', ['--name', 'e2', '--cli', 'shell', '--prompt', 'echo 2'], {
+      env: { ...noEnv, OPENCODE_PSA_DIR: join(b.dir, 'via-psa-dir') },
+    });
     assert.equal(r2.code, 0, r2.stdout);
     assert.equal(r2.json.registry, join(b.dir, 'via-psa-dir'));
     const r3 = b.run('start-subagent', ['--name', 'e3', '--cli', 'shell', '--prompt', 'echo 3', '--registry', 'via-flag'], {
@@ -55,10 +62,15 @@ describe('registry: which registry a verb uses', () => {
     });
     assert.equal(r3.code, 0, r3.stdout);
     assert.equal(r3.json.registry, join(b.dir, 'via-flag'));
-    const r4 = b.run('start-subagent', ['--name', 'e4', '--cli', 'shell', '--prompt', 'echo 4'], { env: { SUBAGENT_DIR: join(b.dir, 'via-subagent-dir'), OPENCODE_PSA_DIR: join(b.dir, 'via-psa-dir') } });
+    const r4 = b.run('start-subagent', ['--name', 'e4', '--cli', 'shell', '--prompt', 'echo 4'], {
+      env: { SUBAGENT_DIR: join(b.dir, 'via-subagent-dir'), OPENCODE_PSA_DIR: join(b.dir, 'via-psa-dir') },
+    });
     assert.equal(r4.json.registry, join(b.dir, 'via-subagent-dir'), 'SUBAGENT_DIR before OPENCODE_PSA_DIR');
     mkdirSync(join(b.dir, 'caller'));
-    const r5 = b.run('start-subagent', ['--name', 'e5', '--cli', 'shell', '--prompt', 'echo 5'], { env: { ...noEnv, SUBAGENT_DIR: 'rel-reg' }, cwd: join(b.dir, 'caller') });
+    const r5 = b.run('start-subagent', ['--name', 'e5', '--cli', 'shell', '--prompt', 'echo 5'], {
+      env: { ...noEnv, SUBAGENT_DIR: 'rel-reg' },
+      cwd: join(b.dir, 'caller'),
+    });
     assert.equal(r5.json.registry, join(b.dir, 'caller', 'rel-reg'));
 
     const names = (env: NodeJS.ProcessEnv, args: string[] = []) => {
@@ -187,7 +199,10 @@ describe('registry: a corrupt record is reported and kept', () => {
     const all = b.run('status', []);
     assert.equal(all.code, 0, all.stdout);
     assert.equal(all.json.ok, true);
-    assert.deepEqual(all.json.agents.map((a: any) => a.name), ['good']);
+    assert.deepEqual(
+      all.json.agents.map((a: any) => a.name),
+      ['good'],
+    );
     assert.ok(Array.isArray(all.json.problems));
     const problems = Object.fromEntries(all.json.problems.map((p: any) => [p.name, p]));
     assert.equal(problems.bad?.code, 'E_REGISTRY_CORRUPT');

@@ -65,7 +65,11 @@ describe('result', () => {
 
   test('a 3 MB output gives its tail with truncated:true; plain mode says so', () => {
     // 30000 lines of 100 bytes, then a last line.
-    startShell(b, 'r/huge', `i=0; line=$(printf '%099d' 0); while [ $i -lt 300 ]; do j=0; while [ $j -lt 100 ]; do echo "$line"; j=$((j+1)); done; i=$((i+1)); done; echo THE-END`);
+    startShell(
+      b,
+      'r/huge',
+      `i=0; line=$(printf '%099d' 0); while [ $i -lt 300 ]; do j=0; while [ $j -lt 100 ]; do echo "$line"; j=$((j+1)); done; i=$((i+1)); done; echo THE-END`,
+    );
     const a = waitTerminal(b, ['r/huge'])['r/huge'];
     assert.equal(a.outcome, 'succeeded');
     const j = resultJson(b, 'r/huge');
@@ -83,7 +87,12 @@ describe('result', () => {
   });
 
   test('a reader that closes the pipe early gets no stack trace', () => {
-    const r = spawnSync('/bin/sh', ['-c', `"$0" --name r/huge | head -c 10 >/dev/null`, join(BIN, 'result')], { env: b.env, cwd: b.dir, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync('/bin/sh', ['-c', `"$0" --name r/huge | head -c 10 >/dev/null`, join(BIN, 'result')], {
+      env: b.env,
+      cwd: b.dir,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(r.status, 0);
     assert.equal(r.stderr, '', 'nothing on stderr');
   });
@@ -184,7 +193,11 @@ describe('search', () => {
     const g = join(b.dir, 'gate-s');
     startShell(b, 's/live', `echo early-bird; ${gate(g)}; echo late-bird`);
     await untilStatus(b, 's/live', (a) => a.status === 'running', 'running');
-    await until('early output is searchable', () => b.run('search', ['--name', 's/live', '--pattern', 'early-bird', '--role', 'assistant']).json?.matches?.length === 1, LONG);
+    await until(
+      'early output is searchable',
+      () => b.run('search', ['--name', 's/live', '--pattern', 'early-bird', '--role', 'assistant']).json?.matches?.length === 1,
+      LONG,
+    );
     assert.equal(b.run('search', ['--name', 's/live', '--pattern', '^late-bird$', '--role', 'assistant']).json.matches.length, 0);
     open(g);
     waitTerminal(b, ['s/live']);

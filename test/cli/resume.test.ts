@@ -55,7 +55,10 @@ describe('resume-subagent', () => {
       ],
     );
     const user = b.run('search', ['--name', 'r/main', '--pattern', 'output', '--role', 'user']);
-    assert.deepEqual(user.json.matches.map((m: any) => m.run), [1, 2]);
+    assert.deepEqual(
+      user.json.matches.map((m: any) => m.run),
+      [1, 2],
+    );
     assert.ok(user.json.matches.every((m: any) => m.role === 'user'));
   });
 
@@ -171,7 +174,9 @@ describe('resume-subagent', () => {
         env: b.env,
         stdio: 'ignore',
       });
-      const ended = await new Promise<{ code: number | null; signal: string | null }>((resolve) => wrapper.on('exit', (code, signal) => resolve({ code, signal })));
+      const ended = await new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        wrapper.on('exit', (code, signal) => resolve({ code, signal })),
+      );
       assert.equal(ended.signal, `SIG${sig}`, 'the caller was killed by the signal it sent its group');
       assert.equal(readJson(`${out}.json`).ok, true);
       const a = await untilStatus(b, 'r/hup', (x) => x.status === 'running', 'running after the caller died');

@@ -35,13 +35,17 @@ const PAGES: Record<Verb, string> = {
 // Schemas
 
 type Validate = ((value: unknown) => boolean) & { errors?: unknown[] | null };
-const AjvClass = ((Ajv2020 as unknown as { default?: unknown }).default ?? Ajv2020) as new (o: Record<string, unknown>) => {
+const AjvClass = ((Ajv2020 as unknown as { default?: unknown }).default ?? Ajv2020) as new (
+  o: Record<string, unknown>,
+) => {
   addSchema(schema: unknown): unknown;
   getSchema(id: string): Validate | undefined;
   errorsText(errors: unknown, o?: Record<string, unknown>): string;
 };
 const ajv = new AjvClass({ strict: true, strictTypes: false, strictRequired: false, allErrors: true });
-const schemaFiles = readdirSync(SCHEMA_DIR).filter((f) => f.endsWith('.schema.json')).sort();
+const schemaFiles = readdirSync(SCHEMA_DIR)
+  .filter((f) => f.endsWith('.schema.json'))
+  .sort();
 for (const f of schemaFiles) ajv.addSchema(JSON.parse(readFileSync(join(SCHEMA_DIR, f), 'utf8')));
 
 /** Asserts that `value` is valid against docs/schemas/<schema>; the message names every violation. */
@@ -94,10 +98,15 @@ function statusOfChecked(name: string, env: NodeJS.ProcessEnv = {}): any {
 }
 
 async function untilRunning(name: string, env: NodeJS.ProcessEnv = {}): Promise<any> {
-  return until(`${name} running`, () => {
-    const a = statusOfChecked(name, env);
-    return a?.status === 'running' && a.agentPid ? a : undefined;
-  }, LONG, 50);
+  return until(
+    `${name} running`,
+    () => {
+      const a = statusOfChecked(name, env);
+      return a?.status === 'running' && a.agentPid ? a : undefined;
+    },
+    LONG,
+    50,
+  );
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -116,7 +125,19 @@ describe('the schemas themselves', () => {
   });
 
   test('the schemas are strict where the contract is firm (they reject what the verbs must never print)', () => {
-    const good = { ok: true, registry: '/r', name: 'a', pid: 1, status: 'scheduled', sessionId: null, cli: 'shell', model: null, mode: 'new', run: 1, startedAt: '2026-11-22T01:20:06.337Z' };
+    const good = {
+      ok: true,
+      registry: '/r',
+      name: 'a',
+      pid: 1,
+      status: 'scheduled',
+      sessionId: null,
+      cli: 'shell',
+      model: null,
+      mode: 'new',
+      run: 1,
+      startedAt: '2026-11-22T01:20:06.337Z',
+    };
     assert.ok(valid('start.schema.json', good));
     assert.ok(valid('start.schema.json', { ...good, somethingNew: 1 }), 'new fields are allowed');
     assert.ok(!valid('start.schema.json', { ...good, cli: 'bash' }), 'cli is an enum');
@@ -128,7 +149,10 @@ describe('the schemas themselves', () => {
     assert.ok(!valid('start.schema.json', noPid), 'required fields');
     assert.ok(!valid('error.schema.json', { ok: false, code: 'E_NOPE', error: 'x', details: { hint: 'h' } }), 'codes are an enum');
     assert.ok(!valid('error.schema.json', { ok: false, code: 'E_ARG_INVALID', error: 'x', details: {} }), 'details.hint is required');
-    assert.ok(!valid('error.schema.json', { ok: false, code: 'E_RUN_FAILED', error: 'x', details: { hint: 'h', registry: '/r', failed: ['a'] } }), 'E_RUN_FAILED carries agents');
+    assert.ok(
+      !valid('error.schema.json', { ok: false, code: 'E_RUN_FAILED', error: 'x', details: { hint: 'h', registry: '/r', failed: ['a'] } }),
+      'E_RUN_FAILED carries agents',
+    );
   });
 });
 
@@ -168,11 +192,20 @@ describe('real outputs against the schemas', () => {
     const j = assertOk(box.run('start-subagent', ['--batch', '-', '--cli', 'shell'], { input: good }), 'batch');
     check('batch.schema.json', j, 'batch ok');
     assert.equal(j.started.length, 2);
-    const bad = ['{"name":"batch/3","prompt":"echo three"}', '{"name":"batch/4"}', 'not json', '{"name":"batch/5","prompt":"x","colour":"red"}', '{"name":"batch/1","prompt":"x"}'].join('\n');
+    const bad = [
+      '{"name":"batch/3","prompt":"echo three"}',
+      '{"name":"batch/4"}',
+      'not json',
+      '{"name":"batch/5","prompt":"x","colour":"red"}',
+      '{"name":"batch/1","prompt":"x"}',
+    ].join('\n');
     const r = box.run('start-subagent', ['--batch', '-', '--cli', 'shell'], { input: bad });
     const e = failed(r, 'E_BATCH_INCOMPLETE', 'batch incomplete');
     check('batch.schema.json', e, 'batch incomplete');
-    assert.deepEqual(e.failed.map((f: any) => f.code), ['E_PROMPT_REQUIRED', 'E_ARG_INVALID', 'E_ARG_UNKNOWN', 'E_NAME_EXISTS']);
+    assert.deepEqual(
+      e.failed.map((f: any) => f.code),
+      ['E_PROMPT_REQUIRED', 'E_ARG_INVALID', 'E_ARG_UNKNOWN', 'E_NAME_EXISTS'],
+    );
     waitTerminalChecked(['batch/1', 'batch/2', 'batch/3']);
   });
 
@@ -191,11 +224,21 @@ describe('real outputs against the schemas', () => {
     open(g);
     const w = assertOk(await waiter.done, '--wait');
     check('status.schema.json', w, 'status --wait');
-    assert.deepEqual(w.changed.map((c: any) => [c.name, c.previousStatus, c.status]), [['wait/slow', 'running', 'done']]);
-    const done = assertOk(box.run('status', ['--wait-terminal', '--prefix', 'wait', '--timeout', WAIT_SEC, '--junit', 'reports/ok.xml']), '--wait-terminal --junit');
+    assert.deepEqual(
+      w.changed.map((c: any) => [c.name, c.previousStatus, c.status]),
+      [['wait/slow', 'running', 'done']],
+    );
+    const done = assertOk(
+      box.run('status', ['--wait-terminal', '--prefix', 'wait', '--timeout', WAIT_SEC, '--junit', 'reports/ok.xml']),
+      '--wait-terminal --junit',
+    );
     check('status.schema.json', done, 'status --wait-terminal --junit');
     assert.equal(done.junit, join(box.dir, 'reports', 'ok.xml'));
-    const f = failed(box.run('status', ['--wait-terminal', '--prefix', 'wait', '--require-success', '--junit', 'reports/ci.xml', '--timeout', WAIT_SEC]), 'E_RUN_FAILED', 'require-success');
+    const f = failed(
+      box.run('status', ['--wait-terminal', '--prefix', 'wait', '--require-success', '--junit', 'reports/ci.xml', '--timeout', WAIT_SEC]),
+      'E_RUN_FAILED',
+      'require-success',
+    );
     assert.deepEqual(f.details.failed, ['wait/bad']);
     assert.equal(f.agents.length, 2);
     assert.equal(f.junit, join(box.dir, 'reports', 'ci.xml'));
@@ -204,19 +247,27 @@ describe('real outputs against the schemas', () => {
   test('status --runs: status-runs.schema.json', () => {
     const j = assertOk(box.run('status', ['--name', 'life', '--runs']), '--runs');
     check('status-runs.schema.json', j, 'status --runs');
-    assert.deepEqual(j.runs.map((r: any) => r.run), [1, 2]);
+    assert.deepEqual(
+      j.runs.map((r: any) => r.run),
+      [1, 2],
+    );
   });
 
   test('a concurrency limit: queue, and a queued run with its place in line', async () => {
     const env = otherRegistry('queue');
     start('q/first', 'sleep 600', ['--max-concurrent', '1'], env);
     start('q/second', 'sleep 600', [], env);
-    const j = await until('q/first running and q/second queued', () => {
-      const r = assertOk(box.run('status', [], { env }), 'status (queue)');
-      const first = r.agents.find((a: any) => a.name === 'q/first');
-      const second = r.agents.find((a: any) => a.name === 'q/second');
-      return r.queue && first?.status === 'running' && second?.queued ? r : undefined;
-    }, LONG, 50);
+    const j = await until(
+      'q/first running and q/second queued',
+      () => {
+        const r = assertOk(box.run('status', [], { env }), 'status (queue)');
+        const first = r.agents.find((a: any) => a.name === 'q/first');
+        const second = r.agents.find((a: any) => a.name === 'q/second');
+        return r.queue && first?.status === 'running' && second?.queued ? r : undefined;
+      },
+      LONG,
+      50,
+    );
     check('status.schema.json', j, 'status with a queue');
     assert.deepEqual(j.queue, { limit: 1, running: 1, queued: 1 });
     assert.equal(j.agents.find((a: any) => a.name === 'q/second').queuePosition, 1);
@@ -236,7 +287,10 @@ describe('real outputs against the schemas', () => {
     writeFileSync(join(env.SUBAGENT_DIR!, 'agents', 'broken', '1', 'record.json'), '{"format":1');
     const j = assertOk(box.run('status', [], { env }), 'status with a corrupt record');
     check('status.schema.json', j, 'status with problems');
-    assert.deepEqual(j.agents.map((a: any) => a.name), ['fine']);
+    assert.deepEqual(
+      j.agents.map((a: any) => a.name),
+      ['fine'],
+    );
     assert.equal(j.problems[0].name, 'broken');
     failed(box.run('status', ['--name', 'broken'], { env }), 'E_REGISTRY_CORRUPT', 'status --name of a corrupt record');
     failed(box.run('result', ['--name', 'broken'], { env }), 'E_REGISTRY_CORRUPT', 'result of a corrupt record');
@@ -277,12 +331,18 @@ describe('real outputs against the schemas', () => {
     open(g);
     const r = await following.done;
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const last = lines.pop();
     check('result.schema.json', last, 'the last line of --follow --json');
     assert.ok(lines.length >= 2);
-    lines.forEach((l, i) => check('follow-event.schema.json', l, `follow line ${i + 1}`));
-    assert.deepEqual(lines.map((l) => l.text), ['one', 'two']);
+    for (const [i, l] of lines.entries()) check('follow-event.schema.json', l, `follow line ${i + 1}`);
+    assert.deepEqual(
+      lines.map((l) => l.text),
+      ['one', 'two'],
+    );
     // Plain --follow also ends with the result line.
     const plain = box.run('result', ['--name', 'follow', '--follow']);
     assert.equal(plain.code, 0);
@@ -310,7 +370,10 @@ describe('real outputs against the schemas', () => {
     assert.equal(helper.depth, 2);
     const rc = assertOk(box.run('cancel', ['--name', 'lead', '--recursive']), 'cancel --recursive');
     check('cancel.schema.json', rc, 'cancel --recursive');
-    assert.deepEqual(rc.descendants.map((d: any) => [d.name, d.outcome]), [['lead/helper', 'cancelled']]);
+    assert.deepEqual(
+      rc.descendants.map((d: any) => [d.name, d.outcome]),
+      [['lead/helper', 'cancelled']],
+    );
     // The run itself already ended, a descendant still going: signalSent null, the descendant cancelled.
     start('lead2', `'${bin}' --cli shell --name lead2/helper --prompt 'sleep 600' >/dev/null`);
     waitTerminalChecked(['lead2']);
@@ -338,15 +401,32 @@ describe('real outputs against the schemas', () => {
     const child = a.children[0].id;
     const cr = assertOk(box.run('result', ['--name', 'cl', '--child', child, '--json'], { env }), 'result --child');
     check('result.schema.json', cr, 'result --child');
-    check('search.schema.json', assertOk(box.run('search', ['--name', 'cl', '--pattern', 'child', '--role', 'tool'], { env }), 'search tool'), 'search (tool role)');
-    check('search.schema.json', assertOk(box.run('search', ['--name', 'cl', '--pattern', 'child', '--child', child], { env }), 'search --child'), 'search --child');
+    check(
+      'search.schema.json',
+      assertOk(box.run('search', ['--name', 'cl', '--pattern', 'child', '--role', 'tool'], { env }), 'search tool'),
+      'search (tool role)',
+    );
+    check(
+      'search.schema.json',
+      assertOk(box.run('search', ['--name', 'cl', '--pattern', 'child', '--child', child], { env }), 'search --child'),
+      'search --child',
+    );
     const f = box.run('result', ['--name', 'cl', '--follow', '--json'], { env });
     assert.equal(f.code, 0, f.stdout);
-    const lines = f.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = f.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     check('result.schema.json', lines.pop(), 'last line of --follow --json');
-    lines.forEach((l, i) => check('follow-event.schema.json', l, `follow line ${i + 1}`));
-    assert.ok(lines.some((l) => l.role === 'tool' && l.tool), 'a tool message');
-    assert.ok(lines.some((l) => l.childId), 'a child message');
+    for (const [i, l] of lines.entries()) check('follow-event.schema.json', l, `follow line ${i + 1}`);
+    assert.ok(
+      lines.some((l) => l.role === 'tool' && l.tool),
+      'a tool message',
+    );
+    assert.ok(
+      lines.some((l) => l.childId),
+      'a child message',
+    );
     check('status-runs.schema.json', assertOk(box.run('status', ['--name', 'cl', '--runs'], { env }), 'runs'), 'status --runs (claude)');
     failed(box.run('result', ['--name', 'cl', '--child', 'no-such-child'], { env }), 'E_CHILD_NOT_FOUND', 'result --child unknown');
   });
@@ -478,7 +558,7 @@ describe('the documentation against the code', () => {
     const printed = [...new Set([...script.matchAll(/\b(?:die|fail_line) (E_[A-Z_]+)/g)].map((m) => m[1]!))].sort();
     assert.ok(printed.includes('E_TARGET_EXISTS') && printed.includes('E_ARG_INVALID'), `codes found in the script: ${printed}`);
     const own = printed.filter((c) => !(ERROR_CODES as readonly string[]).includes(c));
-    assert.deepEqual(codeRows("The skill installer's codes").sort(), own, 'errors.md: one row per code of the installer\'s own');
+    assert.deepEqual(codeRows("The skill installer's codes").sort(), own, "errors.md: one row per code of the installer's own");
     const skillMd = readFileSync(join(ROOT, 'docs', 'skill.md'), 'utf8');
     const skillRows = [...skillMd.matchAll(/^\|\s*`(E_[A-Z_]+)`/gm)].map((m) => m[1]!).sort();
     assert.deepEqual(skillRows, printed, 'docs/skill.md: one row per code the installer prints');
@@ -488,21 +568,30 @@ describe('the documentation against the code', () => {
     for (const page of Object.values(PAGES)) {
       assert.ok(errorsMd.includes(`verbs/${page}.md`), `docs/errors.md links to verbs/${page}.md`);
       const text = readFileSync(join(VERB_DIR, `${page}.md`), 'utf8');
-      for (const m of text.matchAll(/\bE_[A-Z_]+\b/g)) assert.ok((ERROR_CODES as readonly string[]).includes(m[0]), `${page}.md names ${m[0]}, which is not a code`);
+      for (const m of text.matchAll(/\bE_[A-Z_]+\b/g))
+        assert.ok((ERROR_CODES as readonly string[]).includes(m[0]), `${page}.md names ${m[0]}, which is not a code`);
     }
   });
 
   test('every complete JSON example in docs/verbs, docs/errors.md and docs/states.md is valid against its schema', () => {
     const pick = (j: any): string =>
-      j.type === 'message' ? 'follow-event.schema.json'
-      : j.ok === false ? 'error.schema.json'
-      : 'started' in j ? 'batch.schema.json'
-      : 'agents' in j ? 'status.schema.json'
-      : 'signalSent' in j ? 'cancel.schema.json'
-      : 'matches' in j ? 'search.schema.json'
-      : 'mode' in j ? 'start.schema.json'
-      : 'runs' in j && !('since' in j) ? 'status-runs.schema.json'
-      : 'result.schema.json';
+      j.type === 'message'
+        ? 'follow-event.schema.json'
+        : j.ok === false
+          ? 'error.schema.json'
+          : 'started' in j
+            ? 'batch.schema.json'
+            : 'agents' in j
+              ? 'status.schema.json'
+              : 'signalSent' in j
+                ? 'cancel.schema.json'
+                : 'matches' in j
+                  ? 'search.schema.json'
+                  : 'mode' in j
+                    ? 'start.schema.json'
+                    : 'runs' in j && !('since' in j)
+                      ? 'status-runs.schema.json'
+                      : 'result.schema.json';
     let checked = 0;
     const files = [...Object.values(PAGES).map((p) => join(VERB_DIR, `${p}.md`)), join(ROOT, 'docs', 'errors.md'), join(ROOT, 'docs', 'states.md')];
     for (const file of files) {
@@ -538,10 +627,16 @@ describe('the documentation against the code', () => {
   const documented = (page: string): string[] => {
     const text = readFileSync(join(VERB_DIR, `${page}.md`), 'utf8');
     const section = text.slice(text.indexOf('\n## OPTIONS\n'), text.indexOf('\n## OUTPUT\n'));
-    return flagsIn(section.split('\n').filter((l) => l.startsWith('| `-')).map((l) => l.split('|')[1]!).join(' '));
+    return flagsIn(
+      section
+        .split('\n')
+        .filter((l) => l.startsWith('| `-'))
+        .map((l) => l.split('|')[1]!)
+        .join(' '),
+    );
   };
 
-  test('every flag a verb\'s --help lists is documented in the OPTIONS of its page', () => {
+  test("every flag a verb's --help lists is documented in the OPTIONS of its page", () => {
     for (const [verb, page] of Object.entries(PAGES) as Array<[Verb, string]>) {
       const help = flagsIn(helpOf(verb));
       assert.ok(help.length >= 4, `${verb} --help lists flags`);

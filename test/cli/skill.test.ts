@@ -15,7 +15,19 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { BIN, ROOT } from '../support/paths.js';
@@ -219,10 +231,34 @@ describe('every command shown in SKILL.md runs', () => {
   test('the examples cover the suite', () => {
     assert.ok(examples.length >= 20, `only ${examples.length} examples`);
     const heads = examples.map((e) => e.head).join('\n');
-    for (const c of Object.keys(COMMANDS)) assert.ok(examples.some((e) => verbsOf(e.head).some((v) => v.verb === c)), `no example runs ${c}`);
-    for (const flag of ['--wait-terminal', '--timeout', '--prefix', '--require-success', '--batch', '--max-concurrent', '--runs', '--since', '--json', '--worktree', '--recursive', '--prompt -', '--prompt-file', '--role', '--tree', '--cli shell'])
+    for (const c of Object.keys(COMMANDS))
+      assert.ok(
+        examples.some((e) => verbsOf(e.head).some((v) => v.verb === c)),
+        `no example runs ${c}`,
+      );
+    for (const flag of [
+      '--wait-terminal',
+      '--timeout',
+      '--prefix',
+      '--require-success',
+      '--batch',
+      '--max-concurrent',
+      '--runs',
+      '--since',
+      '--json',
+      '--worktree',
+      '--recursive',
+      '--prompt -',
+      '--prompt-file',
+      '--role',
+      '--tree',
+      '--cli shell',
+    ])
       assert.ok(heads.includes(flag), `no example shows ${flag}`);
-    assert.ok(examples.some((e) => /\bexits? 124\b/.test(e.comment)), 'an example shows the 124 time-out');
+    assert.ok(
+      examples.some((e) => /\bexits? 124\b/.test(e.comment)),
+      'an example shows the 124 time-out',
+    );
   });
 
   test('in order, against a registry in a git project: exit codes and one JSON line each', () => {
@@ -245,11 +281,13 @@ describe('every command shown in SKILL.md runs', () => {
     // The registry is found like git finds .git: ./.subagents of the project (as for a real user).
     delete env.SUBAGENT_DIR;
     delete env.SUBAGENT_CLI;
-    const sh = (cmd: string) => spawnSync('bash', ['-c', cmd], { cwd: project, env, encoding: 'utf8', input: '', timeout: 150_000, maxBuffer: 64 * 1024 * 1024 });
+    const sh = (cmd: string) =>
+      spawnSync('bash', ['-c', cmd], { cwd: project, env, encoding: 'utf8', input: '', timeout: 150_000, maxBuffer: 64 * 1024 * 1024 });
     const init = sh('git init -q -b main . && echo "# app" > README.md && git add README.md && git commit -q -m init');
     assert.equal(init.status, 0, init.stderr);
     // Files the examples name (an orchestrator writes them with its own tools first).
-    for (const e of examples) for (const m of e.head.matchAll(/--prompt-file[ =](\S+)/g)) writeFileSync(join(project, m[1]!), 'Summarize README.md in five bullets.\n');
+    for (const e of examples)
+      for (const m of e.head.matchAll(/--prompt-file[ =](\S+)/g)) writeFileSync(join(project, m[1]!), 'Summarize README.md in five bullets.\n');
 
     cancelLeftovers = () => {
       const r = sh('subagent-status --all');
@@ -295,14 +333,29 @@ describe('every command shown in SKILL.md runs', () => {
   });
 
   test('the extractor reads continuation lines, heredocs, comments and pipelines', () => {
-    const md = ['```sh', '$ start-subagent --name a \\', '  --prompt x   # exits 1: E_NAME_EXISTS', 'start-subagent --batch - <<\'EOF\'', '{"name":"b"}', 'EOF', 'printf x | subagent-status --prompt \'# no\'', '```', '```json', 'subagent-status', '```'].join('\n');
+    const md = [
+      '```sh',
+      '$ start-subagent --name a \\',
+      '  --prompt x   # exits 1: E_NAME_EXISTS',
+      "start-subagent --batch - <<'EOF'",
+      '{"name":"b"}',
+      'EOF',
+      "printf x | subagent-status --prompt '# no'",
+      '```',
+      '```json',
+      'subagent-status',
+      '```',
+    ].join('\n');
     const ex = extractExamples(md);
     assert.equal(ex.length, 3);
     assert.equal(ex[0]!.text, 'start-subagent --name a \\\n  --prompt x');
     assert.equal(ex[0]!.comment, 'exits 1: E_NAME_EXISTS');
-    assert.equal(ex[1]!.text, "start-subagent --batch - <<'EOF'\n{\"name\":\"b\"}\nEOF");
+    assert.equal(ex[1]!.text, 'start-subagent --batch - <<\'EOF\'\n{"name":"b"}\nEOF');
     assert.equal(ex[2]!.comment, '');
-    assert.deepEqual(verbsOf(ex[2]!.head).map((v) => v.verb), ['subagent-status']);
+    assert.deepEqual(
+      verbsOf(ex[2]!.head).map((v) => v.verb),
+      ['subagent-status'],
+    );
   });
 });
 
@@ -379,17 +432,32 @@ describe('scripts/install-skill.sh', () => {
     const dry = install(p, ['--dry-run']);
     assert.equal(dry.code, 0, dry.stdout + dry.stderr);
     assert.deepEqual(settledTree(p.dir), before, '--dry-run changed the file system');
-    assert.deepEqual(dry.lines.map((l) => [l.harness, l.scope, l.action, l.dryRun]), HARNESSES.map((h) => [h, 'project', 'installed', true]));
+    assert.deepEqual(
+      dry.lines.map((l) => [l.harness, l.scope, l.action, l.dryRun]),
+      HARNESSES.map((h) => [h, 'project', 'installed', true]),
+    );
     const real = install(p, []);
     assert.equal(real.code, 0, real.stdout + real.stderr);
-    assert.deepEqual(real.lines.map((l) => l.path), HARNESSES.map((h) => documented(h, 'project', p.home, p.project)));
-    assert.deepEqual(real.lines.map((l) => l.path), dry.lines.map((l) => l.path));
+    assert.deepEqual(
+      real.lines.map((l) => l.path),
+      HARNESSES.map((h) => documented(h, 'project', p.home, p.project)),
+    );
+    assert.deepEqual(
+      real.lines.map((l) => l.path),
+      dry.lines.map((l) => l.path),
+    );
     for (const l of real.lines) assert.equal(readFileSync(l.path, 'utf8'), SKILL_TEXT);
     const dryUser = install(p, ['--scope', 'user', '--dry-run']);
-    assert.deepEqual(dryUser.lines.map((l) => l.path), HARNESSES.map((h) => documented(h, 'user', p.home, p.project)));
+    assert.deepEqual(
+      dryUser.lines.map((l) => l.path),
+      HARNESSES.map((h) => documented(h, 'user', p.home, p.project)),
+    );
     assert.ok(!existsSync(join(p.home, '.claude')) && !existsSync(join(p.home, '.config')) && !existsSync(join(p.home, '.agents')));
     const dryRemove = install(p, ['--uninstall', '--dry-run']);
-    assert.deepEqual(dryRemove.lines.map((l) => l.action), ['removed', 'removed', 'removed']);
+    assert.deepEqual(
+      dryRemove.lines.map((l) => l.action),
+      ['removed', 'removed', 'removed'],
+    );
     for (const l of real.lines) assert.ok(existsSync(l.path), '--uninstall --dry-run removed something');
   });
 
@@ -397,9 +465,15 @@ describe('scripts/install-skill.sh', () => {
     const p = place();
     mkdirSync(join(p.project, 'sub'));
     const r = install(p, ['--project', 'sub', '--harness', 'claude,codex']);
-    assert.deepEqual(r.lines.map((l) => l.path), [join(p.project, 'sub/.claude/skills/subagents/SKILL.md'), join(p.project, 'sub/.agents/skills/subagents/SKILL.md')]);
+    assert.deepEqual(
+      r.lines.map((l) => l.path),
+      [join(p.project, 'sub/.claude/skills/subagents/SKILL.md'), join(p.project, 'sub/.agents/skills/subagents/SKILL.md')],
+    );
     const u = install(p, ['--scope', 'user', '--harness', 'claude,opencode'], { CLAUDE_CONFIG_DIR: join(p.dir, 'cc'), XDG_CONFIG_HOME: join(p.dir, 'xdg') });
-    assert.deepEqual(u.lines.map((l) => l.path), [join(p.dir, 'cc/skills/subagents/SKILL.md'), join(p.dir, 'xdg/opencode/skills/subagents/SKILL.md')]);
+    assert.deepEqual(
+      u.lines.map((l) => l.path),
+      [join(p.dir, 'cc/skills/subagents/SKILL.md'), join(p.dir, 'xdg/opencode/skills/subagents/SKILL.md')],
+    );
     for (const l of [...r.lines, ...u.lines]) assert.equal(readFileSync(l.path, 'utf8'), SKILL_TEXT);
   });
 
@@ -430,7 +504,10 @@ describe('scripts/install-skill.sh', () => {
     const foreign = join(p.project, '.opencode', 'skills', 'subagents');
     mkdirSync(foreign, { recursive: true });
     writeFileSync(join(foreign, 'SKILL.md'), '---\nname: something-else\ndescription: x\n---\n');
-    for (const args of [['--harness', 'opencode'], ['--harness', 'opencode', '--uninstall']]) {
+    for (const args of [
+      ['--harness', 'opencode'],
+      ['--harness', 'opencode', '--uninstall'],
+    ]) {
       const r = install(p, args);
       assert.equal(r.code, 1);
       assert.equal(r.lines.length, 1);
@@ -442,7 +519,14 @@ describe('scripts/install-skill.sh', () => {
     // …while the other harnesses of an `all` still install (exit 1 for the one that failed).
     const all = install(p, []);
     assert.equal(all.code, 1);
-    assert.deepEqual(all.lines.map((l) => [l.ok, l.harness ?? l.details.harness]), [[true, 'claude'], [false, 'opencode'], [true, 'codex']]);
+    assert.deepEqual(
+      all.lines.map((l) => [l.ok, l.harness ?? l.details.harness]),
+      [
+        [true, 'claude'],
+        [false, 'opencode'],
+        [true, 'codex'],
+      ],
+    );
   });
 
   test('a failed install reports E_WRITE_FAILED and keeps the old install', () => {
@@ -520,7 +604,10 @@ describe('the real harnesses find the installed skill', () => {
         // CLAUDE_CODE_TMPDIR: Claude's own temp files go under the place, not /tmp/claude-<uid>/.
         const tmp = join(p.dir, 'tmp');
         mkdirSync(tmp);
-        const r = await runProgramAsync(cliBin('claude'), ['-p', 'hello', '--output-format', 'json'], { cwd: p.project, env: { ...setup.env, CLAUDE_CODE_TMPDIR: tmp } });
+        const r = await runProgramAsync(cliBin('claude'), ['-p', 'hello', '--output-format', 'json'], {
+          cwd: p.project,
+          env: { ...setup.env, CLAUDE_CODE_TMPDIR: tmp },
+        });
         assert.equal(r.code, 0, r.stdout + r.stderr);
         const sent = srv.requests.map((q) => JSON.stringify(q.body)).join('\n');
         assert.ok(sent.includes(DESCRIPTION_HEAD), `the skill's description was not sent to the model (${srv.requests.length} requests)`);

@@ -66,7 +66,7 @@ test('a start-subagent killed after it started the supervisor does not strand th
   assert.equal(b.run('result', ['--name', 'orphan']).stdout, 'orphan\n');
 });
 
-test('a batch start\'s supervisors run their runs while the batch is still working', async () => {
+test("a batch start's supervisors run their runs while the batch is still working", async () => {
   const lines = ['one', 'two'].map((name) => JSON.stringify({ name, cli: 'shell', prompt: `echo ${name}` }));
   writeFileSync(join(b.dir, 'batch.jsonl'), lines.join('\n') + '\n');
   const s = b.spawn('start-subagent', ['--batch', join(b.dir, 'batch.jsonl')], { env: { SUBAGENT_TEST_PAUSE_AT: 'before-output' } });
@@ -74,11 +74,18 @@ test('a batch start\'s supervisors run their runs while the batch is still worki
   await until('the batch stops before its output', () => isStopped(s.pid) || s.settled(), 30_000);
   assert.equal(s.settled(), false);
   // With the batch still stopped, both runs end: their supervisors did not wait for it.
-  await until('both runs are done while the batch is stopped', () => ['one', 'two'].every((n) => readJson(join(runDirOf(b.registry, n), 'record.json')).status === 'done'), 60_000);
+  await until(
+    'both runs are done while the batch is stopped',
+    () => ['one', 'two'].every((n) => readJson(join(runDirOf(b.registry, n), 'record.json')).status === 'done'),
+    60_000,
+  );
   process.kill(s.pid, 'SIGCONT');
   const out = await s.done;
   assert.equal(out.json?.ok, true, out.stdout + out.stderr);
-  assert.deepEqual(out.json.started.map((r: any) => r.name), ['one', 'two']);
+  assert.deepEqual(
+    out.json.started.map((r: any) => r.name),
+    ['one', 'two'],
+  );
   const all = waitTerminal(b, ['one', 'two']);
   assert.equal(all.one.outcome, 'succeeded');
   assert.equal(all.two.outcome, 'succeeded');

@@ -154,7 +154,10 @@ describe('start-subagent: prompts', () => {
   });
 
   test('a prompt that is exactly "--help" or "-h" is a prompt, not a request for help', () => {
-    for (const [name, prompt] of [['helpword', '--help'], ['hword', '-h']] as const) {
+    for (const [name, prompt] of [
+      ['helpword', '--help'],
+      ['hword', '-h'],
+    ] as const) {
       const r = b.run('start-subagent', ['--name', name, '--cli', 'shell', '--prompt', prompt]);
       assert.equal(r.code, 0, `start --prompt ${prompt}: ${r.stdout.slice(0, 200)}`);
       assert.equal(r.json?.ok, true, `start --prompt ${prompt} printed: ${r.stdout.slice(0, 200)}`);
@@ -242,7 +245,12 @@ describe('start-subagent: errors (one JSON line, exit 1, nothing created)', () =
   });
 
   test('E_ARG_UNSUPPORTED: --model, --variant, --agent, --file with --cli shell', () => {
-    for (const extra of [['--model', 'm'], ['--variant', 'high'], ['--agent', 'build'], ['--file', 'afile']]) {
+    for (const extra of [
+      ['--model', 'm'],
+      ['--variant', 'high'],
+      ['--agent', 'build'],
+      ['--file', 'afile'],
+    ]) {
       const j = expectError(e, 'start-subagent', ['--name', 'p', '--cli', 'shell', '--prompt', 'x', ...extra], 'E_ARG_UNSUPPORTED');
       assert.match(JSON.stringify(j), new RegExp(extra[0]!));
     }

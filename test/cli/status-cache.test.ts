@@ -54,7 +54,10 @@ function doctorView(name: string, edit: (view: string) => string): void {
   const header = data.indexOf(10) + 1;
   const countsEnd = data.indexOf(10, header);
   const [entries, probes, nameBytes, pathBytes] = data.toString('latin1', header, countsEnd).split(' ').map(Number) as [number, number, number, number];
-  const names = data.toString('latin1', countsEnd + 1, countsEnd + 1 + nameBytes).split('\n').slice(0, -1);
+  const names = data
+    .toString('latin1', countsEnd + 1, countsEnd + 1 + nameBytes)
+    .split('\n')
+    .slice(0, -1);
   assert.equal(names.length, entries);
   const i = names.indexOf(name);
   assert.ok(i >= 0, `${name} is in the cache`);

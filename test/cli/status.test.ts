@@ -12,7 +12,25 @@ import { expectError, gate, open, resultJson, resultText, startShell, statusOf, 
 
 const b = makeBox('status');
 
-const RECORD_FIELDS = ['name', 'status', 'outcome', 'cli', 'model', 'variant', 'sessionId', 'cwd', 'pid', 'exitCode', 'signal', 'startedAt', 'updatedAt', 'finishedAt', 'run', 'resumeCount', 'error'];
+const RECORD_FIELDS = [
+  'name',
+  'status',
+  'outcome',
+  'cli',
+  'model',
+  'variant',
+  'sessionId',
+  'cwd',
+  'pid',
+  'exitCode',
+  'signal',
+  'startedAt',
+  'updatedAt',
+  'finishedAt',
+  'run',
+  'resumeCount',
+  'error',
+];
 
 describe('status: the life cycle of a run', () => {
   test('scheduled/running → done succeeded, with identities recorded and /proc agreeing', async () => {
@@ -114,12 +132,18 @@ describe('status: listing and filtering', () => {
     waitTerminal(c, ['charlie', 'alpha', 'bravo/two', 'bravo/one', 'Zulu']);
     const all = c.run('status', []);
     assert.equal(all.code, 0);
-    assert.deepEqual(all.json.agents.map((a: any) => a.name), ['Zulu', 'alpha', 'bravo/one', 'bravo/two', 'charlie'].sort());
+    assert.deepEqual(
+      all.json.agents.map((a: any) => a.name),
+      ['Zulu', 'alpha', 'bravo/one', 'bravo/two', 'charlie'].sort(),
+    );
     for (const a of all.json.agents) for (const k of RECORD_FIELDS) assert.ok(k in a, `${a.name} misses ${k}`);
 
     const two = c.run('status', ['--name', 'charlie', '--name', 'alpha', '--name', 'missing']);
     assert.equal(two.code, 0);
-    assert.deepEqual(two.json.agents.map((a: any) => a.name), ['alpha', 'charlie']);
+    assert.deepEqual(
+      two.json.agents.map((a: any) => a.name),
+      ['alpha', 'charlie'],
+    );
 
     const none = c.run('status', ['--name', 'missing']);
     assert.equal(none.code, 0);
@@ -185,7 +209,11 @@ describe('status: crashes are seen, identities are checked', () => {
     const fake = { pid: sleeper.pid!, startTime: wrong, bootId: bootId() };
     writeFileSync(
       path,
-      JSON.stringify({ ...rec, status: 'running', outcome: null, exitCode: null, finishedAt: null, supervisor: fake, agentProcess: { ...fake, pgid: sleeper.pid! } }, null, 1),
+      JSON.stringify(
+        { ...rec, status: 'running', outcome: null, exitCode: null, finishedAt: null, supervisor: fake, agentProcess: { ...fake, pgid: sleeper.pid! } },
+        null,
+        1,
+      ),
     );
     const s = statusOf(b, 'imposter');
     assert.notEqual(s.status, 'running');
@@ -197,7 +225,22 @@ describe('status: crashes are seen, identities are checked', () => {
     assert.ok(c.json && (c.json.ok === true || c.json.code === 'E_NOT_RUNNING'), c.stdout);
     assert.ok(pidAlive(sleeper.pid!), 'the unrelated process was not signalled');
     // The same with the right start time but another boot id (a reboot).
-    writeFileSync(path, JSON.stringify({ ...rec, status: 'running', outcome: null, exitCode: null, finishedAt: null, supervisor: { ...fake, startTime: real, bootId: '00000000-0000-0000-0000-000000000000' }, agentProcess: { ...fake, startTime: real, bootId: '00000000-0000-0000-0000-000000000000', pgid: sleeper.pid! } }, null, 1));
+    writeFileSync(
+      path,
+      JSON.stringify(
+        {
+          ...rec,
+          status: 'running',
+          outcome: null,
+          exitCode: null,
+          finishedAt: null,
+          supervisor: { ...fake, startTime: real, bootId: '00000000-0000-0000-0000-000000000000' },
+          agentProcess: { ...fake, startTime: real, bootId: '00000000-0000-0000-0000-000000000000', pgid: sleeper.pid! },
+        },
+        null,
+        1,
+      ),
+    );
     assert.equal(statusOf(b, 'imposter').status, 'unknown');
     b.run('cancel', ['--name', 'imposter']);
     assert.ok(pidAlive(sleeper.pid!), 'a process from "another boot" was not signalled');
@@ -213,7 +256,14 @@ describe('status: crashes are seen, identities are checked', () => {
     const path = join(runDirOf(b.registry, 'recycled'), 'record.json');
     const rec = readJson(path);
     const fake = { pid: sleeper.pid!, startTime: startTimeForm(1), bootId: bootId() };
-    writeFileSync(path, JSON.stringify({ ...rec, status: 'scheduled', outcome: null, exitCode: null, finishedAt: null, starter: fake, supervisor: fake, agentProcess: null }, null, 1));
+    writeFileSync(
+      path,
+      JSON.stringify(
+        { ...rec, status: 'scheduled', outcome: null, exitCode: null, finishedAt: null, starter: fake, supervisor: fake, agentProcess: null },
+        null,
+        1,
+      ),
+    );
     const s = statusOf(b, 'recycled');
     assert.equal(s.status, 'unknown');
     b.run('cancel', ['--name', 'recycled']);
@@ -245,7 +295,7 @@ describe('status: a clean end is never reported unknown', () => {
     for (const a of Object.values(waitTerminal(c, names))) assert.equal((a as any).outcome, 'succeeded');
   });
 
-  test('a run that ends cleanly between status\'s read of the record and its liveness check is done/succeeded, not unknown (the record is read again)', async () => {
+  test("a run that ends cleanly between status's read of the record and its liveness check is done/succeeded, not unknown (the record is read again)", async () => {
     const g = join(c.dir, 'gate-between');
     startShell(c, 'between', `${gate(g)}; echo bye`);
     const a = await untilStatus(c, 'between', (x) => x.status === 'running' && x.agentPid, 'running');
@@ -255,7 +305,11 @@ describe('status: a clean end is never reported unknown', () => {
     assert.equal(s.settled(), false, 'status returned without stopping at its checkpoint');
     // The run ends cleanly and its supervisor exits: the liveness check will find it dead.
     open(g);
-    await until('the run is done and its supervisor gone', () => readJson(join(runDirOf(c.registry, 'between'), 'record.json')).status === 'done' && !pidAlive(a.pid), LONG);
+    await until(
+      'the run is done and its supervisor gone',
+      () => readJson(join(runDirOf(c.registry, 'between'), 'record.json')).status === 'done' && !pidAlive(a.pid),
+      LONG,
+    );
     process.kill(s.pid, 'SIGCONT');
     const r = await s.done;
     assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -266,4 +320,3 @@ describe('status: a clean end is never reported unknown', () => {
     assert.equal(got.statusReason, null);
   });
 });
-

@@ -46,7 +46,7 @@ test('under --pending-deprecation neither start-subagent, the supervisor nor a l
   const env = { ...b.env, NODE_OPTIONS: '--pending-deprecation' };
   const r = b.run('start-subagent', ['--name', 'strict', '--cli', 'shell', '--prompt', 'echo strict'], { env });
   assert.equal(r.json?.ok, true, r.stdout + r.stderr);
-  assert.equal(r.stderr, '', 'nothing on the caller\'s stderr');
+  assert.equal(r.stderr, '', "nothing on the caller's stderr");
   assert.equal(waitTerminal(b, ['strict']).strict.outcome, 'succeeded');
   assert.equal(readFileSync(join(runDirOf(b.registry, 'strict'), 'supervisor.log'), 'utf8'), '', 'nothing in supervisor.log');
   const s = b.run('status', [], { env }); // the listing: the status cache's CRC-32 and stat keys

@@ -90,8 +90,14 @@ function assertAligned(lines: string[], ctx: string): string[] {
     assert.equal(cells.length, head.length, `${ctx}: row ${JSON.stringify(row)} has ${cells.length} cells for ${head.length} columns\n${lines.join('\n')}`);
     cells.forEach((c, i) => {
       const h = head[i]!;
-      if (RIGHT.has(h.text)) assert.equal(c.end, h.end, `${ctx}: ${h.text} cell ${JSON.stringify(c.text)} ends at column ${c.end}, the head at ${h.end}\n${lines.join('\n')}`);
-      else assert.equal(c.start, h.start, `${ctx}: ${h.text} cell ${JSON.stringify(c.text)} starts at column ${c.start}, the head at ${h.start}\n${lines.join('\n')}`);
+      if (RIGHT.has(h.text))
+        assert.equal(c.end, h.end, `${ctx}: ${h.text} cell ${JSON.stringify(c.text)} ends at column ${c.end}, the head at ${h.end}\n${lines.join('\n')}`);
+      else
+        assert.equal(
+          c.start,
+          h.start,
+          `${ctx}: ${h.text} cell ${JSON.stringify(c.text)} starts at column ${c.start}, the head at ${h.start}\n${lines.join('\n')}`,
+        );
     });
   }
   return heads;
@@ -181,7 +187,11 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
 
     // Colour: the terminal saw SGR escapes — bold header, green succeeded, red failed, cyan running.
     const esc = tmux.capture(p, { escapes: true });
-    assert.deepEqual(esc.map((l) => plain(l).trimEnd()), rows, 'the escapes are only colour');
+    assert.deepEqual(
+      esc.map((l) => plain(l).trimEnd()),
+      rows,
+      'the escapes are only colour',
+    );
     const sgr = (n: number, word: string) => new RegExp(`\\x1b\\[(?:[0-9;]*;)?${n}m${word}`);
     assert.match(esc[0]!, /\x1b\[(?:[0-9;]*;)?1mNAME/, 'bold header');
     assert.match(esc.find((l) => plain(l).startsWith('v/ok '))!, sgr(32, 'succeeded'));
@@ -210,8 +220,14 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
     const rows = r.stdout.slice(0, -1).split('\n');
     assert.deepEqual(assertAligned(rows, 'piped'), HEADS);
     assert.equal(rows.length, 7, r.stdout);
-    assert.ok(rows.some((l) => l.startsWith(LONG_NAME + ' ')), 'the long name is not cut');
-    assert.ok(rows.some((l) => isChild(l) && l.includes(DESC)), 'the child with its description');
+    assert.ok(
+      rows.some((l) => l.startsWith(LONG_NAME + ' ')),
+      'the long name is not cut',
+    );
+    assert.ok(
+      rows.some((l) => isChild(l) && l.includes(DESC)),
+      'the child with its description',
+    );
 
     const n = b.run('status', ['--format', 'table', '--prefix', 'v'], { env: { COLUMNS: '40' } });
     assert.equal(n.code, 0, n.stdout + n.stderr);
@@ -231,7 +247,11 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
       assert.ok(heads.length < HEADS.length, `${ctx}: some column is dropped: ${heads.join(',')}`);
       assert.ok(!heads.includes('TOKENS/COST'), `${ctx}: the least important column goes first`);
       // The kept columns keep their order and are the most important ones.
-      assert.deepEqual(heads, HEADS.filter((h) => heads.includes(h)), ctx);
+      assert.deepEqual(
+        heads,
+        HEADS.filter((h) => heads.includes(h)),
+        ctx,
+      );
       const keep = ['NAME', 'STATUS', 'ELAPSED', 'LAST ACTIVITY', 'CLI', 'RUN', 'TOOLS', 'TOKENS/COST'];
       assert.deepEqual([...heads].sort(), keep.slice(0, heads.length).sort(), `${ctx}: dropped from the least important end`);
       assert.equal(rows.length, 7, `${ctx}: one row per run and the child:\n${rows.join('\n')}`);
@@ -239,7 +259,15 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
       const long = rows.find((r) => r.startsWith('v/a-rather'))!;
       assert.match(spans(long)[0]!.text, /…$/, `${ctx}: ${long}`);
       const st = heads.indexOf('STATUS');
-      assert.deepEqual(rows.slice(1).filter((r) => !isChild(r)).map((r) => spans(r)[st]!.text).sort(), ['failed', 'running', 'succeeded', 'succeeded', 'succeeded'], ctx);
+      assert.deepEqual(
+        rows
+          .slice(1)
+          .filter((r) => !isChild(r))
+          .map((r) => spans(r)[st]!.text)
+          .sort(),
+        ['failed', 'running', 'succeeded', 'succeeded', 'succeeded'],
+        ctx,
+      );
       // The child row (CJK, emoji, a combining accent) is cut to the window by display width.
       const child = rows.find(isChild)!;
       assert.ok(child.endsWith('…'), `${ctx}: ${child}`);
@@ -284,18 +312,28 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
     const cols = 120;
     const p = tmux.run([join(BIN, 'status'), '--watch', '1', '--prefix', 'w'], { cols, rows: 30, env: paneEnv(), cwd: b.dir });
     const screen = () => tmux.capture(p).map((l) => l.trimEnd());
-    const first = await until('the first frame: 3 running', () => {
-      const s = screen();
-      return s.at(-1) === '3 runs: 3 running · 0 queued · 0 succeeded · 0 failed' ? s : undefined;
-    }, LONG, 50);
+    const first = await until(
+      'the first frame: 3 running',
+      () => {
+        const s = screen();
+        return s.at(-1) === '3 runs: 3 running · 0 queued · 0 succeeded · 0 failed' ? s : undefined;
+      },
+      LONG,
+      50,
+    );
     assert.deepEqual(assertAligned(first.slice(0, -1), 'watch, first frame'), HEADS);
     assert.equal(first.length, 5, `header, 3 rows, summary:\n${first.join('\n')}`);
     assert.ok(!existsSync(p.doneFile), 'the watch is still going');
     // A later frame (the view is redrawn at least every second: elapsed / last activity move on).
-    const later = await until('a redrawn frame', () => {
-      const s = screen();
-      return s.join('\n') !== first.join('\n') && s.at(-1)?.includes('3 running') ? s : undefined;
-    }, LONG, 50);
+    const later = await until(
+      'a redrawn frame',
+      () => {
+        const s = screen();
+        return s.join('\n') !== first.join('\n') && s.at(-1)?.includes('3 running') ? s : undefined;
+      },
+      LONG,
+      50,
+    );
     assert.equal(later.length, 5, `redrawn in place:\n${later.join('\n')}`);
     // In place: one table on the screen, and the cursor back under it (appending would push it down).
     const heads = (lines: string[]) => lines.filter((l) => /^NAME\s/.test(l)).length;
@@ -321,7 +359,10 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
     assert.equal(summaries(last), 1, last.join('\n'));
     assert.equal(tmux.display(p, '#{cursor_y}'), '5', 'the final frame is drawn where the first one was');
     const esc = tmux.capture(p, { escapes: true });
-    assert.ok(esc.some((l) => /\x1b\[(?:[0-9;]*;)?32msucceeded/.test(l)), 'coloured on the TTY');
+    assert.ok(
+      esc.some((l) => /\x1b\[(?:[0-9;]*;)?32msucceeded/.test(l)),
+      'coloured on the TTY',
+    );
     assert.ok(esc.some((l) => /\x1b\[(?:[0-9;]*;)?31mfailed/.test(l)));
   });
 

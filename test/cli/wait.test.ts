@@ -74,7 +74,9 @@ describe('status --wait-terminal', () => {
   test('a missing name fails fast with E_NAME_NOT_FOUND (even with --timeout 0 = forever)', () => {
     startShell(b, 'present', 'true');
     waitTerminal(b, ['present']);
-    const j = expectError(b, 'status', ['--wait-terminal', '--name', 'present', '--name', 'absent', '--timeout', '0'], 'E_NAME_NOT_FOUND', { timeoutMs: 60_000 });
+    const j = expectError(b, 'status', ['--wait-terminal', '--name', 'present', '--name', 'absent', '--timeout', '0'], 'E_NAME_NOT_FOUND', {
+      timeoutMs: 60_000,
+    });
     assert.match(j.error, /absent/);
     expectError(b, 'status', ['--wait', '--name', 'absent', '--timeout', '0'], 'E_NAME_NOT_FOUND', { timeoutMs: 60_000 });
   });

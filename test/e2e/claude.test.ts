@@ -37,7 +37,13 @@ async function box(t: { after(fn: () => void | Promise<void>): void }, label: st
   // CLAUDE_CODE_TMPDIR: Claude's tool output files go under the sandbox, not /tmp/claude-<uid>/.
   const tmp = join(b.dir, 'tmp');
   mkdirSync(tmp);
-  Object.assign(b.env, setup.env, { CLAUDE_CODE_TMPDIR: tmp, SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', SUBAGENT_CANCEL_GRACE_MS: '3000', [MARK_KEY]: b.dir });
+  Object.assign(b.env, setup.env, {
+    CLAUDE_CODE_TMPDIR: tmp,
+    SUBAGENT_DIR: b.registry,
+    SUBAGENT_WAIT_TIMEOUT_SEC: '240',
+    SUBAGENT_CANCEL_GRACE_MS: '3000',
+    [MARK_KEY]: b.dir,
+  });
   return b;
 }
 
@@ -91,7 +97,10 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.equal(a1.error, null);
   assert.equal(a1.sessionId, started.sessionId);
   assert.equal(a1.toolUses, 1);
-  assert.ok(a1.usage && a1.usage.inputTokens > 0 && a1.usage.outputTokens > 0 && a1.usage.totalTokens >= a1.usage.inputTokens + a1.usage.outputTokens, JSON.stringify(a1.usage));
+  assert.ok(
+    a1.usage && a1.usage.inputTokens > 0 && a1.usage.outputTokens > 0 && a1.usage.totalTokens >= a1.usage.inputTokens + a1.usage.outputTokens,
+    JSON.stringify(a1.usage),
+  );
   assert.equal(typeof a1.usage.costUsd, 'number');
   assert.deepEqual(a1.children, []);
 
@@ -141,10 +150,13 @@ test('start → wait → result; resume continues the same session; search sees 
   const roles = new Set(both.matches.map((m: any) => `${m.run}:${m.role}`));
   for (const want of ['1:user', '1:tool', '1:assistant', '2:user', '2:assistant']) assert.ok(roles.has(want), `${want} in ${[...roles]}`);
   const assistantOnly = assertOk(b.run('search', ['--name', 'cc', '--pattern', two, '--role', 'assistant']), 'search assistant');
-  assert.deepEqual(assistantOnly.matches.map((m: any) => m.run), [2]);
+  assert.deepEqual(
+    assistantOnly.matches.map((m: any) => m.run),
+    [2],
+  );
 });
 
-test('-- args reach Claude on start and again on resume (--append-system-prompt is in both runs\' system prompt)', async (t) => {
+test("-- args reach Claude on start and again on resume (--append-system-prompt is in both runs' system prompt)", async (t) => {
   if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'extra');
   const s = await server();
@@ -163,22 +175,31 @@ test('-- args reach Claude on start and again on resume (--append-system-prompt 
   assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrTail(b.registry, 'args', 2)}`);
   assert.equal(a2.run, 2);
   assert.deepEqual(a2.extraArgs, extra, 'run 2 keeps the arguments of run 1');
-  for (const [run, prompt] of [[1, one], [2, two]] as const) {
+  for (const [run, prompt] of [
+    [1, one],
+    [2, two],
+  ] as const) {
     const reqs = requestsWith(s, prompt);
     assert.ok(reqs.length > 0, `the fake received run ${run}'s prompt`);
-    assert.ok(reqs.some((r) => r.conversation!.system.includes(`The code word is ${word}.`)), `run ${run}: the appended system prompt reached the API`);
+    assert.ok(
+      reqs.some((r) => r.conversation!.system.includes(`The code word is ${word}.`)),
+      `run ${run}: the appended system prompt reached the API`,
+    );
   }
   assert.equal(assertOk(b.run('result', ['--name', 'args', '--json']), 'result').lastAssistantText, two);
 });
 
-test('an HTTP 500 from the API (no retries) → outcome failed with Claude\'s error; a bad --agent → failed with its stderr', async (t) => {
+test("an HTTP 500 from the API (no retries) → outcome failed with Claude's error; a bad --agent → failed with its stderr", async (t) => {
   if (!requireCli(t, 'claude')) return;
   const b = await box(t, 'error');
   const why = uniq('boom');
   assertOk(b.run('start-subagent', ['--name', 'e500', '--cli', 'claude', '--prompt', `ERROR:500:${why}`]), 'start e500');
   assertOk(b.run('start-subagent', ['--name', 'e400', '--cli', 'claude', '--prompt', `ERROR:400:${why}`]), 'start e400');
   assertOk(b.run('start-subagent', ['--name', 'badagent', '--cli', 'claude', '--agent', 'no-such-agent', '--prompt', 'REPLY:never']), 'start badagent');
-  for (const [name, status] of [['e500', 500], ['e400', 400]] as const) {
+  for (const [name, status] of [
+    ['e500', 500],
+    ['e400', 400],
+  ] as const) {
     const a = await waitDone(b, name);
     assert.equal(a.outcome, 'failed', JSON.stringify(a));
     assert.equal(a.exitCode, 1);
@@ -211,10 +232,10 @@ test('cancel during a long Bash tool leaves no process of the run', async (t) =>
   assert.equal(running.status, 'running');
   assert.equal(running.sessionId, started.sessionId);
   const init = readFileSync(join(b.registry, 'agents', 'slow', '1', 'events.log'), 'utf8').match(/"session_id":"([^"]+)"/)?.[1];
-  assert.equal(init, started.sessionId, 'the session id of Claude\'s init event');
+  assert.equal(init, started.sessionId, "the session id of Claude's init event");
   assert.ok(pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length >= 2, 'the agent and its tool carry the run marker');
   const c = assertOk(await b.runAsync('cancel', ['--name', 'slow']), 'cancel');
-  assert.equal(c.signalSent, 'INT', 'SIGINT is Claude\'s graceful stop');
+  assert.equal(c.signalSent, 'INT', "SIGINT is Claude's graceful stop");
   assert.equal(c.previousStatus, 'running');
   assert.deepEqual(c.survivors, []);
   const a = await waitDone(b, 'slow');
@@ -235,13 +256,13 @@ test('a sub-agent shows up in children; result --child returns its answer; searc
   assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'par')}`);
   assert.equal(a.children.length, 1, JSON.stringify(a.children));
   const child = a.children[0];
-  assert.match(child.id, /^a[0-9a-f]{16}$/, 'the id is Claude\'s agentId');
+  assert.match(child.id, /^a[0-9a-f]{16}$/, "the id is Claude's agentId");
   assert.equal(child.cli, 'claude');
   assert.equal(child.description, 'sub job');
   assert.equal(child.status, 'done');
   assert.equal(child.statusSource, 'stream');
   assert.ok(child.startedAt && child.finishedAt);
-  assert.equal(a.toolUses, 2, 'the Agent call and the child\'s Bash call');
+  assert.equal(a.toolUses, 2, "the Agent call and the child's Bash call");
   // The fake saw the child's requests with its agent id.
   const s = await server();
   assert.ok(s.modelRequests().some((r) => r.headers['x-claude-code-agent-id'] === child.id));
@@ -251,7 +272,7 @@ test('a sub-agent shows up in children; result --child returns its answer; searc
   assert.equal(r.lastAssistantText, `done: ${toolWord}`);
   assert.equal(r.source, 'transcript', 'read from projects/<slug>/<session>/subagents/agent-<id>.jsonl');
   const parent = assertOk(b.run('result', ['--name', 'par', '--json']), 'result');
-  assert.equal(parent.lastAssistantText, `done: done: ${toolWord}`, 'the run\'s answer is the parent\'s, not the child\'s');
+  assert.equal(parent.lastAssistantText, `done: done: ${toolWord}`, "the run's answer is the parent's, not the child's");
 
   const sc = assertOk(b.run('search', ['--name', 'par', '--child', child.id, '--pattern', word]), 'search --child');
   assert.ok(sc.matches.length >= 1, JSON.stringify(sc));
@@ -265,7 +286,8 @@ test('a 300 KB prompt arrives whole and byte-exact at the model', async (t) => {
   const s = await server();
   const tag = uniq('bigok');
   const pieces = [`REPLY:${tag}\n`];
-  for (let i = 0; Buffer.byteLength(pieces.join('')) < 300 * 1024; i++) pieces.push(`line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`);
+  for (let i = 0; Buffer.byteLength(pieces.join('')) < 300 * 1024; i++)
+    pieces.push(`line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`);
   const prompt = pieces.join('');
   assert.ok(Buffer.byteLength(prompt) > 300 * 1024);
   const file = join(b.dir, 'prompt.txt');
@@ -275,6 +297,9 @@ test('a 300 KB prompt arrives whole and byte-exact at the model', async (t) => {
   assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
   const req = requestsWith(s, tag)[0];
   assert.ok(req, 'the fake received the prompt');
-  assert.ok(userTexts(req).some((x) => x === prompt), 'one text block is the prompt, byte for byte');
+  assert.ok(
+    userTexts(req).some((x) => x === prompt),
+    'one text block is the prompt, byte for byte',
+  );
   assert.equal(assertOk(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { startOpenAIResponses } from '../fakes/openai-responses.js';
 import type { FakeOptions, FakeServer } from '../fakes/script.js';
 import { codexSetup, requireCli } from '../fakes/env.js';
-import { type RunOut, type Verb } from '../support/run.js';
+import type { RunOut, Verb } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { stderrTail } from '../support/registry.js';
@@ -109,9 +109,18 @@ test('codex: start → wait → result; resume continues the same thread; search
   // The second run's request carried the first turn: codex resumed the thread, not a new one.
   const last = w.srv.modelRequests().at(-1)!;
   const msgs = inputMessages(last.body);
-  assert.ok(msgs.some((m) => m.role === 'user' && m.text === `REPLY:first answer alpha-${a}`), 'first prompt resent');
-  assert.ok(msgs.some((m) => m.role === 'assistant' && m.text === `first answer alpha-${a}`), 'first answer resent');
-  assert.ok(msgs.some((m) => m.role === 'user' && m.text === `REPLY:second answer beta-${a}`), 'second prompt');
+  assert.ok(
+    msgs.some((m) => m.role === 'user' && m.text === `REPLY:first answer alpha-${a}`),
+    'first prompt resent',
+  );
+  assert.ok(
+    msgs.some((m) => m.role === 'assistant' && m.text === `first answer alpha-${a}`),
+    'first answer resent',
+  );
+  assert.ok(
+    msgs.some((m) => m.role === 'user' && m.text === `REPLY:second answer beta-${a}`),
+    'second prompt',
+  );
 
   const res = await w.run('result', ['--name', 'pair', '--json']);
   assert.equal(res.json.lastAssistantText, `second answer beta-${a}`);
@@ -139,11 +148,11 @@ test('codex: start → wait → result; resume continues the same thread; search
   const rec2 = readRecord(runDir(w.box.registry, 'pair', 2));
   const counts = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens'] as const;
   const pick = (u: Record<string, unknown>) => Object.fromEntries(counts.map((k) => [k, u[k]]));
-  assert.deepEqual(pick({ ...rec1.usage }), pick({ ...t1 }), 'run 1: the thread total is the run\'s');
+  assert.deepEqual(pick({ ...rec1.usage }), pick({ ...t1 }), "run 1: the thread total is the run's");
   assert.ok(t2.totalTokens > t1.totalTokens);
   assert.ok(t2.inputTokens > t1.inputTokens, 'run 2 re-sends the thread: its input grows');
   assert.deepEqual(pick({ ...rec2.usage }), Object.fromEntries(counts.map((k) => [k, t2[k] - t1[k]])), 'run 2: its own share (cumulative − run 1)');
-  assert.deepEqual(pick(two.usage), pick({ ...rec2.usage }), 'status shows run 2\'s share as its usage');
+  assert.deepEqual(pick(two.usage), pick({ ...rec2.usage }), "status shows run 2's share as its usage");
   // The name's total in status: run 1 + run 2 = the thread's total.
   assert.deepEqual(pick(two.usageTotal), pick({ ...t2 }), 'status usageTotal = the thread total');
   assert.equal(two.usageTotal.costUsd, null);
@@ -155,7 +164,23 @@ test('codex: --model, --variant and -- args (also a multi-value -i FILE) reach c
   // A 1×1 PNG: `-i` takes any number of files, so it must not swallow `-` or `resume <id> -`.
   const png = join(w.box.dir, 'shot.png');
   writeFileSync(png, Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC', 'base64'));
-  const s = await w.run('start-subagent', ['--name', 'flags', '--cli', 'codex', '--model', 'fake-model-b', '--variant', 'low', '--prompt', 'REPLY:flags-one', '--', '-c', 'model_reasoning_summary="detailed"', '-i', png]);
+  const s = await w.run('start-subagent', [
+    '--name',
+    'flags',
+    '--cli',
+    'codex',
+    '--model',
+    'fake-model-b',
+    '--variant',
+    'low',
+    '--prompt',
+    'REPLY:flags-one',
+    '--',
+    '-c',
+    'model_reasoning_summary="detailed"',
+    '-i',
+    png,
+  ]);
   assert.equal(s.code, 0, s.stdout);
   const one = await w.wait('flags');
   assert.equal(one.outcome, 'succeeded', JSON.stringify(one) + stderrTail(w.box.registry, 'flags'));
@@ -173,10 +198,16 @@ test('codex: --model, --variant and -- args (also a multi-value -i FILE) reach c
   const images = bodies.map((b) => JSON.stringify(b).match(/"input_image"/g)?.length ?? 0);
   assert.deepEqual(images, [1, 2], 'run 1 sends the image; the resume re-sends it with the history and attaches it again');
   // The resume continued the thread (a swallowed `resume <id> -` would have started a new one).
-  assert.ok(inputMessages(bodies[1]).some((m) => m.role === 'assistant' && m.text === 'flags-one'), 'the first answer is in the resumed request');
+  assert.ok(
+    inputMessages(bodies[1]).some((m) => m.role === 'assistant' && m.text === 'flags-one'),
+    'the first answer is in the resumed request',
+  );
   const thread = (run: number) => readFileSync(join(runDir(w.box.registry, 'flags', run), 'events.log'), 'utf8').match(/"thread_id":"([^"]+)"/)?.[1];
   assert.equal(thread(2), thread(1), 'codex reported the same thread on resume');
-  for (const extra of [['--agent', 'plan'], ['--file', join(w.box.dir, 'x.txt')]]) {
+  for (const extra of [
+    ['--agent', 'plan'],
+    ['--file', join(w.box.dir, 'x.txt')],
+  ]) {
     writeFileSync(join(w.box.dir, 'x.txt'), 'x');
     const refused = await w.run('start-subagent', ['--name', `no${extra[0]}`, '--cli', 'codex', '--prompt', 'REPLY:no', ...extra]);
     assert.equal(refused.code, 1, refused.stdout);
@@ -271,7 +302,7 @@ test('codex: status shows the thread id while the run is still running', async (
   assert.equal(running.status, 'running', JSON.stringify(running));
   const thread = readFileSync(join(dir, 'events.log'), 'utf8').match(/"thread_id":"([^"]+)"/)?.[1];
   assert.match(thread ?? '', UUID);
-  assert.equal(running.sessionId, thread, 'the thread id of codex\'s thread.started');
+  assert.equal(running.sessionId, thread, "the thread id of codex's thread.started");
 
   const c = await w.run('cancel', ['--name', 'busy']);
   assert.equal(c.code, 0, c.stdout);
@@ -301,7 +332,7 @@ test('codex: a sub-agent shows in children and result --child returns its answer
   const r = await w.run('result', ['--name', 'boss', '--child', child.id, '--json']);
   assert.equal(r.code, 0, r.stdout);
   assert.equal(r.json.lastAssistantText, `child-answer-${a}`);
-  assert.equal(r.json.source, 'transcript', 'read from the child\'s own rollout in CODEX_HOME');
+  assert.equal(r.json.source, 'transcript', "read from the child's own rollout in CODEX_HOME");
   const s = await w.run('search', ['--name', 'boss', '--child', child.id, '--pattern', `child-answer-${a}`]);
   assert.equal(s.code, 0, s.stdout);
   assert.deepEqual(
@@ -310,7 +341,10 @@ test('codex: a sub-agent shows in children and result --child returns its answer
   );
   // A thread that is in the store but is not a child of this run (the run's own), and a made-up id.
   for (const foreign of [done.sessionId, '01a2007a-0000-7000-8000-000000000000']) {
-    for (const args of [['result', '--json'], ['search', '--pattern', '.']] as const) {
+    for (const args of [
+      ['result', '--json'],
+      ['search', '--pattern', '.'],
+    ] as const) {
       const e = await w.run(args[0], ['--name', 'boss', '--child', foreign, ...args.slice(1)]);
       assert.equal(e.code, 1, e.stdout);
       assert.equal(e.json?.code, 'E_CHILD_NOT_FOUND', e.stdout);
@@ -331,7 +365,10 @@ test('codex: a 300 KB prompt arrives whole at the model', async (t) => {
   assert.equal(s.code, 0, s.stdout);
   const done = await w.wait('big');
   assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrTail(w.box.registry, 'big'));
-  const users = w.srv.modelRequests().flatMap((r) => inputMessages(r.body)).filter((m) => m.role === 'user' && m.text.startsWith('REPLY:big-ok'));
+  const users = w.srv
+    .modelRequests()
+    .flatMap((r) => inputMessages(r.body))
+    .filter((m) => m.role === 'user' && m.text.startsWith('REPLY:big-ok'));
   assert.equal(users.length, 1);
   assert.equal(Buffer.byteLength(users[0]!.text), Buffer.byteLength(prompt));
   assert.ok(users[0]!.text === prompt, 'byte-exact');

@@ -76,7 +76,23 @@ test('start → wait → result; resume continues the same session; search sees 
   const file = join(b.dir, 'notes.txt');
   writeFileSync(file, `${attached}\n`);
 
-  const started = assertOk(b.run('start-subagent', ['--name', 'oc', '--cli', 'opencode', '--cwd', b.project, '--model', 'fake/fake-model', '--file', file, '--prompt', `TOOL:bash:echo ${one}`]), 'start');
+  const started = assertOk(
+    b.run('start-subagent', [
+      '--name',
+      'oc',
+      '--cli',
+      'opencode',
+      '--cwd',
+      b.project,
+      '--model',
+      'fake/fake-model',
+      '--file',
+      file,
+      '--prompt',
+      `TOOL:bash:echo ${one}`,
+    ]),
+    'start',
+  );
   assert.equal(started.cli, 'opencode');
   assert.equal(started.model, 'fake/fake-model');
   assert.equal(started.sessionId, null, 'OpenCode chooses its session id; it is known once the stream starts');
@@ -101,7 +117,7 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.ok(first, 'the fake received the first prompt');
   assert.equal(first.conversation?.model, 'fake-model');
   // OpenCode works in --cwd (it believes $PWD, which the adapter sets; the test process's PWD is elsewhere).
-  assert.ok(first.conversation?.system.includes(`Working directory: ${b.project}\n`), 'OpenCode worked in the run\'s cwd');
+  assert.ok(first.conversation?.system.includes(`Working directory: ${b.project}\n`), "OpenCode worked in the run's cwd");
   assert.ok(JSON.stringify(first.body).includes(attached), 'the --file content reached the model');
 
   const tools = assertOk(b.run('search', ['--name', 'oc', '--pattern', one, '--role', 'tool']), 'search tool');
@@ -157,14 +173,20 @@ test('-- args reach OpenCode on start and again on resume (--auto lets both runs
   assert.deepEqual(a2.extraArgs, ['--auto'], 'run 2 keeps the arguments of run 1');
   for (const i of [0, 1]) {
     const outputs = requestsWith(s, files[i]!).flatMap((r) => r.conversation!.toolOutputs.map((o) => o.text));
-    assert.ok(outputs.some((o) => o.includes(words[i]!)), `run ${i + 1}: the file's content came back from the read tool: ${JSON.stringify(outputs)}`);
+    assert.ok(
+      outputs.some((o) => o.includes(words[i]!)),
+      `run ${i + 1}: the file's content came back from the read tool: ${JSON.stringify(outputs)}`,
+    );
   }
 });
 
 test('an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed with the error; a permission auto-reject (exit 0, no answer) too', async (t) => {
   if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'errors');
-  assertOk(b.run('start-subagent', ['--name', 'e400', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:400:fake bad request for the e2e test']), 'start e400');
+  assertOk(
+    b.run('start-subagent', ['--name', 'e400', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:400:fake bad request for the e2e test']),
+    'start e400',
+  );
   // OpenCode creates its database on first use with no lock of its own: two first runs at once in a new
   // store race and one exits 1 ("Failed query: CREATE TABLE …"). The second run starts once the first has
   // a session, i.e. once the store exists (opencode.prepare() fixes this when the supervisor calls it).
@@ -173,8 +195,14 @@ test('an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed 
     await new Promise((r) => setTimeout(r, 200));
   }
   // Reading a file outside the project asks for a permission; headless OpenCode rejects it and exits 0.
-  assertOk(b.run('start-subagent', ['--name', 'denied', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'TOOL:read:{"filePath":"/etc/hostname"}']), 'start denied');
-  assertOk(b.run('start-subagent', ['--name', 'e500', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:500:fake upstream failure for the e2e test']), 'start e500');
+  assertOk(
+    b.run('start-subagent', ['--name', 'denied', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'TOOL:read:{"filePath":"/etc/hostname"}']),
+    'start denied',
+  );
+  assertOk(
+    b.run('start-subagent', ['--name', 'e500', '--cli', 'opencode', '--cwd', b.project, '--prompt', 'ERROR:500:fake upstream failure for the e2e test']),
+    'start e500',
+  );
 
   const e = await waitDone(b, 'e400', t);
   assert.equal(e.outcome, 'failed');
@@ -218,7 +246,7 @@ test('cancel during a long bash tool leaves no process of the run', async (t) =>
   const t0 = Date.now();
   const c = assertOk(b.run('cancel', ['--name', 'long']), 'cancel');
   t.diagnostic(`cancel returned after ${Date.now() - t0} ms`);
-  assert.equal(c.signalSent, 'TERM', 'SIGTERM is OpenCode\'s graceful signal');
+  assert.equal(c.signalSent, 'TERM', "SIGTERM is OpenCode's graceful signal");
   assert.equal(c.previousStatus, 'running');
   assert.deepEqual(c.survivors, []);
   const a = await waitDone(b, 'long', t);
@@ -239,7 +267,10 @@ test('status shows the session id while the run is still running', async (t) => 
   if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'busy');
   const marker = uniq('oc-busy-marker');
-  const started = assertOk(b.run('start-subagent', ['--name', 'busy', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:sleep 300; echo ${marker}`]), 'start');
+  const started = assertOk(
+    b.run('start-subagent', ['--name', 'busy', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:sleep 300; echo ${marker}`]),
+    'start',
+  );
   assert.equal(started.sessionId, null, 'OpenCode chooses its session id');
   const dir = runDirPath(b.registry, 'busy');
   await untilInRun('the bash tool running the marker command', dir, () => pidsWithCmdline(marker).length > 0);
@@ -250,7 +281,7 @@ test('status shows the session id while the run is still running', async (t) => 
   assert.equal(running.status, 'running', JSON.stringify(running));
   const reported = readFileSync(join(dir, 'events.log'), 'utf8').match(/"sessionID":"([^"]+)"/)?.[1];
   assert.match(reported ?? '', /^ses_[A-Za-z0-9]+$/);
-  assert.equal(running.sessionId, reported, 'the sessionID of OpenCode\'s events');
+  assert.equal(running.sessionId, reported, "the sessionID of OpenCode's events");
 
   assertOk(await b.runAsync('cancel', ['--name', 'busy']), 'cancel');
   const a = await waitDone(b, 'busy', t);
@@ -280,14 +311,17 @@ test('a sub-agent (task tool) is listed in children, and result --child reads it
 
   const r = assertOk(b.run('result', ['--name', 'parent', '--child', child.id, '--json']), 'result --child');
   assert.equal(r.lastAssistantText, answer);
-  assert.equal(r.source, 'transcript', 'read with opencode export from the run\'s own store');
+  assert.equal(r.source, 'transcript', "read with opencode export from the run's own store");
   // search --child reads the child's own transcript: its prompt is there, the parent's is not.
   const sc = assertOk(b.run('search', ['--name', 'parent', '--child', child.id, '--pattern', 'REPLY:']), 'search --child');
   assert.ok(sc.matches.length >= 1 && sc.matches.every((m: any) => m.role === 'user'), JSON.stringify(sc));
   assert.ok(!sc.matches.some((m: any) => m.snippet.includes('TASK:')), JSON.stringify(sc));
   // A session that is in the store but is not a child of this run (the run's own), and a made-up id.
   for (const foreign of [a.sessionId, 'ses_0000000000000000000000000']) {
-    for (const args of [['result', '--json'], ['search', '--pattern', '.']]) {
+    for (const args of [
+      ['result', '--json'],
+      ['search', '--pattern', '.'],
+    ]) {
       const e = b.run(args[0] as 'result' | 'search', ['--name', 'parent', '--child', foreign, ...args.slice(1)]);
       assert.equal(e.code, 1, e.stdout);
       assert.equal(e.json?.code, 'E_CHILD_NOT_FOUND', e.stdout);

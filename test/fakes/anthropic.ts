@@ -80,7 +80,9 @@ export function anthropicConversation(body: unknown): Conversation {
   return {
     lastUserText,
     toolOutputs,
-    toolNames: asArray(b.tools).map((t) => asString(asRecord(t).name)).filter((n) => n !== ''),
+    toolNames: asArray(b.tools)
+      .map((t) => asString(asRecord(t).name))
+      .filter((n) => n !== ''),
     system: contentText(b.system),
     model: asString(b.model),
   };
@@ -111,7 +113,12 @@ function blocksOf(action: Action): Block[] {
 function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, stream: boolean): void {
   if (action.type === 'error') {
     const message = action.message ?? `fake upstream error ${action.status}`;
-    sendJson(res, action.status, { type: 'error', error: { type: errorType(action.status), message } }, { 'request-id': fakeId('req'), ...retryHeaders(action) });
+    sendJson(
+      res,
+      action.status,
+      { type: 'error', error: { type: errorType(action.status), message } },
+      { 'request-id': fakeId('req'), ...retryHeaders(action) },
+    );
     return;
   }
   const id = fakeId('msg');
@@ -125,14 +132,32 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
       sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: action.message } });
       return;
     }
-    sendJson(res, 200, { id, type: 'message', role: 'assistant', model: conv.model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage }, { 'request-id': fakeId('req') });
+    sendJson(
+      res,
+      200,
+      { id, type: 'message', role: 'assistant', model: conv.model, content: blocks, stop_reason: stopReason, stop_sequence: null, usage },
+      { 'request-id': fakeId('req') },
+    );
     return;
   }
   startSse(res);
-  sseEvent(res, {
-    type: 'message_start',
-    message: { id, type: 'message', role: 'assistant', model: conv.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
-  }, 'message_start');
+  sseEvent(
+    res,
+    {
+      type: 'message_start',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: conv.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
+    },
+    'message_start',
+  );
   if (action.type === 'fail') {
     sseEvent(res, { type: 'error', error: { type: 'api_error', message: action.message } }, 'error');
     res.end();
@@ -143,8 +168,16 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
       sseEvent(res, { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }, 'content_block_start');
       sseEvent(res, { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } }, 'content_block_delta');
     } else {
-      sseEvent(res, { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }, 'content_block_start');
-      sseEvent(res, { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } }, 'content_block_delta');
+      sseEvent(
+        res,
+        { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } },
+        'content_block_start',
+      );
+      sseEvent(
+        res,
+        { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } },
+        'content_block_delta',
+      );
     }
     sseEvent(res, { type: 'content_block_stop', index }, 'content_block_stop');
   });

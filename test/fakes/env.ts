@@ -71,9 +71,25 @@ export function withClisOnPath(env: Env): Env {
 // Variables from the caller's environment that would point a CLI somewhere else (a real API key, a
 // real config dir, a proxy, the coding client the tests run under…). Removed from the base env.
 const DROP = [
-  /^ANTHROPIC_/, /^CLAUDE_/, /^CLAUDECODE$/, /^OPENAI_/, /^CODEX_/, /^OPENCODE/, /^XDG_/, /^AZURE_OPENAI/,
-  /^GEMINI_/, /^GOOGLE_API_KEY$/, /^OPENROUTER_/, /^HTTPS?_PROXY$/i, /^ALL_PROXY$/i, /^NO_PROXY$/i,
-  /^npm_/i, /^NODE_OPTIONS$/, /^DISABLE_/, /^SUBAGENT_/, /^OPENCODE_PSA_/,
+  /^ANTHROPIC_/,
+  /^CLAUDE_/,
+  /^CLAUDECODE$/,
+  /^OPENAI_/,
+  /^CODEX_/,
+  /^OPENCODE/,
+  /^XDG_/,
+  /^AZURE_OPENAI/,
+  /^GEMINI_/,
+  /^GOOGLE_API_KEY$/,
+  /^OPENROUTER_/,
+  /^HTTPS?_PROXY$/i,
+  /^ALL_PROXY$/i,
+  /^NO_PROXY$/i,
+  /^npm_/i,
+  /^NODE_OPTIONS$/,
+  /^DISABLE_/,
+  /^SUBAGENT_/,
+  /^OPENCODE_PSA_/,
 ];
 
 /** process.env without the variables that would leak the caller's accounts or config into a test run,

@@ -80,8 +80,13 @@ export function chatConversation(body: unknown): Conversation {
   return {
     lastUserText,
     toolOutputs,
-    toolNames: asArray(b.tools).map((t) => asString(asRecord(t).name) || asString(asRecord(asRecord(t).function).name)).filter((n) => n !== ''),
-    system: messages.filter((m) => m.role === 'system').map((m) => contentText(m.content)).join('\n'),
+    toolNames: asArray(b.tools)
+      .map((t) => asString(asRecord(t).name) || asString(asRecord(asRecord(t).function).name))
+      .filter((n) => n !== ''),
+    system: messages
+      .filter((m) => m.role === 'system')
+      .map((m) => contentText(m.content))
+      .join('\n'),
     model: asString(b.model),
   };
 }

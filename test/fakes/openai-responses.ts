@@ -92,7 +92,10 @@ export const codexFlavor: Flavor = {
 /** Codex sends its own context as user messages; these are not what the user wrote. */
 function isContextMessage(text: string): boolean {
   const t = text.trimStart();
-  return /^<(environment_context|user_instructions|permissions instructions|turn_aborted|subagent_notification|collaboration_mode)[\s>]/.test(t) || t.startsWith('# AGENTS.md');
+  return (
+    /^<(environment_context|user_instructions|permissions instructions|turn_aborted|subagent_notification|collaboration_mode)[\s>]/.test(t) ||
+    t.startsWith('# AGENTS.md')
+  );
 }
 
 /** Tool names offered, namespaced ones included (`{type:"namespace", name, tools:[…]}`). */

@@ -272,10 +272,8 @@ export function tokens(n: number): number {
 // ---------------------------------------------------------------------------------------------------
 // HTTP plumbing.
 
-export interface Route {
-  /** Returns true when it handled the request (wrote the response or took ownership of it). */
-  (req: FakeRequest, res: http.ServerResponse, ctx: RouteContext): Promise<boolean> | boolean;
-}
+/** Returns true when it handled the request (wrote the response or took ownership of it). */
+export type Route = (req: FakeRequest, res: http.ServerResponse, ctx: RouteContext) => Promise<boolean> | boolean;
 
 export interface RouteContext {
   /** Chooses the action for a model request: handler, then script queue, then aux, then directive. */

@@ -1,5 +1,5 @@
 /**
- * Issue 5, points 5 and 6 (guarantees 1, 5, 6): 20 processes × 20 operations with the real verbs on one
+ * Issue 5, points 5 and 6 (docs/guarantees.md, 1, 5, 6): 20 processes × 20 operations with the real verbs on one
  * registry, and readers during 10 000 rewrites of one record.
  *
  * Both run on /dev/shm when it is there: what they prove (atomic replacement, locks, one winner) does
@@ -117,8 +117,15 @@ describe('points 5 and 6: concurrency', { concurrency: 2 }, () => {
         for (const name of names) {
           const won = ops.filter((o) => o.verb === 'resume-subagent' && nameOf(o) === name && o.json.ok);
           const runs = won.map((o) => o.json.run).sort((x: number, y: number) => x - y);
-          assert.deepEqual(runs, won.map((_, i) => i + 2), `${name}: resumes won runs ${runs}`);
-          const onDisk = readdirSync(join(b.registry, 'agents', name.replace('/', '+'))).filter((e) => /^\d+$/.test(e)).map(Number).sort((x, y) => x - y);
+          assert.deepEqual(
+            runs,
+            won.map((_, i) => i + 2),
+            `${name}: resumes won runs ${runs}`,
+          );
+          const onDisk = readdirSync(join(b.registry, 'agents', name.replace('/', '+')))
+            .filter((e) => /^\d+$/.test(e))
+            .map(Number)
+            .sort((x, y) => x - y);
           assert.deepEqual(onDisk, [1, ...runs], `${name}: runs on disk ${onDisk} vs resumes reported ${runs}`);
           for (const o of won) assert.equal(prompt(name, o.json.run), o.prompt, `${name} run ${o.json.run}`);
         }

@@ -1,5 +1,5 @@
 /**
- * Issue 5, point 7 (guarantee 7): corrupt records — empty, half JSON, NUL-filled, wrong shape, a future
+ * Issue 5, point 7 (docs/guarantees.md, 7): corrupt records — empty, half JSON, NUL-filled, wrong shape, a future
  * format version, a run directory left with only a temp file — are reported as E_REGISTRY_CORRUPT naming
  * the file, kept byte for byte, and the other runs keep working. Leftover temp files and unpublished
  * directories next to good records are ignored.
@@ -24,7 +24,14 @@ const KINDS: Kind[] = [
   { name: 'bad/nul', corrupt: (p, t) => writeFileSync(p, Buffer.alloc(Buffer.byteLength(t), 0)) },
   { name: 'bad/array', corrupt: (p) => writeFileSync(p, '[]\n') },
   { name: 'bad/shape', corrupt: (p, t) => writeFileSync(p, JSON.stringify({ ...JSON.parse(t), status: 'flying', cwd: 42 })) },
-  { name: 'bad/no-format', corrupt: (p, t) => { const r = JSON.parse(t); delete r.format; writeFileSync(p, JSON.stringify(r)); } },
+  {
+    name: 'bad/no-format',
+    corrupt: (p, t) => {
+      const r = JSON.parse(t);
+      delete r.format;
+      writeFileSync(p, JSON.stringify(r));
+    },
+  },
   { name: 'bad/future', corrupt: (p, t) => writeFileSync(p, JSON.stringify({ ...JSON.parse(t), format: 99, newField: { x: 1 } })) },
   {
     // A crash after the temp file was written and the record lost (e.g. removed by hand): only the temp file is left.
@@ -134,5 +141,8 @@ test('point 7: corrupt records are reported with their path, kept as they are, a
     // A corrupt name is fixed by hand (moved away); then it can be started afresh.
     const k0 = KINDS[0]!;
     renameSync(join(b.registry, 'agents', k0.name.replace('/', '+')), join(b.dir, 'moved-away'));
-    assertOk(await b.runAsync('start-subagent', ['--name', k0.name, '--cli', 'shell', '--prompt', 'echo reborn']), 'start after the corrupt name was moved away');
+    assertOk(
+      await b.runAsync('start-subagent', ['--name', k0.name, '--cli', 'shell', '--prompt', 'echo reborn']),
+      'start after the corrupt name was moved away',
+    );
   }));

@@ -71,7 +71,7 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
       withBox('crash', async (b) => {
         const ran = join(b.dir, 'agent-ran');
         await startShellAsync(b, 'x', `echo $$ > '${ran}'; echo hello; exit 7`, [], { env: { SUBAGENT_TEST_CRASH_AT: cp } });
-        const a = (await waitTerminalAsync(b, ['x']))['x'];
+        const a = (await waitTerminalAsync(b, ['x'])).x;
         assert.equal(existsSync(ran), false, 'the agent must not have run');
         assert.equal(a.agentPid, null);
         await everyRecordParses(b);
@@ -89,7 +89,7 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
         const g = join(b.dir, 'gate');
         await startShellAsync(b, 'x', `echo $$ > '${ran}'; echo hello; ${gate(g)}; exit 7`, [], { env: { SUBAGENT_TEST_CRASH_AT: cp } });
         const agentPid = await until('the agent runs', () => agentPidFile(ran), 30_000);
-        const a = (await waitTerminalAsync(b, ['x']))['x'];
+        const a = (await waitTerminalAsync(b, ['x'])).x;
         assert.equal(a.status, 'unknown', JSON.stringify(a));
         assert.equal(a.exitCode, null);
         assert.equal(typeof a.statusReason, 'string');
@@ -101,7 +101,8 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
         // And status had told the truth about it while it lived.
         assert.equal(a.agentAlive, true, `status must say the agent (pid ${agentPid}) still lives: ${JSON.stringify(a)}`);
         assert.equal(a.agentPid, agentPid, 'status names the living agent');
-      }));
+      }),
+    );
   }
 
   for (const cp of ['agent-exited', 'done-temp-written']) {
@@ -114,7 +115,7 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
         await untilStatus(b, 'x', (x) => x.status === 'running', 'running');
         open(g);
         await untilGone(agentPid, 'the agent exits');
-        const a = (await waitTerminalAsync(b, ['x']))['x'];
+        const a = (await waitTerminalAsync(b, ['x'])).x;
         const dir = runDirPath(b.registry, 'x');
         if (cp === 'done-temp-written') {
           // The done record reached its temp file only; the published record is still the old one, whole.
@@ -133,7 +134,7 @@ describe('point 1: kill -9 of the supervisor at every checkpoint', { concurrency
       await startShellAsync(b, 'x', `echo hello; ${gate(g)}; exit 7`, [], { env: { SUBAGENT_TEST_CRASH_AT: 'after-done' } });
       await untilStatus(b, 'x', (x) => x.status === 'running', 'running');
       open(g);
-      const a = (await waitTerminalAsync(b, ['x']))['x'];
+      const a = (await waitTerminalAsync(b, ['x'])).x;
       assert.equal(a.status, 'done');
       assert.equal(a.outcome, 'failed');
       assert.equal(a.exitCode, 7);
@@ -168,7 +169,10 @@ describe('point 2: kill -9 of the agent', { concurrency: 2 }, () => {
     const j = assertOk(await b.runAsync('result', ['--name', name, '--json']), 'result --json');
     assert.equal(j.lastAssistantText, 'before the kill\nneedle-42\n');
     const s = assertOk(await b.runAsync('search', ['--name', name, '--pattern', 'needle-\\d+']), 'search');
-    assert.ok(s.matches.some((m: any) => m.role === 'assistant' && m.snippet.includes('needle-42')), JSON.stringify(s.matches));
+    assert.ok(
+      s.matches.some((m: any) => m.role === 'assistant' && m.snippet.includes('needle-42')),
+      JSON.stringify(s.matches),
+    );
   }
 
   test('kill -9 of the agent: done, signal SIGKILL, exit code null, output still readable by result and search', () =>
@@ -180,7 +184,7 @@ describe('point 2: kill -9 of the agent', { concurrency: 2 }, () => {
       await assertOutputReadable(b, 'k');
     }));
 
-  test('kill -9 of the agent\'s process group: the whole group dies, the end is recorded, the output kept', () =>
+  test("kill -9 of the agent's process group: the whole group dies, the end is recorded, the output kept", () =>
     withBox('group-kill', async (b) => {
       const printed = join(b.dir, 'printed');
       const kids = join(b.dir, 'kids');
@@ -188,7 +192,7 @@ describe('point 2: kill -9 of the agent', { concurrency: 2 }, () => {
       const { end } = await killedRun(b, 'g', script, (pid) => {
         const pgid = procPgid(pid);
         assert.equal(pgid, pid, 'the agent leads its own process group');
-        assert.notEqual(pgid, procPgid(process.pid), 'never signal the test runner\'s own group');
+        assert.notEqual(pgid, procPgid(process.pid), "never signal the test runner's own group");
         process.kill(-pgid!, 'SIGKILL');
       });
       assertKilledEnd(end);

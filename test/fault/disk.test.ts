@@ -1,5 +1,5 @@
 /**
- * Issue 5, point 4 (guarantee 5): a full disk and a read-only registry. The registry is a 256 KiB
+ * Issue 5, point 4 (docs/guarantees.md, 5): a full disk and a read-only registry. The registry is a 256 KiB
  * tmpfs mounted in a private mount namespace (`unshare -m`, or `-Urm` when not root); the driver
  * test/fixtures/fault-disk.mjs runs the real verbs there and reports the facts asserted here.
  */
@@ -58,7 +58,11 @@ test('point 4: full disk and read-only registry (tmpfs in a private mount namesp
       assert.ok(f.filled > 0);
       assertUnwritable(f.start, 'start on a full disk');
       assertUnwritable(f.startStdin, 'start with a stdin prompt on a full disk');
-      assert.deepEqual(f.treeAfter, f.treeBefore, `the registry is exactly as it was (no half record, no temp file, no new name); still running at the snapshot: ${f.liveBeforeSnapshot}`);
+      assert.deepEqual(
+        f.treeAfter,
+        f.treeBefore,
+        `the registry is exactly as it was (no half record, no temp file, no new name); still running at the snapshot: ${f.liveBeforeSnapshot}`,
+      );
       assert.deepEqual(f.strays, [], 'no lock, temp or unpublished files');
     });
 
@@ -79,7 +83,10 @@ test('point 4: full disk and read-only registry (tmpfs in a private mount namesp
       // The writes that failed on the full disk left the record as it was, or a whole one: never half.
       const rec = f.stuckRecordAfter;
       assert.equal(rec.unparsable, null, `the record parses after the failed rewrites: ${JSON.stringify(rec)}`);
-      assert.ok(rec.sameBytes || (rec.status === 'done' && rec.outcome === 'cancelled'), `byte-identical, or the whole cancelled record: ${JSON.stringify(rec)}`);
+      assert.ok(
+        rec.sameBytes || (rec.status === 'done' && rec.outcome === 'cancelled'),
+        `byte-identical, or the whole cancelled record: ${JSON.stringify(rec)}`,
+      );
     });
 
     await t.test('the disk fills while a run is in flight: it still ends in an honest state, and recovers', () => {
@@ -94,7 +101,11 @@ test('point 4: full disk and read-only registry (tmpfs in a private mount namesp
         assert.equal(typeof end.statusReason, 'string');
       }
       for (const rec of f.recordsWhileFull) assert.equal(rec.ok, true, `${rec.path}: ${rec.error}`);
-      assert.deepEqual(f.straysWhileFull.filter((s: string) => /\.tmp-|\.lock |\.break /.test(s)), [], `no temp or lock file left by the failed writes (still running: ${f.liveAfterWait})`);
+      assert.deepEqual(
+        f.straysWhileFull.filter((s: string) => /\.tmp-|\.lock |\.break /.test(s)),
+        [],
+        `no temp or lock file left by the failed writes (still running: ${f.liveAfterWait})`,
+      );
       const after = assertOkLine(f.statusAfterFree, 'status once space is back').agents[0];
       assert.equal(after.status, end.status, 'the state stays what it was once space is back');
       assertOkLine(f.resume, 'resume once space is back');

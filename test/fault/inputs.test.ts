@@ -1,5 +1,5 @@
 /**
- * Issue 5, point 11 (guarantees 9 and 10, and "one line, always"): hostile names, prompts of every
+ * Issue 5, point 11 (docs/guarantees.md, 9 and 10, and "one line, always"): hostile names, prompts of every
  * awkward size and content, agent output that is not clean text, and a closed stdout pipe.
  *
  * A prompt is checked at the agent: the script's first line hashes the agent's own stdin
@@ -40,7 +40,7 @@ async function pool(calls: Array<() => Promise<void>>, n: number): Promise<void>
 describe('point 11: inputs', { concurrency: 2 }, () => {
   test('hostile names are refused by every verb with E_NAME_INVALID, and nothing is created anywhere', () =>
     withBox('names', async (b) => {
-      const escape = `fault-escape-${process.pid}-${Date.now()}`;
+      const outside = `fault-escape-${process.pid}-${Date.now()}`;
       const bad: Array<[string, string]> = [
         ['', 'empty'],
         ['/', 'empty-segment'],
@@ -48,9 +48,9 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
         ['..', 'dot-segment'],
         ['a/..', 'dot-segment'],
         ['a/./b', 'dot-segment'],
-        [`../${escape}`, 'dot-segment'],
-        [`../../../${escape}`, 'dot-segment'],
-        [`/${escape}`, 'empty-segment'],
+        [`../${outside}`, 'dot-segment'],
+        [`../../../${outside}`, 'dot-segment'],
+        [`/${outside}`, 'empty-segment'],
         ['a//b', 'empty-segment'],
         ['a/', 'empty-segment'],
         ['-x', 'leading-dash'],
@@ -79,7 +79,7 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
       await quiet(b);
       const before = listTree(b.dir);
       // Every name through start (the verb that creates); a representative few through every verb.
-      const every = new Set(['..', `../../../${escape}`, '-x', 'a\u0001b', 'caf\u00e9', 'a'.repeat(256)]);
+      const every = new Set(['..', `../../../${outside}`, '-x', 'a\u0001b', 'caf\u00e9', 'a'.repeat(256)]);
       const calls: Array<() => Promise<void>> = [];
       for (const [name, rule] of bad) {
         for (const [verb, rest] of VERBS_WITH_NAME) {
@@ -93,7 +93,8 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
       }
       await pool(calls, 3);
       assert.deepEqual(listTree(b.dir), before, 'nothing was created in the sandbox');
-      for (const p of [join(tmpdir(), escape), join(b.dir, escape), join(b.registry, escape), '/' + escape]) assert.equal(existsSync(p), false, `${p} was created`);
+      for (const p of [join(tmpdir(), outside), join(b.dir, outside), join(b.registry, outside), '/' + outside])
+        assert.equal(existsSync(p), false, `${p} was created`);
       assert.equal(existsSync(join(b.dir, 'pwned')), false);
     }));
 
@@ -130,7 +131,8 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
   test('prompts of 100 KiB, 131 071 and 131 072 bytes, 3 MB and 10 MB, with NUL bytes, invalid UTF-8, U+2028, a leading "-": byte-exact at the agent or refused before any run exists', () =>
     withBox('prompts', async (b) => {
       const pad = (n: number, fill = 'a') => Buffer.concat([Buffer.from(HEADER), Buffer.alloc(n - Buffer.byteLength(HEADER), fill)]);
-      const bytes = (...parts: Array<string | number[] | Buffer>) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p as any))));
+      const bytes = (...parts: Array<string | number[] | Buffer>) =>
+        Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p as any))));
       const cases: Array<{ name: string; prompt: Buffer; via: 'argv' | 'argv=' | 'stdin' | 'file' }> = [
         { name: 'argv-100k', prompt: pad(100 * 1024), via: 'argv' },
         { name: 'argv-131071', prompt: pad(131071), via: 'argv' },
@@ -161,7 +163,10 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
         }
         assertOk(r, c.name);
       }
-      const ends = await waitTerminalAsync(b, cases.map((c) => c.name));
+      const ends = await waitTerminalAsync(
+        b,
+        cases.map((c) => c.name),
+      );
       for (const c of cases) {
         assert.equal(ends[c.name].outcome, 'succeeded', `${c.name}: ${JSON.stringify(ends[c.name])}`);
         const stored = readFileSync(join(runDirPath(b.registry, c.name), 'prompt'));
@@ -172,7 +177,11 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
       }
       // 131 072 bytes cannot be one argv string on Linux: the command cannot even be executed, and no run exists.
       const big = pad(131072).toString('utf8');
-      const r = spawnSync(join(BIN, 'start-subagent'), ['--name', 'argv-131072', '--cli', 'shell', '--prompt', big], { env: b.env, cwd: b.dir, encoding: 'utf8' });
+      const r = spawnSync(join(BIN, 'start-subagent'), ['--name', 'argv-131072', '--cli', 'shell', '--prompt', big], {
+        env: b.env,
+        cwd: b.dir,
+        encoding: 'utf8',
+      });
       assert.equal((r.error as NodeJS.ErrnoException | undefined)?.code, 'E2BIG', `expected the kernel to refuse the argv: ${r.error}`);
       assert.equal(existsSync(runDirPath(b.registry, 'argv-131072')), false);
     }));
@@ -181,10 +190,14 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
     withBox('prompt-argv-bytes', async (b) => {
       // Node cannot put raw bytes in argv, so a shell does: printf writes them.
       const expected = Buffer.concat([Buffer.from(HEADER), Buffer.from([0x6f, 0x6b, 0xff, 0xfe, 0xc3, 0x28, 0x0a])]);
-      const out = await runProgramAsync('/bin/sh', ['-c', 'exec "$0" --name bytes --cli shell --prompt "$(printf "$FMT"; printf x)"', join(BIN, 'start-subagent')], {
-        env: { ...b.env, FMT: 'sha256sum /proc/$$/fd/0 | cut -c1-64; exit 0\\nok\\377\\376\\303(\\n' },
-        cwd: b.dir,
-      });
+      const out = await runProgramAsync(
+        '/bin/sh',
+        ['-c', 'exec "$0" --name bytes --cli shell --prompt "$(printf "$FMT"; printf x)"', join(BIN, 'start-subagent')],
+        {
+          env: { ...b.env, FMT: 'sha256sum /proc/$$/fd/0 | cut -c1-64; exit 0\\nok\\377\\376\\303(\\n' },
+          cwd: b.dir,
+        },
+      );
       // (The trailing "x" keeps $(…) from eating the final newline; it is part of the prompt.)
       const want = Buffer.concat([expected, Buffer.from('x')]);
       assert.ok(out.json, `one JSON line: ${out.stdout} ${out.stderr}`);
@@ -219,7 +232,7 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
     test('every verb still prints one parseable line; a closed stdout pipe ends quietly', () =>
       withBox('output', async (b) => {
         await startShellAsync(b, 'big', script);
-        const end = (await waitTerminalAsync(b, ['big']))['big'];
+        const end = (await waitTerminalAsync(b, ['big'])).big;
         assert.equal(end.outcome, 'succeeded', JSON.stringify(end));
         oneLine(await b.runAsync('status', []), 'status');
         oneLine(await b.runAsync('status', ['--name', 'big']), 'status --name');
@@ -233,8 +246,14 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
         assert.ok(plain.stdout.endsWith('tail marker \u2028\n'));
         const s = oneLine(await b.runAsync('search', ['--name', 'big', '--role', 'assistant', '--pattern', '^(bad|sep|.*red)']), 'search');
         assert.equal(s.matches.length, 3, JSON.stringify(s.matches));
-        assert.ok(s.matches.some((m: any) => m.snippet.includes('\u2028')), 'the U+2028 survives (escaped) in the snippet');
-        assert.ok(s.matches.some((m: any) => m.snippet.includes('\uFFFD')), 'invalid UTF-8 shows as U+FFFD');
+        assert.ok(
+          s.matches.some((m: any) => m.snippet.includes('\u2028')),
+          'the U+2028 survives (escaped) in the snippet',
+        );
+        assert.ok(
+          s.matches.some((m: any) => m.snippet.includes('\uFFFD')),
+          'invalid UTF-8 shows as U+FFFD',
+        );
         const many = oneLine(await b.runAsync('search', ['--name', 'big', '--pattern', 'filler']), 'search with a million matches');
         assert.equal(many.truncated, true);
         assert.ok(many.total > 1000);
@@ -247,7 +266,12 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
           `'${join(BIN, 'search')}' --name big --pattern filler`,
           `'${join(BIN, 'status')}' --name nope --wait-terminal`,
         ]) {
-          const r = spawnSync('/bin/bash', ['-c', `${cmd} 2>'${b.dir}/err' | head -c1 >/dev/null; echo "\${PIPESTATUS[0]}"`], { env: b.env, cwd: b.dir, encoding: 'utf8', timeout: 60_000 });
+          const r = spawnSync('/bin/bash', ['-c', `${cmd} 2>'${b.dir}/err' | head -c1 >/dev/null; echo "\${PIPESTATUS[0]}"`], {
+            env: b.env,
+            cwd: b.dir,
+            encoding: 'utf8',
+            timeout: 60_000,
+          });
           const status = Number(r.stdout.trim());
           const err = readFileSync(join(b.dir, 'err'), 'utf8');
           assert.equal(err, '', `${cmd} | head -c1: stderr must stay empty, got: ${err.slice(0, 500)}`);
@@ -256,4 +280,3 @@ describe('point 11: inputs', { concurrency: 2 }, () => {
       }));
   });
 });
-

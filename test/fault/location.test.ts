@@ -50,7 +50,10 @@ describe('point 13: location', { concurrency: 2 }, () => {
       // Explicit beats discovered: --registry, then SUBAGENT_DIR (and --registry beats SUBAGENT_DIR).
       assert.equal(assertOk(await b.runAsync('status', ['--name', 'x', '--registry', join(A, '.subagents')], at(C))).registry, regA);
       assert.equal(assertOk(await b.runAsync('status', ['--name', 'x'], at(C, { SUBAGENT_DIR: join(A, '.subagents') }))).registry, regA);
-      assert.equal(assertOk(await b.runAsync('status', ['--name', 'x', '--registry', join(B, '.subagents')], at(C, { SUBAGENT_DIR: join(A, '.subagents') }))).registry, regB);
+      assert.equal(
+        assertOk(await b.runAsync('status', ['--name', 'x', '--registry', join(B, '.subagents')], at(C, { SUBAGENT_DIR: join(A, '.subagents') }))).registry,
+        regB,
+      );
       assert.equal(assertOk(await b.runAsync('status', ['--name', 'x'], at(C, { OPENCODE_PSA_DIR: join(A, '.subagents') }))).registry, regA);
       // Relative --registry resolves against the caller's directory.
       assert.equal(assertOk(await b.runAsync('status', ['--registry', '../../.subagents'], at(C))).registry, regA);

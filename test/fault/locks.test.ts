@@ -1,5 +1,5 @@
 /**
- * Issue 5, point 8 (guarantee 6): stale locks. A lock whose owner is proven dead is taken over by
+ * Issue 5, point 8 (docs/guarantees.md, 6): stale locks. A lock whose owner is proven dead is taken over by
  * exactly one process; a live owner's lock is never broken (the wait is bounded: E_LOCK_TIMEOUT); a
  * lock with unreadable owner data follows the documented rule (waited for while younger than 5 s, then
  * treated as abandoned).
@@ -29,7 +29,11 @@ function deadOwner(round: number): { text: string; old: boolean; kind: string } 
     case 1:
       return { kind: 'live pid, other start time', text: JSON.stringify({ pid: process.pid, startTime: startTimeForm(1), bootId: bootId() }), old: false };
     case 2:
-      return { kind: 'another boot', text: JSON.stringify({ pid: 1, startTime: procStartTime(1), bootId: '00000000-0000-0000-0000-000000000000' }), old: false };
+      return {
+        kind: 'another boot',
+        text: JSON.stringify({ pid: 1, startTime: procStartTime(1), bootId: '00000000-0000-0000-0000-000000000000' }),
+        old: false,
+      };
     default:
       return { kind: 'unreadable, older than 5 s', text: '{"pid": 12', old: true };
   }
@@ -46,15 +50,20 @@ function plant(path: string, text: string, old = false): void {
 /** Plants a lock on a live run's record.lock (retrying while the supervisor briefly holds its own). */
 async function plantOnRun(dir: string, text: string, old = false): Promise<string> {
   const path = join(dir, 'record.lock');
-  await until('the lock is free to plant', () => {
-    try {
-      plant(path, text, old);
-      return true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw err;
-    }
-  }, 20_000, 5);
+  await until(
+    'the lock is free to plant',
+    () => {
+      try {
+        plant(path, text, old);
+        return true;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw err;
+      }
+    },
+    20_000,
+    5,
+  );
   return path;
 }
 
@@ -66,12 +75,16 @@ async function gatedRun(b: Box, name: string): Promise<{ g: string; dir: string;
 }
 
 describe('point 8: stale locks', { concurrency: 3 }, () => {
-  test('a dead owner\'s lock is taken over by exactly one of 8 racing processes, 24 rounds, 4 kinds of dead owner', () =>
+  test("a dead owner's lock is taken over by exactly one of 8 racing processes, 24 rounds, 4 kinds of dead owner", () =>
     withBox('locks-race', async (b) => {
       const lock = join(b.dir, 'record.lock');
       const rounds = 24;
       const n = 8;
-      const kids = Array.from({ length: n }, (_, w) => spawnProgram(process.execPath, [join(FIXTURES, 'fault-locker.mjs'), lock, b.dir, String(w), String(rounds)], { cwd: process.cwd(), env: b.env }).done);
+      const kids = Array.from(
+        { length: n },
+        (_, w) =>
+          spawnProgram(process.execPath, [join(FIXTURES, 'fault-locker.mjs'), lock, b.dir, String(w), String(rounds)], { cwd: process.cwd(), env: b.env }).done,
+      );
       for (let r = 0; r < rounds; r++) {
         const owner = deadOwner(r);
         plant(lock, owner.text, owner.old);
@@ -80,10 +93,15 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
           plant(`${lock}.break`, JSON.stringify({ pid: deadPid(), startTime: '7', bootId: bootId() }));
         }
         open(join(b.dir, `go-${r}`));
-        await until(`round ${r} (${owner.kind}): every process got the lock once`, () => {
-          for (let w = 0; w < n; w++) if (!existsSync(join(b.dir, `done-${r}-${w}`))) return false;
-          return true;
-        }, 60_000, 10);
+        await until(
+          `round ${r} (${owner.kind}): every process got the lock once`,
+          () => {
+            for (let w = 0; w < n; w++) if (!existsSync(join(b.dir, `done-${r}-${w}`))) return false;
+            return true;
+          },
+          60_000,
+          10,
+        );
         assert.equal(existsSync(lock), false, `round ${r}: the lock is released`);
         assert.equal(existsSync(`${lock}.break`), false, `round ${r}: no break file left`);
       }
@@ -96,12 +114,12 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
       }
     }));
 
-  test('a dead owner\'s lock on a run does not stop its end from being recorded, nor a cancel', () =>
+  test("a dead owner's lock on a run does not stop its end from being recorded, nor a cancel", () =>
     withBox('locks-dead', async (b) => {
       const one = await gatedRun(b, 'ends');
       await plantOnRun(one.dir, JSON.stringify({ pid: deadPid(), startTime: '99', bootId: bootId() }));
       open(one.g);
-      const a = (await waitTerminalAsync(b, ['ends']))['ends'];
+      const a = (await waitTerminalAsync(b, ['ends'])).ends;
       assert.equal(a.status, 'done');
       assert.equal(a.outcome, 'succeeded');
       assert.equal(a.exitCode, 0);
@@ -114,7 +132,7 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
       assert.deepEqual(strays(b.registry), []);
     }));
 
-  test('a live owner\'s lock is never broken: cancel gives up with E_LOCK_TIMEOUT (bounded), changing nothing', () =>
+  test("a live owner's lock is never broken: cancel gives up with E_LOCK_TIMEOUT (bounded), changing nothing", () =>
     withBox('locks-live', async (b) => {
       const { dir, a } = await gatedRun(b, 'held');
       const holder = own(b, 'sleep', ['300']);
@@ -126,7 +144,7 @@ describe('point 8: stale locks', { concurrency: 3 }, () => {
       const r = await b.runAsync('cancel', ['--name', 'held'], { timeoutMs: 60_000 });
       const j = assertError(r, 'E_LOCK_TIMEOUT');
       assert.equal(j.details.path, lock);
-      assert.equal(statSync(lock).ino, ino, 'the live owner\'s lock is the same file');
+      assert.equal(statSync(lock).ino, ino, "the live owner's lock is the same file");
       assert.equal(fileSha(lock), lockSha);
       assert.equal(fileSha(join(dir, 'record.json')), recSha, 'the record did not change');
       assert.ok(pidAlive(holder) && pidAlive(a.agentPid), 'nothing was killed');

@@ -1,5 +1,5 @@
 /**
- * Issue 5, point 3 (guarantee 4, identity not pid numbers): a recorded pid that now belongs to an
+ * Issue 5, point 3 (docs/guarantees.md, 4, identity not pid numbers): a recorded pid that now belongs to an
  * unrelated process. `status` never says running; `cancel` sends nothing to it (it lives on).
  * Variants: a record pointing at a live unrelated `sleep` with another start time (supervisor, agent,
  * start command), a record from "another boot", and the real thing in a pid namespace where the
@@ -58,13 +58,13 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
         assert.equal(a.agentAlive, false, 'the unrelated process is not the agent');
         assert.equal(a.pid, sup);
       }
-      assert.equal((await waitTerminalAsync(b, ['r']))['r'].status, 'unknown');
+      assert.equal((await waitTerminalAsync(b, ['r'])).r.status, 'unknown');
       assertError(await b.runAsync('cancel', ['--name', 'r']), 'E_NOT_RUNNING');
       assertError(await b.runAsync('cancel', ['--name', 'r', '--signal', 'KILL']), 'E_NOT_RUNNING');
       assert.ok(pidAlive(sup) && pidAlive(ag), 'the unrelated processes were not signalled');
       // Not busy either: the run can be resumed.
       assertOk(await b.runAsync('resume-subagent', ['--name', 'r', '--prompt', 'echo again']), 'resume');
-      assert.equal((await waitTerminalAsync(b, ['r']))['r'].outcome, 'succeeded');
+      assert.equal((await waitTerminalAsync(b, ['r'])).r.outcome, 'succeeded');
       assert.ok(pidAlive(sup) && pidAlive(ag));
     }));
 
@@ -84,14 +84,14 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
       const c = assertOk(await b.runAsync('cancel', ['--name', 'r']), 'cancel');
       assert.equal(c.outcome, 'cancelled');
       await untilGone(rec.agentPid, 'the real agent is gone', NOTICE_MS);
-      assert.ok(pidAlive(sup), 'the unrelated process on the supervisor\'s pid was not signalled');
+      assert.ok(pidAlive(sup), "the unrelated process on the supervisor's pid was not signalled");
       const end = await statusOfAsync(b, 'r');
       assert.equal(end.status, 'done');
       assert.equal(end.exitCode, null);
       assert.equal(typeof end.endReason, 'string');
     }));
 
-  test('a scheduled run whose start command\'s pid is now an unrelated sleep: unknown, not scheduled forever', () =>
+  test("a scheduled run whose start command's pid is now an unrelated sleep: unknown, not scheduled forever", () =>
     withBox('reuse-starter', async (b) => {
       await startShellAsync(b, 's', 'echo never', [], { env: { SUBAGENT_TEST_CRASH_AT: 'supervisor-started' } });
       await untilStatus(b, 's', (x) => x.status === 'unknown', 'the supervisor died at once');
@@ -106,7 +106,7 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
       assert.notEqual(procStartTime(sleepPid), recorded.starter.startTime);
       const a = await statusOfAsync(b, 's');
       assert.equal(a.status, 'unknown', JSON.stringify(a));
-      assert.equal((await waitTerminalAsync(b, ['s']))['s'].status, 'unknown');
+      assert.equal((await waitTerminalAsync(b, ['s'])).s.status, 'unknown');
       assertError(await b.runAsync('cancel', ['--name', 's']), 'E_NOT_RUNNING');
       assert.ok(pidAlive(sleepPid));
     }));
@@ -131,27 +131,32 @@ describe('point 3: pid reuse', { concurrency: 2 }, () => {
       assert.ok(pidAlive(live.pid) && pidAlive(live.agentPid), 'processes of "another boot" were not signalled');
       const r = assertOk(await b.runAsync('resume-subagent', ['--name', 'old', '--prompt', 'echo after-reboot']), 'resume');
       assert.equal(r.run, 2);
-      assert.equal((await waitTerminalAsync(b, ['old']))['old'].outcome, 'succeeded');
+      assert.equal((await waitTerminalAsync(b, ['old'])).old.outcome, 'succeeded');
       open(g);
     }));
 
   test('pid namespace: the recorded pids are handed to new unrelated processes (ns_last_pid)', async (t) => {
-    {
-      if (!works('unshare', ['-Urpf', '--mount-proc', '/bin/sh', '-c', 'echo 300 > /proc/sys/kernel/ns_last_pid'])) {
-        // The only skip here: a kernel feature this machine lacks.
-        t.skip('this kernel does not allow `unshare -Urpf --mount-proc` with a writable /proc/sys/kernel/ns_last_pid');
-        return;
-      }
+    if (!works('unshare', ['-Urpf', '--mount-proc', '/bin/sh', '-c', 'echo 300 > /proc/sys/kernel/ns_last_pid'])) {
+      // The only skip here: a kernel feature this machine lacks.
+      t.skip('this kernel does not allow `unshare -Urpf --mount-proc` with a writable /proc/sys/kernel/ns_last_pid');
+      return;
     }
     await withBox('pidns', async (b) => {
       mkdirSync(b.registry, { recursive: true });
-      const d = await runProgramAsync('unshare', ['-Urpf', '--mount-proc', '/bin/sh', '-c', 'node "$0" "$@"; exit $?', join(FIXTURES, 'fault-pidns.mjs'), BIN, b.dir], { cwd: process.cwd(), env: b.env });
+      const d = await runProgramAsync(
+        'unshare',
+        ['-Urpf', '--mount-proc', '/bin/sh', '-c', 'node "$0" "$@"; exit $?', join(FIXTURES, 'fault-pidns.mjs'), BIN, b.dir],
+        { cwd: process.cwd(), env: b.env },
+      );
       assert.equal(d.code, 0, `driver failed: ${d.stdout} ${d.stderr}`);
       const report = JSON.parse(d.stdout.trim().split('\n').pop()!);
       assert.equal(report.error, undefined, JSON.stringify(report));
       // The kernel allowed ns_last_pid (checked above), so placing the processes is our own set-up: if it
       // did not work, the fault was never injected, and that is a failure, not a skip.
-      assert.ok(report.placed?.supervisor && report.placed?.agent, `the fault was not set up: could not place processes on the recorded pids in 200 attempts: ${JSON.stringify(report.placed)}`);
+      assert.ok(
+        report.placed?.supervisor && report.placed?.agent,
+        `the fault was not set up: could not place processes on the recorded pids in 200 attempts: ${JSON.stringify(report.placed)}`,
+      );
       assert.equal(report.placed.supervisor.pid, report.recorded.supervisor.pid);
       assert.notEqual(report.placed.supervisor.startTime, report.recorded.supervisor.startTime);
       assert.notEqual(report.placed.agent.startTime, report.recorded.agent.startTime);

@@ -1,5 +1,5 @@
 /**
- * Issue 5, point 12 (guarantee 11's monotonic clock, and "durations never go negative"): the wall
+ * Issue 5, point 12 (docs/guarantees.md, 11's monotonic clock, and "durations never go negative"): the wall
  * clock jumps while runs and waiters are going. libfaketime (Debian's `faketime` package, installed by
  * test/fault/setup.sh) moves the wall clock of the processes it is preloaded into; the spec file is
  * re-read on every clock read (FAKETIME_NO_CACHE), so a test can make the clock jump mid-flight. The
@@ -81,7 +81,7 @@ describe('point 12: time', { concurrency: 3 }, () => {
       await untilStatus(b, 'x', (a) => a.status === 'running', 'running');
       clock.jump('-1d');
       open(g);
-      const a = (await waitTerminalAsync(b, ['x']))['x'];
+      const a = (await waitTerminalAsync(b, ['x'])).x;
       assert.equal(a.status, 'done');
       assert.equal(a.outcome, 'succeeded');
       assert.ok(Date.parse(a.finishedAt) < Date.parse(a.startedAt), `the jump took effect: started ${a.startedAt}, finished ${a.finishedAt}`);
@@ -90,7 +90,8 @@ describe('point 12: time', { concurrency: 3 }, () => {
       const w = assertOk(await b.runAsync('status', ['--wait-terminal', '--name', 'x', '--timeout', '30'], { env: clock.env }), 'wait under faketime');
       assert.ok(w.agents[0].durationMs >= 0);
       assert.equal((await b.runAsync('result', ['--name', 'x'])).stdout, 'over\n');
-    }));
+    }),
+  );
 
   test('a wait with --timeout 30 does not time out when the wall clock jumps two days ahead', { skip: SKIP }, (t) =>
     withBox('time-fwd', async (b) => {
@@ -113,7 +114,8 @@ describe('point 12: time', { concurrency: 3 }, () => {
       const r = await w.done;
       const j = assertOk(r, 'the wait');
       assert.equal(j.agents[0].status, 'done');
-    }));
+    }),
+  );
 
   test('a wait with --timeout 3 still times out (exit 124) when the wall clock jumps a day back', { skip: SKIP }, () =>
     withBox('time-bwd', async (b) => {
@@ -129,5 +131,6 @@ describe('point 12: time', { concurrency: 3 }, () => {
       const j = assertError(r, 'E_WAIT_TIMEOUT', 124);
       assert.equal(j.agents[0].status, 'running');
       open(g);
-    }));
+    }),
+  );
 });

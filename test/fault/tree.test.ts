@@ -1,5 +1,5 @@
 /**
- * Issue 5, points 9 and 10 (guarantee 8 and the detached supervisor): cancel of a run whose agent has
+ * Issue 5, points 9 and 10 (docs/guarantees.md, 8 and the detached supervisor): cancel of a run whose agent has
  * children in its group, in their own group, in their own session, ignoring SIGTERM and outliving the
  * agent — nothing of the run survives; a `setsid` + double-fork escapee that also drops the run's
  * marker is the documented limit, and is not reported as killed. And the caller's Ctrl-C (SIGINT),
@@ -38,7 +38,7 @@ async function cancelledAndClean(b: Box, name: string, kidMarker: string, c: any
 }
 
 describe('point 9: process trees', { concurrency: 2 }, () => {
-  test('children in the agent\'s group, in their own group, in their own session, ignoring TERM, outliving the agent: none survive', () =>
+  test("children in the agent's group, in their own group, in their own session, ignoring TERM, outliving the agent: none survive", () =>
     withBox('tree', async (b) => {
       const kid = `FAULT_KID=${b.dir}`;
       const script = [
@@ -63,16 +63,20 @@ describe('point 9: process trees', { concurrency: 2 }, () => {
         }
       };
       const want = ['300', '301', '302', '303', '304'];
-      await until('the children run', () => {
-        const have = new Set(pidsWithEnv(kid).map(comm));
-        return want.every((n) => have.has(`sleep\0${n}\0`));
-      }, 30_000);
+      await until(
+        'the children run',
+        () => {
+          const have = new Set(pidsWithEnv(kid).map(comm));
+          return want.every((n) => have.has(`sleep\0${n}\0`));
+        },
+        30_000,
+      );
       const kids = pidsWithEnv(kid);
       // The set-up is what it claims: some children left the agent's group, some its session.
       const agentPgid = procPgid(a.agentPid);
       const agentSid = procSid(a.agentPid);
       const byArg = (n: string) => kids.find((p) => comm(p) === `sleep\0${n}\0`)!;
-      assert.equal(procPgid(byArg('300')), agentPgid, 'sleep 300 is in the agent\'s group');
+      assert.equal(procPgid(byArg('300')), agentPgid, "sleep 300 is in the agent's group");
       assert.notEqual(procSid(byArg('301')), agentSid, 'sleep 301 is in its own session');
       assert.notEqual(procPgid(byArg('302')), agentPgid, 'sleep 302 is in its own group');
       assert.equal(procSid(byArg('302')), agentSid, '… of the same session');
@@ -87,7 +91,11 @@ describe('point 9: process trees', { concurrency: 2 }, () => {
       for (const sig of ['KILL', 'INT']) {
         const kid = `FAULT_KID_${sig}=${b.dir}`;
         const name = `s/${sig.toLowerCase()}`;
-        await startShellAsync(b, name, [`${kid} setsid sh -c 'trap "" TERM INT; sleep 310 & wait' &`, `${kid} sleep 311 &`, 'while :; do sleep 0.05; done'].join('\n'));
+        await startShellAsync(
+          b,
+          name,
+          [`${kid} setsid sh -c 'trap "" TERM INT; sleep 310 & wait' &`, `${kid} sleep 311 &`, 'while :; do sleep 0.05; done'].join('\n'),
+        );
         await untilStatus(b, name, (x) => x.status === 'running', 'running');
         await until('the children run', () => pidsWithEnv(kid).length >= 3, 30_000);
         const c = assertOk(await b.runAsync('cancel', ['--name', name, '--signal', sig]), `cancel --signal ${sig}`);
@@ -106,17 +114,14 @@ describe('point 9: process trees', { concurrency: 2 }, () => {
       assert.notEqual(procSid(escapee), procSid(a.agentPid), 'the escapee is in a session of its own');
       const c = assertOk(await b.runAsync('cancel', ['--name', 'm']), 'cancel');
       await cancelledAndClean(b, 'm', esc, c);
-    }));
+    }),
+  );
 
   test('a setsid + double-fork escapee that drops the run marker is the documented limit: it survives and is not reported as killed', () =>
     withBox('escapee', async (b) => {
       const esc = `FAULT_ESCAPEE=${b.dir}`;
       const kid = `FAULT_KID=${b.dir}`;
-      const script = [
-        `( env -u SUBAGENT_RUN_ID ${esc} setsid sleep 320 & ) &`,
-        `${kid} sleep 321 &`,
-        'while :; do sleep 0.05; done',
-      ].join('\n');
+      const script = [`( env -u SUBAGENT_RUN_ID ${esc} setsid sleep 320 & ) &`, `${kid} sleep 321 &`, 'while :; do sleep 0.05; done'].join('\n');
       await startShellAsync(b, 'e', script);
       await untilStatus(b, 'e', (x) => x.status === 'running', 'running');
       const escapee = await until('the escapee runs', () => pidsWithEnv(esc)[0], 30_000);
@@ -141,7 +146,7 @@ function callerGroup(b: Box, name: string, script: string, out: string): { pid: 
   return { pid: c.pid!, done: new Promise((r) => c.on('exit', () => r())) };
 }
 
-describe('point 10: the caller\'s signals', { concurrency: 2 }, () => {
+describe("point 10: the caller's signals", { concurrency: 2 }, () => {
   for (const signals of [['SIGINT'], ['SIGHUP'], ['SIGINT', 'SIGHUP', 'SIGTERM']] as NodeJS.Signals[][]) {
     test(`${signals.join(' + ')} to the caller's process group does not touch the detached run`, () =>
       withBox('caller', async (b) => {
@@ -152,8 +157,8 @@ describe('point 10: the caller\'s signals', { concurrency: 2 }, () => {
         const started = JSON.parse(readFileSync(out, 'utf8'));
         assert.equal(started.ok, true);
         const a = await untilStatus(b, 'x', (x) => x.status === 'running' && x.agentPid, 'running');
-        assert.notEqual(procPgid(a.pid), caller.pid, 'the supervisor is not in the caller\'s group');
-        assert.notEqual(procPgid(a.agentPid), caller.pid, 'the agent is not in the caller\'s group');
+        assert.notEqual(procPgid(a.pid), caller.pid, "the supervisor is not in the caller's group");
+        assert.notEqual(procPgid(a.agentPid), caller.pid, "the agent is not in the caller's group");
         for (const s of signals) process.kill(-caller.pid, s);
         await caller.done;
         // The caller's group is gone; the run is not.
@@ -161,7 +166,7 @@ describe('point 10: the caller\'s signals', { concurrency: 2 }, () => {
         assert.ok(pidAlive(a.agentPid), 'the agent lives');
         assert.equal((await statusOfAsync(b, 'x')).status, 'running');
         open(g);
-        const end = (await waitTerminalAsync(b, ['x']))['x'];
+        const end = (await waitTerminalAsync(b, ['x'])).x;
         assert.equal(end.status, 'done');
         assert.equal(end.outcome, 'succeeded', JSON.stringify(end));
         assert.equal(end.exitCode, 0);
@@ -178,7 +183,11 @@ describe('point 10: the caller\'s signals', { concurrency: 2 }, () => {
       const g = join(b.dir, 'gate');
       const out = join(b.dir, 'start.json');
       const cmd = `'${join(BIN, 'start-subagent')}' --name x --cli shell --prompt "$RUN_SCRIPT" > '${out}'; sleep 300`;
-      const term = spawn('script', ['-qec', cmd, '/dev/null'], { env: { ...b.env, RUN_SCRIPT: `${gate(g)}; echo survived` }, detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+      const term = spawn('script', ['-qec', cmd, '/dev/null'], {
+        env: { ...b.env, RUN_SCRIPT: `${gate(g)}; echo survived` },
+        detached: true,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
       b.own.push(term.pid!);
       const exited = new Promise((r) => term.on('exit', r));
       await until('start printed its line', () => existsSync(out) && readFileSync(out, 'utf8').endsWith('\n'), 30_000);
@@ -186,10 +195,10 @@ describe('point 10: the caller\'s signals', { concurrency: 2 }, () => {
       // The terminal goes away: its session gets SIGHUP.
       process.kill(term.pid!, 'SIGKILL');
       await exited;
-      assert.ok(pidAlive(a.pid) && pidAlive(a.agentPid), 'the run outlives its caller\'s terminal');
+      assert.ok(pidAlive(a.pid) && pidAlive(a.agentPid), "the run outlives its caller's terminal");
       assert.equal((await statusOfAsync(b, 'x')).status, 'running');
       open(g);
-      const end = (await waitTerminalAsync(b, ['x']))['x'];
+      const end = (await waitTerminalAsync(b, ['x'])).x;
       assert.equal(end.outcome, 'succeeded', JSON.stringify(end));
       assert.equal((await b.runAsync('result', ['--name', 'x'])).stdout, 'survived\n');
     });

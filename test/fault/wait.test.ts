@@ -1,5 +1,5 @@
 /**
- * Issue 5, point 14 (guarantee 11, waiting misses nothing): the run ends around the moment the waiter
+ * Issue 5, point 14 (docs/guarantees.md, 11, waiting misses nothing): the run ends around the moment the waiter
  * reads and starts watching (the waiter frozen with SIGSTOP at different points, held still by the
  * test-only checkpoint between its read and its sleep, and plain races); the supervisor dies while
  * waited on (noticed within about a second, by the backstop re-check); the run's directory is removed
@@ -62,7 +62,9 @@ describe('point 14: waiting misses nothing', { concurrency: 2 }, () => {
   test('the run ends while the waiter holds still between its read and its sleep (checkpoint wait-after-read): it returns within 5 s, not at its 30 s backstop', () =>
     withBox('wait-window', async (b) => {
       const { g, a } = await gatedRunning(b, 'h');
-      const w = b.spawn('status', ['--wait-terminal', '--name', 'h', '--timeout', '60'], { env: { ...EVENTS_ONLY, SUBAGENT_TEST_PAUSE_AT: 'wait-after-read' } });
+      const w = b.spawn('status', ['--wait-terminal', '--name', 'h', '--timeout', '60'], {
+        env: { ...EVENTS_ONLY, SUBAGENT_TEST_PAUSE_AT: 'wait-after-read' },
+      });
       await until('the waiter holds still after its first read', () => isStopped(w.pid) || w.settled(), 30_000);
       assert.equal(w.settled(), false, 'the waiter read "running" and stopped at the checkpoint');
       // The whole end happens inside the window, and nothing of the run writes afterwards: a waiter
@@ -122,10 +124,16 @@ describe('point 14: waiting misses nothing', { concurrency: 2 }, () => {
       // this waiter must take (about) 8 s, which also shows that the knob the tests above use is obeyed.
       // It is held at its checkpoint (read done, not yet asleep) while the supervisor dies, so its
       // first look cannot already have seen the death.
-      const slow = b.spawn('status', ['--wait-terminal', '--name', 'd', '--timeout', '60'], { env: { SUBAGENT_TEST_WAIT_BACKSTOP_MS: '8000', SUBAGENT_TEST_PAUSE_AT: 'wait-after-read' } });
+      const slow = b.spawn('status', ['--wait-terminal', '--name', 'd', '--timeout', '60'], {
+        env: { SUBAGENT_TEST_WAIT_BACKSTOP_MS: '8000', SUBAGENT_TEST_PAUSE_AT: 'wait-after-read' },
+      });
       const waiters = [wt, wc, slow];
       await until('the waiters watch', () => (isStopped(slow.pid) || slow.settled()) && waiters.every((w) => hasInotify(w.pid) || w.settled()), 30_000);
-      assert.equal(waiters.some((w) => w.settled()), false, 'nobody returns while the run goes on');
+      assert.equal(
+        waiters.some((w) => w.settled()),
+        false,
+        'nobody returns while the run goes on',
+      );
       process.kill(a.pid, 'SIGKILL');
       const killedAt = Date.now();
       await until('the supervisor is gone', () => !pidAlive(a.pid), 30_000);

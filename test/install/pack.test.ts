@@ -44,7 +44,14 @@ function findNpm(): string[] {
 const npmEntry = findNpm();
 
 function run(cmd: string, args: string[], opts: { env: NodeJS.ProcessEnv; cwd: string; timeoutMs?: number }): SpawnSyncReturns<string> {
-  const r = spawnSync(cmd, args, { cwd: opts.cwd, env: opts.env, encoding: 'utf8', input: '', timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(cmd, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    encoding: 'utf8',
+    input: '',
+    timeout: opts.timeoutMs ?? 120_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (r.error) throw r.error;
   return r;
 }
@@ -125,7 +132,16 @@ test('the tarball holds the six commands and their bundles, and nothing built fo
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   assert.deepEqual(Object.keys(pkg.bin).sort(), [...COMMANDS].sort());
   const verbs = Object.values(pkg.bin as Record<string, string>).map((b) => `dist/bin/${b.slice('bin/'.length)}.cjs`);
-  for (const f of ['package.json', 'README.md', 'bin/package.json', ...Object.values(pkg.bin as Record<string, string>), ...verbs, 'dist/bin/supervisor.cjs', 'dist/lib/index.js', 'dist/lib/index.d.ts']) {
+  for (const f of [
+    'package.json',
+    'README.md',
+    'bin/package.json',
+    ...Object.values(pkg.bin as Record<string, string>),
+    ...verbs,
+    'dist/bin/supervisor.cjs',
+    'dist/lib/index.js',
+    'dist/lib/index.d.ts',
+  ]) {
     assert.ok(packed.includes(f), `${f} is not in the tarball: ${packed.join(' ')}`);
   }
   const versionBound = packed.filter((f) => /\.(cache|node)$/.test(f) || f.endsWith('.c') || f.endsWith('binding.gyp'));
@@ -134,7 +150,13 @@ test('the tarball holds the six commands and their bundles, and nothing built fo
   // Its own tar listing agrees with npm's report.
   const tar = run('tar', ['-tzf', tarball], { env: baseEnv, cwd: tmp });
   assert.equal(tar.status, 0, show(tar));
-  assert.deepEqual(tar.stdout.split('\n').filter((l) => l && !l.endsWith('/')).filter((l) => /\.(cache|node)$/.test(l)), []);
+  assert.deepEqual(
+    tar.stdout
+      .split('\n')
+      .filter((l) => l && !l.endsWith('/'))
+      .filter((l) => /\.(cache|node)$/.test(l)),
+    [],
+  );
   assert.equal(pkg.engines.node, '>=22');
   // Nothing is compiled at install time: no install scripts, no gyp.
   for (const s of ['preinstall', 'install', 'postinstall']) assert.equal(pkg.scripts?.[s], undefined, `package.json has a ${s} script`);
@@ -150,12 +172,20 @@ for (const node of NODES) {
     const work = join(dir, 'work');
     const registry = join(dir, 'registry');
     // PATH as a user's shell would have it after the install: this Node, the prefix's bin, the system.
-    const env: NodeJS.ProcessEnv = { ...baseEnv, HOME: home, PATH: [dirname(node), join(prefix, 'bin'), '/usr/bin', '/bin'].join(delimiter), SUBAGENT_DIR: registry };
+    const env: NodeJS.ProcessEnv = {
+      ...baseEnv,
+      HOME: home,
+      PATH: [dirname(node), join(prefix, 'bin'), '/usr/bin', '/bin'].join(delimiter),
+      SUBAGENT_DIR: registry,
+    };
     const cmd = (name: string, args: string[]): SpawnSyncReturns<string> => run(join(prefix, 'bin', name), args, { env, cwd: work });
 
     before(() => {
       for (const d of [dir, home, work]) mkdirSync(d, { recursive: true });
-      const r = npm(node, ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', tarball], { env: installEnv(home, prefix), cwd: work });
+      const r = npm(node, ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', tarball], {
+        env: installEnv(home, prefix),
+        cwd: work,
+      });
       assert.equal(r.status, 0, show(r));
     });
 
@@ -163,7 +193,10 @@ for (const node of NODES) {
       for (const c of COMMANDS) assert.ok(existsSync(join(prefix, 'bin', c)), `${c} is not in ${join(prefix, 'bin')}`);
       const installed = join(prefix, 'lib', 'node_modules', 'subagents');
       const files = readdirSync(installed, { recursive: true }).map(String);
-      assert.deepEqual(files.filter((f) => /\.(cache|node)$/.test(f)), []);
+      assert.deepEqual(
+        files.filter((f) => /\.(cache|node)$/.test(f)),
+        [],
+      );
       const which = run('/bin/sh', ['-c', 'command -v subagent-status; command -v node; node --version'], { env, cwd: work });
       assert.equal(which.stdout, `${join(prefix, 'bin', 'subagent-status')}\n${node}\n${version}\n`, show(which));
     });
@@ -193,7 +226,11 @@ for (const node of NODES) {
       assert.equal(s.status, 0, show(s));
       const supervisor = parseOneLine(s.stdout).pid as number;
       started.push(supervisor);
-      const sleep = await until('the run to start its sleep', () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')) > 0 ? Number(readFileSync(pidFile, 'utf8')) : 0), 60_000);
+      const sleep = await until(
+        'the run to start its sleep',
+        () => (existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')) > 0 ? Number(readFileSync(pidFile, 'utf8')) : 0),
+        60_000,
+      );
       started.push(sleep);
       assert.ok(pidAlive(sleep));
       const running = parseOneLine(cmd('subagent-status', ['--name', 'sleeper']).stdout).agents[0];
@@ -228,13 +265,22 @@ test('npm install -g --allow-scripts="$PWD" . in a fresh clone (README): npm lin
   mkdirSync(home);
   // --allow-scripts: npm 12 runs a directory's prepare only when allowed (by its path); npm 11 warns
   // without it and hands it to the script's environment, where the nested `npm ci` must not see it.
-  const r = npm(process.execPath, ['install', '--global', `--allow-scripts=${clone}`, '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', '.'], { env: installEnv(home, prefix), cwd: clone });
+  const r = npm(
+    process.execPath,
+    ['install', '--global', `--allow-scripts=${clone}`, '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=warn', '.'],
+    { env: installEnv(home, prefix), cwd: clone },
+  );
   assert.equal(r.status, 0, show(r));
   assert.doesNotMatch(r.stderr, /install-scripts/, 'npm warned about the prepare script');
   // npm links a directory (like npm link): the commands run the clone's own dist/.
   assert.equal(realpathSync(join(prefix, 'lib', 'node_modules', 'subagents')), clone);
   assert.ok(existsSync(join(clone, 'dist', 'bin', 'start-subagent.cjs')), 'prepare built nothing');
-  const env: NodeJS.ProcessEnv = { ...baseEnv, HOME: home, PATH: [dirname(process.execPath), join(prefix, 'bin'), '/usr/bin', '/bin'].join(delimiter), SUBAGENT_DIR: join(dir, 'registry') };
+  const env: NodeJS.ProcessEnv = {
+    ...baseEnv,
+    HOME: home,
+    PATH: [dirname(process.execPath), join(prefix, 'bin'), '/usr/bin', '/bin'].join(delimiter),
+    SUBAGENT_DIR: join(dir, 'registry'),
+  };
   const s = run(join(prefix, 'bin', 'start-subagent'), ['--cli', 'shell', '--name', 'clone', '--prompt', 'echo linked'], { env, cwd: dir });
   assert.equal(s.status, 0, show(s));
   started.push(parseOneLine(s.stdout).pid);
@@ -243,6 +289,10 @@ test('npm install -g --allow-scripts="$PWD" . in a fresh clone (README): npm lin
   assert.equal(run(join(prefix, 'bin', 'subagent-result'), ['--name', 'clone'], { env, cwd: dir }).stdout, 'linked\n');
   const u = npm(process.execPath, ['uninstall', '--global', '--prefix', prefix, '--loglevel=warn', 'subagents'], { env: installEnv(home, prefix), cwd: dir });
   assert.equal(u.status, 0, show(u));
-  assert.deepEqual(COMMANDS.filter((c) => existsSync(join(prefix, 'bin', c))), [], 'npm uninstall -g left commands behind');
+  assert.deepEqual(
+    COMMANDS.filter((c) => existsSync(join(prefix, 'bin', c))),
+    [],
+    'npm uninstall -g left commands behind',
+  );
   assert.ok(existsSync(join(clone, 'package.json')), 'npm uninstall -g removed the clone itself');
 });

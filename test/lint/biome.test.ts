@@ -7,7 +7,6 @@ import { ROOT } from '../support/paths.js';
 // `make lint` inside `make test`: Biome's formatter and linter (biome.json) over lib/, test/ and scripts/,
 // checking only — `make format` writes the fixes. A test here, so that its verdict is counted with the rest.
 
-
 test('biome ci: every source file is formatted, and no lint rule of biome.json is broken', () => {
   const r = spawnSync(process.execPath, [join(ROOT, 'node_modules', '@biomejs', 'biome', 'bin', 'biome'), 'ci', '--colors=off', '--max-diagnostics=50'], {
     cwd: ROOT,

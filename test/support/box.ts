@@ -132,7 +132,11 @@ export async function reap(b: Box): Promise<void> {
  */
 export async function quiet(b: Box, timeoutMs = LONG): Promise<void> {
   await until('every process of the box has exited', () => pidsWithEnv(b.marker).every((p) => b.own.includes(p)), timeoutMs, 25).catch(() => {
-    throw new Error(`processes of the box still run: ${pidsWithEnv(b.marker).filter((p) => !b.own.includes(p)).join(' ')}`);
+    throw new Error(
+      `processes of the box still run: ${pidsWithEnv(b.marker)
+        .filter((p) => !b.own.includes(p))
+        .join(' ')}`,
+    );
   });
 }
 

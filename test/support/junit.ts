@@ -173,7 +173,10 @@ export function validateJunit(file: string): { ok: boolean; why: string } | null
 export function checkJunit(t: { diagnostic(msg: string): void }, file: string): XmlElement {
   assert.ok(existsSync(file), `${file} was written`);
   const v = validateJunit(file);
-  if (v === null) t.diagnostic('xmllint is not installed (bash test/fault/setup.sh, or apt-get install -y libxml2-utils): the schema was not checked, only the JS structural checks ran');
+  if (v === null)
+    t.diagnostic(
+      'xmllint is not installed (bash test/fault/setup.sh, or apt-get install -y libxml2-utils): the schema was not checked, only the JS structural checks ran',
+    );
   else assert.ok(v.ok, `${file} is not valid against the JUnit schema: ${v.why}`);
   const root = parseXml(readFileSync(file, 'utf8'));
   assert.equal(root.name, 'testsuites');

@@ -105,8 +105,7 @@ export function bootId(): string {
 export const PS_BACKEND = process.env.SUBAGENT_PROC_BACKEND === 'ps';
 
 /** The skip reason of a test that holds only where the backend reads environments (the run marker). */
-export const NEEDS_ENVIRON =
-  'the ps process backend cannot read environments, so nothing is found by the run marker SUBAGENT_RUN_ID (docs/platforms.md)';
+export const NEEDS_ENVIRON = 'the ps process backend cannot read environments, so nothing is found by the run marker SUBAGENT_RUN_ID (docs/platforms.md)';
 
 /** A start time `n` in the form the backend under test records: clock ticks, or with ps epoch seconds. */
 export function startTimeForm(n: number): string {

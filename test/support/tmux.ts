@@ -30,7 +30,10 @@ export class Tmux {
   private n = 0;
   private started = false;
 
-  constructor(private readonly dir: string, private readonly env: NodeJS.ProcessEnv) {
+  constructor(
+    private readonly dir: string,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
     this.socket = join(dir, 'tmux.sock');
     this.conf = join(dir, 'tmux.conf');
     // No status bar (the pane is the whole window); a dead pane stays to be captured.

@@ -26,12 +26,14 @@ function isFile(path: string): boolean {
   return existsSync(join(ROOT, path)) && statSync(join(ROOT, path)).isFile();
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const word = (w: string) => new RegExp(`(^|[^\\w-])${escape(w)}($|[^\\w-])`);
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const word = (w: string) => new RegExp(`(^|[^\\w-])${escapeRegex(w)}($|[^\\w-])`);
 
 /** The first line of `path` that starts with `prefix`; fails when there is none. */
 function rowOf(path: string, prefix: string): string {
-  const row = read(path).split('\n').find((l) => l.startsWith(prefix));
+  const row = read(path)
+    .split('\n')
+    .find((l) => l.startsWith(prefix));
   assert.ok(row, `${path} has no line starting with ${prefix}`);
   return row;
 }
@@ -52,7 +54,12 @@ function tableRows(text: string): string[][] {
   const rows: string[][] = [];
   for (const l of lines.slice(start + 2)) {
     if (!l.startsWith('|')) break;
-    rows.push(l.slice(1, -1).split(' | ').map((c) => c.trim()));
+    rows.push(
+      l
+        .slice(1, -1)
+        .split(' | ')
+        .map((c) => c.trim()),
+    );
   }
   return rows;
 }
@@ -82,7 +89,10 @@ const CHECKS: Record<string, Check> = {
     for: 'every CLI',
     check(cli) {
       const module = BUILT_IN.has(cli) ? `./${cli}.js` : `./${cli}/index.js`;
-      assert.ok(loaders().some((l) => l.name === cli && l.module === module && l.export === cli), `lib/agents/index.ts loads ${cli} from ${module}`);
+      assert.ok(
+        loaders().some((l) => l.name === cli && l.module === module && l.export === cli),
+        `lib/agents/index.ts loads ${cli} from ${module}`,
+      );
     },
   },
   'docs/agents/<cli>.md': {
@@ -118,7 +128,9 @@ const CHECKS: Record<string, Check> = {
   'lib/verbs/start-subagent.ts': {
     for: 'every CLI',
     check(cli) {
-      const line = read('lib/verbs/start-subagent.ts').split('\n').find((l) => l.includes('--cli CLI'));
+      const line = read('lib/verbs/start-subagent.ts')
+        .split('\n')
+        .find((l) => l.includes('--cli CLI'));
       assert.ok(line, 'start-subagent --help has a --cli CLI line');
       assert.match(line, word(cli));
     },
@@ -158,7 +170,7 @@ const CHECKS: Record<string, Check> = {
     check(cli) {
       const text = read('test/fakes/env.ts');
       assert.ok(text.includes(`export function ${cli}Setup(`), `${cli}Setup`);
-      assert.match(rowOf('test/fakes/env.ts', 'export type CliName ='), new RegExp(`'${escape(cli)}'`));
+      assert.match(rowOf('test/fakes/env.ts', 'export type CliName ='), new RegExp(`'${escapeRegex(cli)}'`));
     },
   },
   'test/clis/install.sh': {
@@ -185,9 +197,15 @@ function loaders(): Array<{ name: string; module: string; export: string }> {
 }
 
 test('lib/agents/index.ts registers exactly CLI_NAMES, and lib/agents/ holds no adapter it does not register', () => {
-  assert.deepEqual(loaders().map((l) => l.name).sort(), [...CLI_NAMES].sort());
+  assert.deepEqual(
+    loaders()
+      .map((l) => l.name)
+      .sort(),
+    [...CLI_NAMES].sort(),
+  );
   for (const e of readdirSync(join(ROOT, 'lib/agents'), { withFileTypes: true })) {
-    if (e.isDirectory()) assert.ok((CLI_NAMES as readonly string[]).includes(e.name) && !BUILT_IN.has(e.name), `lib/agents/${e.name}/ is a registered external CLI`);
+    if (e.isDirectory())
+      assert.ok((CLI_NAMES as readonly string[]).includes(e.name) && !BUILT_IN.has(e.name), `lib/agents/${e.name}/ is a registered external CLI`);
     else if (e.name !== 'index.ts' && e.name !== 'types.ts') assert.ok(BUILT_IN.has(e.name.replace(/\.ts$/, '')), `lib/agents/${e.name} is a built-in adapter`);
   }
 });

@@ -74,22 +74,48 @@ test('adapter identity: program, signal, supports, store env', () => {
 });
 
 test('launch: new run with our session id, flags mapped, extra args last, no prompt on argv', () => {
-  const l = claude.launch(launchInput({ sessionId: 'aaaaaaaa-1111-4111-8111-111111111111', model: 'sonnet', variant: 'high', agent: 'Plan', extraArgs: ['--allowedTools', 'Bash(git *)', 'Edit'] }));
+  const l = claude.launch(
+    launchInput({
+      sessionId: 'aaaaaaaa-1111-4111-8111-111111111111',
+      model: 'sonnet',
+      variant: 'high',
+      agent: 'Plan',
+      extraArgs: ['--allowedTools', 'Bash(git *)', 'Edit'],
+    }),
+  );
   assert.equal(l.command, 'claude');
   assert.deepEqual(l.args, [
-    '-p', '--output-format', 'stream-json', '--verbose',
-    '--session-id', 'aaaaaaaa-1111-4111-8111-111111111111',
-    '--model', 'sonnet',
-    '--effort', 'high',
-    '--agent', 'Plan',
-    '--allowedTools', 'Bash(git *)', 'Edit',
+    '-p',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--session-id',
+    'aaaaaaaa-1111-4111-8111-111111111111',
+    '--model',
+    'sonnet',
+    '--effort',
+    'high',
+    '--agent',
+    'Plan',
+    '--allowedTools',
+    'Bash(git *)',
+    'Edit',
   ]);
   assert.deepEqual(l.env, {});
 });
 
 test('launch: resume passes the explicit id with --resume (never --continue, never --session-id)', () => {
   const l = claude.launch(launchInput({ mode: 'resume', sessionId: 'aaaaaaaa-1111-4111-8111-111111111111', extraArgs: ['--permission-mode', 'acceptEdits'] }));
-  assert.deepEqual(l.args, ['-p', '--output-format', 'stream-json', '--verbose', '--resume', 'aaaaaaaa-1111-4111-8111-111111111111', '--permission-mode', 'acceptEdits']);
+  assert.deepEqual(l.args, [
+    '-p',
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--resume',
+    'aaaaaaaa-1111-4111-8111-111111111111',
+    '--permission-mode',
+    'acceptEdits',
+  ]);
   assert.ok(!l.args.includes('--continue') && !l.args.includes('-c') && !l.args.includes('--session-id'));
   assert.throws(() => claude.launch(launchInput({ mode: 'resume', sessionId: null })), /session id/);
 });
@@ -100,7 +126,15 @@ test('plain-reply: session id, answer, usage and cost from the result line', () 
   assert.equal(p.state.lastAssistantText, 'hello world');
   assert.deepEqual(assistantTexts(p), ['hello world']);
   assert.equal(p.state.toolUses, 0);
-  assert.deepEqual(p.state.usage, { inputTokens: 18989, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 18999, costUsd: 0.095195 });
+  assert.deepEqual(p.state.usage, {
+    inputTokens: 18989,
+    outputTokens: 10,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 18999,
+    costUsd: 0.095195,
+  });
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
   assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null });
@@ -118,7 +152,15 @@ test('streaming: the session id is known from the first line; usage is an estima
   p.line(lines[1]!);
   assert.equal(messages.length, 1);
   assert.equal(p.state.lastAssistantText, 'hello world');
-  assert.deepEqual(p.state.usage, { inputTokens: 18989, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 18990, costUsd: null });
+  assert.deepEqual(p.state.usage, {
+    inputTokens: 18989,
+    outputTokens: 1,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 18990,
+    costUsd: null,
+  });
   p.line(lines[2]!);
   assert.equal(p.state.usage?.outputTokens, 10);
   assert.equal(p.state.usage?.costUsd, 0.095195);
@@ -127,13 +169,24 @@ test('streaming: the session id is known from the first line; usage is an estima
 test('bash-tool: one line per content block, the tool call with its output as role tool', () => {
   const p = parseFixture('bash-tool.ndjson');
   assert.equal(p.state.sessionId, 'ee76df9f-00b3-43b9-82b6-3a9d574aa563');
-  assert.deepEqual(p.messages.map((m) => m.role), ['assistant', 'tool', 'assistant']);
+  assert.deepEqual(
+    p.messages.map((m) => m.role),
+    ['assistant', 'tool', 'assistant'],
+  );
   const [t] = tools(p);
   assert.equal(t!.text, 'Bash: echo hi-from-bash && pwd');
   assert.deepEqual(t!.tool, { name: 'Bash', input: 'echo hi-from-bash && pwd', output: 'hi-from-bash\n/tmp/cc-samples/work', status: 'completed' });
   assert.equal(p.state.toolUses, 1);
   assert.equal(p.state.lastAssistantText, 'DONE. Last tool result: hi-from-bash\n/tmp/cc-samples/work');
-  assert.deepEqual(p.state.usage, { inputTokens: 38084, outputTokens: 70, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 38154, costUsd: 0.19217 });
+  assert.deepEqual(p.state.usage, {
+    inputTokens: 38084,
+    outputTokens: 70,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 38154,
+    costUsd: 0.19217,
+  });
   assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
 });
 
@@ -157,7 +210,15 @@ test('api-error-500 / 401: subtype success with is_error → failed with the API
   assert.match(v.error!, /API Error: 500 fake failure 500/);
   // even if the exit code said 0, is_error decides
   assert.equal(claude.verdict({ code: 0, signal: null }, p500.state).outcome, 'failed');
-  assert.deepEqual(p500.state.usage, { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: 0 });
+  assert.deepEqual(p500.state.usage, {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 0,
+    costUsd: 0,
+  });
 
   const p401 = parseFixture('api-error-401.ndjson');
   const v401 = claude.verdict({ code: 1, signal: null }, p401.state);
@@ -165,7 +226,7 @@ test('api-error-500 / 401: subtype success with is_error → failed with the API
   assert.match(v401.error!, /Failed to authenticate\. API Error: 401 fake failure 401/);
 });
 
-test('max-turns: error_max_turns → failed, Claude\'s reason quoted', () => {
+test("max-turns: error_max_turns → failed, Claude's reason quoted", () => {
   const p = parseFixture('max-turns.ndjson');
   assert.equal(p.state.toolUses, 1);
   assert.equal(tools(p)[0]!.tool!.output, 't1');
@@ -199,7 +260,10 @@ test('resume-1 / resume-2: the same session id in both runs; each run has its ow
 
 test('sigint-bash: the interrupted tool is in the transcript; error_during_execution → failed', () => {
   const p = parseFixture('sigint-bash.ndjson');
-  assert.deepEqual(p.messages.map((m) => m.role), ['assistant', 'tool']);
+  assert.deepEqual(
+    p.messages.map((m) => m.role),
+    ['assistant', 'tool'],
+  );
   const t = tools(p)[0]!;
   assert.equal(t.text, 'Bash: sleep 40; echo slept');
   assert.equal(t.tool!.status, 'error');
@@ -250,10 +314,13 @@ test('task-subagent: task_started makes the child, its lines carry childId, its 
   assert.equal(c.finishedAt, new Date(1795304225301).toISOString());
   assert.ok(c.startedAt);
   // the child's prompt and answer, tagged with its id; the parent's Agent call as a tool message
-  assert.deepEqual(p.messages.filter((m) => m.childId === id).map((m) => [m.role, m.text]), [
-    ['user', 'REPLY:child says hi'],
-    ['assistant', 'child says hi'],
-  ]);
+  assert.deepEqual(
+    p.messages.filter((m) => m.childId === id).map((m) => [m.role, m.text]),
+    [
+      ['user', 'REPLY:child says hi'],
+      ['assistant', 'child says hi'],
+    ],
+  );
   const agentCall = tools(p)[0]!;
   assert.equal(agentCall.text, 'Agent: fake subtask');
   assert.equal(agentCall.childId, undefined);
@@ -264,7 +331,15 @@ test('task-subagent: task_started makes the child, its lines carry childId, its 
   // the run's answer is the top-level one, never the child's
   assert.match(p.state.lastAssistantText!, /^DONE\. Last tool result: child says hi/);
   // usage: modelUsage (process-wide, the sub-agent included) and total_cost_usd
-  assert.deepEqual(p.state.usage, { inputTokens: 49416, outputTokens: 131, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 49547, costUsd: 0.250355 });
+  assert.deepEqual(p.state.usage, {
+    inputTokens: 49416,
+    outputTokens: 131,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 49547,
+    costUsd: 0.250355,
+  });
   assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
 });
 
@@ -272,7 +347,10 @@ test('task-subagent-background: two init and two result lines; the child streams
   const p = parseFixture('task-subagent-background.ndjson');
   const id = 'a829d012347756e5c';
   assert.equal(p.state.sessionId, '7c36183c-0662-4abb-997b-fbfa93282fbc');
-  assert.deepEqual(p.state.children.map((c) => [c.id, c.description, c.status, c.statusSource]), [[id, 'bg job', 'done', 'stream']]);
+  assert.deepEqual(
+    p.state.children.map((c) => [c.id, c.description, c.status, c.statusSource]),
+    [[id, 'bg job', 'done', 'stream']],
+  );
   assert.equal(p.state.children[0]!.finishedAt, new Date(1795304233034).toISOString());
   assert.deepEqual(assistantTexts(p, id), ['bg agent finished']);
   const agentCall = tools(p)[0]!;
@@ -284,11 +362,14 @@ test('task-subagent-background: two init and two result lines; the child streams
   assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
 });
 
-test('a child that never reported an end takes the run\'s end (statusSource inferred)', () => {
+test("a child that never reported an end takes the run's end (statusSource inferred)", () => {
   const text = readFileSync(join(FIX, 'task-subagent.ndjson'), 'utf8').split('\n');
   // cut right after task_started (line 3): the child is running when the stream ends
   const p = parseText(text.slice(0, 4).join('\n'));
-  assert.deepEqual(p.state.children.map((c) => [c.id, c.status]), [['a205944a1b4de9572', 'running']]);
+  assert.deepEqual(
+    p.state.children.map((c) => [c.id, c.status]),
+    [['a205944a1b4de9572', 'running']],
+  );
   const v = claude.verdict({ code: null, signal: 'SIGKILL' }, p.state);
   assert.equal(v.outcome, 'failed');
   const c = p.state.children[0]!;
@@ -314,10 +395,26 @@ test('tool summaries are short and readable', () => {
   const big = 'x'.repeat(10_000);
   const line = (o: unknown) => JSON.stringify(o);
   const text = [
-    line({ type: 'assistant', message: { id: 'm1', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: '/etc/hosts' } }] }, parent_tool_use_id: null, session_id: 's' }),
+    line({
+      type: 'assistant',
+      message: { id: 'm1', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: { file_path: '/etc/hosts' } }] },
+      parent_tool_use_id: null,
+      session_id: 's',
+    }),
     line({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 't1', content: big }] }, parent_tool_use_id: null, session_id: 's' }),
-    line({ type: 'assistant', message: { id: 'm2', content: [{ type: 'tool_use', id: 't2', name: 'TodoWrite', input: { todos: [{ content: big }] } }] }, parent_tool_use_id: null, session_id: 's' }),
-    line({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 't2', content: [{ type: 'text', text: 'ok' }] }] }, tool_use_result: { interrupted: true }, parent_tool_use_id: null, session_id: 's' }),
+    line({
+      type: 'assistant',
+      message: { id: 'm2', content: [{ type: 'tool_use', id: 't2', name: 'TodoWrite', input: { todos: [{ content: big }] } }] },
+      parent_tool_use_id: null,
+      session_id: 's',
+    }),
+    line({
+      type: 'user',
+      message: { content: [{ type: 'tool_result', tool_use_id: 't2', content: [{ type: 'text', text: 'ok' }] }] },
+      tool_use_result: { interrupted: true },
+      parent_tool_use_id: null,
+      session_id: 's',
+    }),
   ].join('\n');
   const p = parseText(text);
   const [read, todo] = tools(p);
@@ -331,7 +428,7 @@ test('tool summaries are short and readable', () => {
   assert.equal(toolHeadline('Grep', { pattern: 'foo' }), 'Grep: foo');
 });
 
-test('childMessages: reads projects/<slug>/<session>/subagents/agent-<id>.jsonl from the run\'s store', async () => {
+test("childMessages: reads projects/<slug>/<session>/subagents/agent-<id>.jsonl from the run's store", async () => {
   const home = mkdtempSync(join(tmpdir(), 'claude-store-'));
   try {
     const session = 'ba8bbd3f-daf6-4e15-8612-cdd3f7712f10';
@@ -346,16 +443,22 @@ test('childMessages: reads projects/<slug>/<session>/subagents/agent-<id>.jsonl 
 
     const read = async (q: { childId: string; storeEnv: Record<string, string>; cwd?: string; sessionId?: string | null }) => {
       const got: Message[] = [];
-      const found = await claude.childMessages!({ sessionId: q.sessionId === undefined ? session : q.sessionId, cwd: q.cwd ?? cwd, childId: q.childId, storeEnv: q.storeEnv }, (m) => got.push(m));
+      const found = await claude.childMessages!(
+        { sessionId: q.sessionId === undefined ? session : q.sessionId, cwd: q.cwd ?? cwd, childId: q.childId, storeEnv: q.storeEnv },
+        (m) => got.push(m),
+      );
       return { found, got };
     };
     // HOME → $HOME/.claude
     let r = await read({ childId: 'a205944a1b4de9572', storeEnv: { HOME: home } });
     assert.equal(r.found, true);
-    assert.deepEqual(r.got.map((m) => [m.role, m.text, m.childId]), [
-      ['user', 'REPLY:child says hi', 'a205944a1b4de9572'],
-      ['assistant', 'child says hi', 'a205944a1b4de9572'],
-    ]);
+    assert.deepEqual(
+      r.got.map((m) => [m.role, m.text, m.childId]),
+      [
+        ['user', 'REPLY:child says hi', 'a205944a1b4de9572'],
+        ['assistant', 'child says hi', 'a205944a1b4de9572'],
+      ],
+    );
     // CLAUDE_CONFIG_DIR wins over HOME
     r = await read({ childId: 'a205944a1b4de9572', storeEnv: { HOME: '/nonexistent', CLAUDE_CONFIG_DIR: config } });
     assert.equal(r.found, true);
@@ -391,20 +494,41 @@ test('childMessages: a child that used a tool (transcript format, toolUseResult 
       [
         l({ type: 'user', isSidechain: true, agentId: 'abc123', sessionId: 's1', message: { role: 'user', content: 'TOOL:Bash:echo child-out' } }),
         l({ type: 'attachment', isSidechain: true, agentId: 'abc123', attachment: { type: 'skill_listing', content: 'noise' } }),
-        l({ type: 'assistant', isSidechain: true, agentId: 'abc123', message: { id: 'm1', role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'Bash', input: { command: 'echo child-out' } }] } }),
-        l({ type: 'user', isSidechain: true, agentId: 'abc123', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: 'child-out', is_error: false }] }, toolUseResult: { stdout: 'child-out', interrupted: false } }),
-        l({ type: 'assistant', isSidechain: true, agentId: 'abc123', message: { id: 'm2', role: 'assistant', content: [{ type: 'text', text: 'done: child-out' }] } }),
+        l({
+          type: 'assistant',
+          isSidechain: true,
+          agentId: 'abc123',
+          message: { id: 'm1', role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'Bash', input: { command: 'echo child-out' } }] },
+        }),
+        l({
+          type: 'user',
+          isSidechain: true,
+          agentId: 'abc123',
+          message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: 'child-out', is_error: false }] },
+          toolUseResult: { stdout: 'child-out', interrupted: false },
+        }),
+        l({
+          type: 'assistant',
+          isSidechain: true,
+          agentId: 'abc123',
+          message: { id: 'm2', role: 'assistant', content: [{ type: 'text', text: 'done: child-out' }] },
+        }),
         '{"type":"assistant","message":{"id":"m3","content":[{"ty', // torn
       ].join('\n'),
     );
     const got: Message[] = [];
-    const found = await claude.childMessages!({ sessionId: 's1', cwd: '/w', childId: 'abc123', storeEnv: { CLAUDE_CONFIG_DIR: join(home, '.claude') } }, (m) => got.push(m));
+    const found = await claude.childMessages!({ sessionId: 's1', cwd: '/w', childId: 'abc123', storeEnv: { CLAUDE_CONFIG_DIR: join(home, '.claude') } }, (m) =>
+      got.push(m),
+    );
     assert.equal(found, true);
-    assert.deepEqual(got.map((m) => [m.role, m.text, m.tool?.output ?? null]), [
-      ['user', 'TOOL:Bash:echo child-out', null],
-      ['tool', 'Bash: echo child-out', 'child-out'],
-      ['assistant', 'done: child-out', null],
-    ]);
+    assert.deepEqual(
+      got.map((m) => [m.role, m.text, m.tool?.output ?? null]),
+      [
+        ['user', 'TOOL:Bash:echo child-out', null],
+        ['tool', 'Bash: echo child-out', 'child-out'],
+        ['assistant', 'done: child-out', null],
+      ],
+    );
     assert.ok(got.every((m) => m.childId === 'abc123'));
   } finally {
     rmSync(home, { recursive: true, force: true });
@@ -414,41 +538,101 @@ test('childMessages: a child that used a tool (transcript format, toolUseResult 
 const L = (o: unknown) => JSON.stringify(o);
 const S = 'se55i0n0-0000-4000-8000-000000000000';
 
-test('background Bash (task_type local_bash) is not a child; the follow-up turn\'s result is the answer', () => {
+test("background Bash (task_type local_bash) is not a child; the follow-up turn's result is the answer", () => {
   // Shape captured from 2.1.197: the first result comes before the background command ends.
-  const p = parseText([
-    L({ type: 'system', subtype: 'init', session_id: S }),
-    L({ type: 'assistant', message: { id: 'm1', content: [{ type: 'tool_use', id: 'tb', name: 'Bash', input: { command: 'sleep 1; echo bgout', run_in_background: true } }] }, parent_tool_use_id: null, session_id: S }),
-    L({ type: 'system', subtype: 'task_started', task_id: 'bq2mr2b1l', tool_use_id: 'tb', description: 'bg', task_type: 'local_bash', session_id: S }),
-    L({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'tb', content: 'Command running in background with ID: bq2mr2b1l.' }] }, parent_tool_use_id: null, session_id: S }),
-    L({ type: 'assistant', message: { id: 'm2', content: [{ type: 'text', text: 'started it' }] }, parent_tool_use_id: null, session_id: S }),
-    L({ type: 'result', subtype: 'success', is_error: false, result: 'started it', session_id: S, total_cost_usd: 0.1, usage: { input_tokens: 100, output_tokens: 5 }, modelUsage: { m: { inputTokens: 100, outputTokens: 5, costUSD: 0.1 } } }),
-    L({ type: 'system', subtype: 'task_updated', task_id: 'bq2mr2b1l', patch: { status: 'completed', end_time: 1795310925719 }, session_id: S }),
-    L({ type: 'system', subtype: 'task_notification', task_id: 'bq2mr2b1l', tool_use_id: 'tb', status: 'completed', session_id: S }),
-    L({ type: 'system', subtype: 'init', session_id: S }),
-    L({ type: 'assistant', message: { id: 'm3', content: [{ type: 'text', text: 'after notification' }] }, parent_tool_use_id: null, session_id: S }),
-    L({ type: 'result', subtype: 'success', is_error: false, result: 'after notification', session_id: S, total_cost_usd: 0.2, usage: { input_tokens: 120, output_tokens: 6 }, modelUsage: { m: { inputTokens: 220, outputTokens: 11, costUSD: 0.2 } }, origin: { kind: 'task-notification' } }),
-  ].join('\n'));
+  const p = parseText(
+    [
+      L({ type: 'system', subtype: 'init', session_id: S }),
+      L({
+        type: 'assistant',
+        message: { id: 'm1', content: [{ type: 'tool_use', id: 'tb', name: 'Bash', input: { command: 'sleep 1; echo bgout', run_in_background: true } }] },
+        parent_tool_use_id: null,
+        session_id: S,
+      }),
+      L({ type: 'system', subtype: 'task_started', task_id: 'bq2mr2b1l', tool_use_id: 'tb', description: 'bg', task_type: 'local_bash', session_id: S }),
+      L({
+        type: 'user',
+        message: { content: [{ type: 'tool_result', tool_use_id: 'tb', content: 'Command running in background with ID: bq2mr2b1l.' }] },
+        parent_tool_use_id: null,
+        session_id: S,
+      }),
+      L({ type: 'assistant', message: { id: 'm2', content: [{ type: 'text', text: 'started it' }] }, parent_tool_use_id: null, session_id: S }),
+      L({
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        result: 'started it',
+        session_id: S,
+        total_cost_usd: 0.1,
+        usage: { input_tokens: 100, output_tokens: 5 },
+        modelUsage: { m: { inputTokens: 100, outputTokens: 5, costUSD: 0.1 } },
+      }),
+      L({ type: 'system', subtype: 'task_updated', task_id: 'bq2mr2b1l', patch: { status: 'completed', end_time: 1795310925719 }, session_id: S }),
+      L({ type: 'system', subtype: 'task_notification', task_id: 'bq2mr2b1l', tool_use_id: 'tb', status: 'completed', session_id: S }),
+      L({ type: 'system', subtype: 'init', session_id: S }),
+      L({ type: 'assistant', message: { id: 'm3', content: [{ type: 'text', text: 'after notification' }] }, parent_tool_use_id: null, session_id: S }),
+      L({
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        result: 'after notification',
+        session_id: S,
+        total_cost_usd: 0.2,
+        usage: { input_tokens: 120, output_tokens: 6 },
+        modelUsage: { m: { inputTokens: 220, outputTokens: 11, costUSD: 0.2 } },
+        origin: { kind: 'task-notification' },
+      }),
+    ].join('\n'),
+  );
   assert.deepEqual(p.state.children, []);
   assert.equal(p.state.lastAssistantText, 'after notification');
-  assert.deepEqual(p.messages.map((m) => `${m.role}:${m.text}`), ['tool:Bash: sleep 1; echo bgout', 'assistant:started it', 'assistant:after notification']);
+  assert.deepEqual(
+    p.messages.map((m) => `${m.role}:${m.text}`),
+    ['tool:Bash: sleep 1; echo bgout', 'assistant:started it', 'assistant:after notification'],
+  );
   assert.equal(p.state.usage?.inputTokens, 220, 'modelUsage of the last result: the process total');
   assert.equal(p.state.usage?.costUsd, 0.2);
   assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
 });
 
-test('a sub-agent\'s own sub-agent is not listed among the run\'s children; its lines carry its own id', () => {
-  const p = parseText([
-    L({ type: 'system', subtype: 'init', session_id: S }),
-    L({ type: 'assistant', message: { id: 'm1', content: [{ type: 'tool_use', id: 'tA', name: 'Agent', input: { description: 'outer', prompt: 'p' } }] }, parent_tool_use_id: null, session_id: S }),
-    L({ type: 'system', subtype: 'task_started', task_id: 'aouter', tool_use_id: 'tA', description: 'outer', task_type: 'local_agent', session_id: S }),
-    L({ type: 'assistant', message: { id: 'm2', content: [{ type: 'tool_use', id: 'tB', name: 'Agent', input: { description: 'inner', prompt: 'q' } }] }, parent_tool_use_id: 'tA', session_id: S }),
-    L({ type: 'system', subtype: 'task_started', task_id: 'ainner', tool_use_id: 'tB', description: 'inner', task_type: 'local_agent', session_id: S }),
-    L({ type: 'assistant', message: { id: 'm3', content: [{ type: 'text', text: 'inner says' }] }, parent_tool_use_id: 'tB', session_id: S }),
-    L({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'tB', content: [{ type: 'text', text: 'inner done' }] }] }, tool_use_result: { status: 'completed', agentId: 'ainner', content: [{ type: 'text', text: 'inner done' }] }, parent_tool_use_id: 'tA', session_id: S }),
-    L({ type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'tA', is_error: true, content: 'outer crashed' }] }, parent_tool_use_id: null, session_id: S }),
-  ].join('\n'));
-  assert.deepEqual(p.state.children.map((c) => [c.id, c.description, c.status]), [['aouter', 'outer', 'failed']]);
+test("a sub-agent's own sub-agent is not listed among the run's children; its lines carry its own id", () => {
+  const p = parseText(
+    [
+      L({ type: 'system', subtype: 'init', session_id: S }),
+      L({
+        type: 'assistant',
+        message: { id: 'm1', content: [{ type: 'tool_use', id: 'tA', name: 'Agent', input: { description: 'outer', prompt: 'p' } }] },
+        parent_tool_use_id: null,
+        session_id: S,
+      }),
+      L({ type: 'system', subtype: 'task_started', task_id: 'aouter', tool_use_id: 'tA', description: 'outer', task_type: 'local_agent', session_id: S }),
+      L({
+        type: 'assistant',
+        message: { id: 'm2', content: [{ type: 'tool_use', id: 'tB', name: 'Agent', input: { description: 'inner', prompt: 'q' } }] },
+        parent_tool_use_id: 'tA',
+        session_id: S,
+      }),
+      L({ type: 'system', subtype: 'task_started', task_id: 'ainner', tool_use_id: 'tB', description: 'inner', task_type: 'local_agent', session_id: S }),
+      L({ type: 'assistant', message: { id: 'm3', content: [{ type: 'text', text: 'inner says' }] }, parent_tool_use_id: 'tB', session_id: S }),
+      L({
+        type: 'user',
+        message: { content: [{ type: 'tool_result', tool_use_id: 'tB', content: [{ type: 'text', text: 'inner done' }] }] },
+        tool_use_result: { status: 'completed', agentId: 'ainner', content: [{ type: 'text', text: 'inner done' }] },
+        parent_tool_use_id: 'tA',
+        session_id: S,
+      }),
+      L({
+        type: 'user',
+        message: { content: [{ type: 'tool_result', tool_use_id: 'tA', is_error: true, content: 'outer crashed' }] },
+        parent_tool_use_id: null,
+        session_id: S,
+      }),
+    ].join('\n'),
+  );
+  assert.deepEqual(
+    p.state.children.map((c) => [c.id, c.description, c.status]),
+    [['aouter', 'outer', 'failed']],
+  );
   const byChild = p.messages.filter((m) => m.childId).map((m) => `${m.childId}:${m.role}:${m.text}`);
   assert.deepEqual(byChild, ['ainner:assistant:inner says', 'ainner:assistant:inner done', 'aouter:tool:Agent: inner']);
   assert.equal(p.state.toolUses, 2);
@@ -458,10 +642,22 @@ test('a sub-agent\'s own sub-agent is not listed among the run\'s children; its 
 
 test('system/api_retry lines are retries, not failures', () => {
   const lines = readFileSync(join(FIX, 'plain-reply.ndjson'), 'utf8').split('\n').filter(Boolean);
-  const retry = L({ type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, retry_delay_ms: 500, error_status: 529, error: 'overloaded', session_id: 'a7514beb-cb2a-48ba-82cf-5285e30f9b8e' });
+  const retry = L({
+    type: 'system',
+    subtype: 'api_retry',
+    attempt: 1,
+    max_retries: 10,
+    retry_delay_ms: 500,
+    error_status: 529,
+    error: 'overloaded',
+    session_id: 'a7514beb-cb2a-48ba-82cf-5285e30f9b8e',
+  });
   const p = parseText([lines[0], retry, retry, ...lines.slice(1)].join('\n'));
   assert.equal(p.state.fatalError, null);
   assert.equal(p.state.skippedLines, 0);
-  assert.deepEqual(p.messages.map((m) => m.text), ['hello world']);
+  assert.deepEqual(
+    p.messages.map((m) => m.text),
+    ['hello world'],
+  );
   assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null });
 });

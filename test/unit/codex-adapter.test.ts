@@ -39,12 +39,32 @@ const usage = (input: number, output: number, extra: Partial<Record<string, numb
 
 test('every codex fixture is covered by this file', () => {
   const covered = [
-    'api-error-400.jsonl', 'api-error-500.jsonl', 'file-change.jsonl', 'plain-reply.jsonl', 'reasoning-and-search.jsonl', 'response-failed.jsonl',
-    'resume-turn1.jsonl', 'resume-turn2.jsonl', 'shell-tool-failing.jsonl', 'shell-tool.jsonl', 'sigint-mid-run.jsonl', 'sigterm-during-tool.jsonl', 'spawn-subagent.jsonl',
+    'api-error-400.jsonl',
+    'api-error-500.jsonl',
+    'file-change.jsonl',
+    'plain-reply.jsonl',
+    'reasoning-and-search.jsonl',
+    'response-failed.jsonl',
+    'resume-turn1.jsonl',
+    'resume-turn2.jsonl',
+    'shell-tool-failing.jsonl',
+    'shell-tool.jsonl',
+    'sigint-mid-run.jsonl',
+    'sigterm-during-tool.jsonl',
+    'spawn-subagent.jsonl',
   ];
-  assert.deepEqual(readdirSync(FIXTURES).filter((f) => f.endsWith('.jsonl')).sort(), covered.sort());
+  assert.deepEqual(
+    readdirSync(FIXTURES)
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort(),
+    covered.sort(),
+  );
   assert.deepEqual(readdirSync(join(FIXTURES, 'rollouts')).sort(), [
-    'plain-reply.rollout.jsonl', 'resume-4-turns.rollout.jsonl', 'sigint-during-tool.rollout.jsonl', 'spawn-subagent.child.rollout.jsonl', 'spawn-subagent.parent.rollout.jsonl',
+    'plain-reply.rollout.jsonl',
+    'resume-4-turns.rollout.jsonl',
+    'sigint-during-tool.rollout.jsonl',
+    'spawn-subagent.child.rollout.jsonl',
+    'spawn-subagent.parent.rollout.jsonl',
   ]);
 });
 
@@ -64,22 +84,74 @@ test('launch: a new run reads the prompt from stdin; model, variant and extra ar
   const plain = codex.launch({ ...base, mode: 'new', model: null, variant: null, extraArgs: [] });
   assert.deepEqual(plain, { command: 'codex', args: ['exec', '--json', '--skip-git-repo-check', '-C', '/w d', '-'], env: {} });
   const full = codex.launch({ ...base, mode: 'new', model: 'gpt-5', variant: 'high', extraArgs: ['-s', 'workspace-write', '-c', 'x="y z"'] });
-  assert.deepEqual(full.args, ['exec', '-s', 'workspace-write', '-c', 'x="y z"', '--json', '--skip-git-repo-check', '-C', '/w d', '-m', 'gpt-5', '-c', 'model_reasoning_effort="high"', '-']);
+  assert.deepEqual(full.args, [
+    'exec',
+    '-s',
+    'workspace-write',
+    '-c',
+    'x="y z"',
+    '--json',
+    '--skip-git-repo-check',
+    '-C',
+    '/w d',
+    '-m',
+    'gpt-5',
+    '-c',
+    'model_reasoning_effort="high"',
+    '-',
+  ]);
   assert.equal(full.args.at(-1), '-', 'the prompt is "-" = stdin, never on argv');
 });
 
 test('launch: extra args come first, so a multi-value option (-i FILE…) ends at our flags, not at `-`', () => {
   const base = { cwd: '/w', agent: null, files: [], model: null, variant: null, extraArgs: ['-i', 'a.png', 'b.png'] };
   const id = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
-  assert.deepEqual(codex.launch({ ...base, mode: 'new', sessionId: null }).args, ['exec', '-i', 'a.png', 'b.png', '--json', '--skip-git-repo-check', '-C', '/w', '-']);
-  assert.deepEqual(codex.launch({ ...base, mode: 'resume', sessionId: id }).args, ['exec', '-i', 'a.png', 'b.png', '--json', '--skip-git-repo-check', '-C', '/w', 'resume', id, '-']);
+  assert.deepEqual(codex.launch({ ...base, mode: 'new', sessionId: null }).args, [
+    'exec',
+    '-i',
+    'a.png',
+    'b.png',
+    '--json',
+    '--skip-git-repo-check',
+    '-C',
+    '/w',
+    '-',
+  ]);
+  assert.deepEqual(codex.launch({ ...base, mode: 'resume', sessionId: id }).args, [
+    'exec',
+    '-i',
+    'a.png',
+    'b.png',
+    '--json',
+    '--skip-git-repo-check',
+    '-C',
+    '/w',
+    'resume',
+    id,
+    '-',
+  ]);
 });
 
 test('launch: resume puts every exec option before `resume <thread_id>` and refuses anything but a thread UUID', () => {
   const id = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
   const base = { cwd: '/w', agent: null, files: [], mode: 'resume' as const };
   const r = codex.launch({ ...base, model: 'm', variant: 'low', extraArgs: ['-s', 'read-only'], sessionId: id });
-  assert.deepEqual(r.args, ['exec', '-s', 'read-only', '--json', '--skip-git-repo-check', '-C', '/w', '-m', 'm', '-c', 'model_reasoning_effort="low"', 'resume', id, '-']);
+  assert.deepEqual(r.args, [
+    'exec',
+    '-s',
+    'read-only',
+    '--json',
+    '--skip-git-repo-check',
+    '-C',
+    '/w',
+    '-m',
+    'm',
+    '-c',
+    'model_reasoning_effort="low"',
+    'resume',
+    id,
+    '-',
+  ]);
   // `codex exec resume <name>` treats a non-UUID as a thread name and silently starts a new thread.
   for (const bad of [null, 'not-a-uuid', '--last']) {
     assert.throws(
@@ -191,12 +263,16 @@ test('a 500 with codex\'s default retries: five "Reconnecting…" lines, then tu
   const { p } = parse('', {}, feed);
   assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error: msg });
   // The same retries followed by a success are not a failure.
-  const ok = parse('', {}, [...feed.slice(0, 4), '{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"fine"}}', '{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":1}}']).p;
+  const ok = parse('', {}, [
+    ...feed.slice(0, 4),
+    '{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"fine"}}',
+    '{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":1}}',
+  ]).p;
   assert.deepEqual(codex.verdict({ code: 0, signal: null }, ok.state), { outcome: 'succeeded', error: null });
   assert.equal(ok.state.lastAssistantText, 'fine');
 });
 
-test('resume: same thread id; usage is cumulative, the run\'s own share needs the previous run\'s thread total', () => {
+test("resume: same thread id; usage is cumulative, the run's own share needs the previous run's thread total", () => {
   const one = parse('resume-turn1.jsonl').p;
   const two = parse('resume-turn2.jsonl').p;
   assert.equal(two.state.sessionId, one.state.sessionId);
@@ -213,12 +289,26 @@ test('resume: same thread id; usage is cumulative, the run\'s own share needs th
 
 test('usage: cache and reasoning figures are mapped; a baseline that does not fit is ignored', () => {
   const u = usageFromCodex({ input_tokens: 1000, cached_input_tokens: 600, cache_write_input_tokens: 100, output_tokens: 50, reasoning_output_tokens: 20 });
-  assert.deepEqual(u, { inputTokens: 300, outputTokens: 50, cacheReadTokens: 600, cacheWriteTokens: 100, reasoningTokens: 20, totalTokens: 1050, costUsd: null });
+  assert.deepEqual(u, {
+    inputTokens: 300,
+    outputTokens: 50,
+    cacheReadTokens: 600,
+    cacheWriteTokens: 100,
+    reasoningTokens: 20,
+    totalTokens: 1050,
+    costUsd: null,
+  });
   assert.equal(u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens + u.outputTokens, u.totalTokens);
   assert.deepEqual(runUsage(u, null), u);
-  assert.deepEqual(runUsage(u, usage(5000, 1)), u, 'a baseline bigger than the total is not this thread\'s past');
+  assert.deepEqual(runUsage(u, usage(5000, 1)), u, "a baseline bigger than the total is not this thread's past");
   assert.deepEqual(runUsage(u, { ...usage(100, 10), cacheReadTokens: 100, totalTokens: 210 }), {
-    inputTokens: 200, outputTokens: 40, cacheReadTokens: 500, cacheWriteTokens: 100, reasoningTokens: 20, totalTokens: 840, costUsd: null,
+    inputTokens: 200,
+    outputTokens: 40,
+    cacheReadTokens: 500,
+    cacheWriteTokens: 100,
+    reasoningTokens: 20,
+    totalTokens: 840,
+    costUsd: null,
   });
 });
 
@@ -242,7 +332,7 @@ test('sigterm-during-tool: the unfinished command is counted, and end() puts it 
   assert.match(codex.verdict({ code: null, signal: 'SIGKILL' }, p.state).error!, /stopped by SIGKILL before its turn ended/);
 });
 
-test('spawn-subagent: the child is listed from the stream, its answer carries childId, the parent answer is the parent\'s', () => {
+test("spawn-subagent: the child is listed from the stream, its answer carries childId, the parent answer is the parent's", () => {
   const feed = lines('spawn-subagent.jsonl');
   const messages: Message[] = [];
   const p = codex.parser((m) => messages.push(m));
@@ -254,14 +344,27 @@ test('spawn-subagent: the child is listed from the stream, its answer carries ch
   for (const l of feed.slice(5)) p.line(l);
   assert.equal(p.state.children.length, 1);
   const c = p.state.children[0]!;
-  assert.deepEqual({ ...c, startedAt: null, finishedAt: null }, {
-    id: child, cli: 'codex', description: 'REPLY:child says hi', status: 'done', statusSource: 'stream', startedAt: null, finishedAt: null,
-  });
+  assert.deepEqual(
+    { ...c, startedAt: null, finishedAt: null },
+    {
+      id: child,
+      cli: 'codex',
+      description: 'REPLY:child says hi',
+      status: 'done',
+      statusSource: 'stream',
+      startedAt: null,
+      finishedAt: null,
+    },
+  );
   assert.match(c.startedAt!, ISO);
   assert.match(c.finishedAt!, ISO);
   assert.equal(p.state.toolUses, 2);
   assert.deepEqual(messages, [
-    { role: 'tool', text: 'spawn_agent: REPLY:child says hi', tool: { name: 'spawn_agent', input: 'REPLY:child says hi', output: `${child}: pending_init`, status: 'completed' } },
+    {
+      role: 'tool',
+      text: 'spawn_agent: REPLY:child says hi',
+      tool: { name: 'spawn_agent', input: 'REPLY:child says hi', output: `${child}: pending_init`, status: 'completed' },
+    },
     { role: 'tool', text: `wait: ${child}`, tool: { name: 'wait', input: child, output: `${child}: completed: child says hi`, status: 'completed' } },
     { role: 'assistant', text: 'child says hi', childId: child },
     { role: 'assistant', text: 'parent final after child' },
@@ -270,7 +373,7 @@ test('spawn-subagent: the child is listed from the stream, its answer carries ch
   assert.deepEqual(p.state.usage, usage(15909, 32));
 });
 
-test('children without an end event take the run\'s end, marked inferred', () => {
+test("children without an end event take the run's end, marked inferred", () => {
   const feed = lines('spawn-subagent.jsonl');
   // Killed while the child still ran.
   const killed = parse('spawn-subagent.jsonl', {}, feed.slice(0, 5)).p;
@@ -288,7 +391,15 @@ test('children without an end event take the run\'s end, marked inferred', () =>
 test('noise and a torn last line are skipped and counted, never fatal', () => {
   const feed = lines('shell-tool.jsonl');
   const last = feed.filter((l) => l !== '').at(-1)!;
-  const noisy = ['WARNING: proceeding, even though we could not create PATH aliases', ...feed.slice(0, -2), '[1,2]', '"str"', '{"no":"type"}', '', last.slice(0, 40)];
+  const noisy = [
+    'WARNING: proceeding, even though we could not create PATH aliases',
+    ...feed.slice(0, -2),
+    '[1,2]',
+    '"str"',
+    '{"no":"type"}',
+    '',
+    last.slice(0, 40),
+  ];
   const { p, messages } = parse('shell-tool.jsonl', {}, noisy);
   assert.equal(p.state.skippedLines, 5);
   assert.equal(p.state.sessionId, '01a2007a-182a-7e41-8cb6-b5385e8222ac');
@@ -301,7 +412,10 @@ test('summaries are short whatever the tool printed', () => {
   const big = 'x'.repeat(100_000) + '\u{1F600}'.repeat(1000);
   const cmd = `/bin/bash -lc 'echo ${'y'.repeat(5000)}'`;
   const { messages } = parse('', {}, [
-    JSON.stringify({ type: 'item.completed', item: { id: 'item_1', type: 'command_execution', command: cmd, aggregated_output: big, exit_code: 0, status: 'completed' } }),
+    JSON.stringify({
+      type: 'item.completed',
+      item: { id: 'item_1', type: 'command_execution', command: cmd, aggregated_output: big, exit_code: 0, status: 'completed' },
+    }),
   ]);
   const t = messages[0]!.tool!;
   assert.ok(t.output!.length <= 500 && t.output!.endsWith('…'));
@@ -320,7 +434,10 @@ test('commandText unwraps the shell wrapper codex puts around commands', () => {
 
 test('verdict: exit 0 without turn.completed did not finish; a state the parser never saw still gets an answer', () => {
   const cut = parse('sigint-mid-run.jsonl').p;
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, cut.state), { outcome: 'failed', error: 'codex exited with status 0 without finishing its turn (no turn.completed)' });
+  assert.deepEqual(codex.verdict({ code: 0, signal: null }, cut.state), {
+    outcome: 'failed',
+    error: 'codex exited with status 0 without finishing its turn (no turn.completed)',
+  });
   assert.equal(codex.verdict({ code: 0, signal: null }, emptyState()).outcome, 'failed');
   assert.match(codex.verdict({ code: 1, signal: null }, emptyState()).error!, /status 1 before it opened a thread/);
 });
@@ -352,7 +469,7 @@ async function read(storeEnv: Record<string, string>, childId: string, sessionId
   return { found, messages };
 }
 
-test('childMessages reads the child\'s rollout from $CODEX_HOME, or from $HOME/.codex', async () => {
+test("childMessages reads the child's rollout from $CODEX_HOME, or from $HOME/.codex", async () => {
   const s = store();
   try {
     const want = [
@@ -366,7 +483,7 @@ test('childMessages reads the child\'s rollout from $CODEX_HOME, or from $HOME/.
   }
 });
 
-test('childMessages refuses a thread that is not this run\'s child, an unknown id, and a path-like id', async () => {
+test("childMessages refuses a thread that is not this run's child, an unknown id, and a path-like id", async () => {
   const s = store();
   try {
     const env = { CODEX_HOME: s.codexHome };
@@ -379,7 +496,7 @@ test('childMessages refuses a thread that is not this run\'s child, an unknown i
   }
 });
 
-test('childMessages: a rollout\'s tool calls, sub-agent calls and resumed turns come out in order', async () => {
+test("childMessages: a rollout's tool calls, sub-agent calls and resumed turns come out in order", async () => {
   const s = store();
   try {
     const env = { CODEX_HOME: s.codexHome };
@@ -406,7 +523,10 @@ test('childMessages: a rollout\'s tool calls, sub-agent calls and resumed turns 
     const four = await read(env, '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6', null);
     assert.equal(four.messages.filter((m) => m.role === 'user').length, 4);
     assert.equal(four.messages.filter((m) => m.role === 'assistant').length, 4);
-    assert.deepEqual(four.messages.slice(0, 4).map((m) => m.text), ['REPLY:first turn answer', 'first turn answer', 'REPLY:second turn answer', 'second turn answer']);
+    assert.deepEqual(
+      four.messages.slice(0, 4).map((m) => m.text),
+      ['REPLY:first turn answer', 'first turn answer', 'REPLY:second turn answer', 'second turn answer'],
+    );
   } finally {
     s.cleanup();
   }
@@ -419,15 +539,38 @@ test('childMessages: a command the sandbox refused (no item_completed, only resp
     const file = readdirSync(day).find((f) => f.endsWith(`-${CHILD}.jsonl`))!;
     const all = readFileSync(join(day, file), 'utf8').split('\n');
     // As Codex 0.169 records a read-only-sandbox denial (captured): a function_call and its output only.
-    const call = { type: 'response_item', payload: { type: 'function_call', status: 'completed', id: 'fc_x', name: 'exec_command', arguments: '{"cmd":"touch /w/m9.txt","yield_time_ms":10000}', call_id: 'call_x' } };
-    const out = { type: 'response_item', payload: { type: 'function_call_output', id: 'fco_x', call_id: 'call_x', output: "Chunk ID: d5ec8b\nWall time: 0.0000 seconds\nProcess exited with code 1\nOriginal token count: 17\nOutput:\ntouch: cannot touch '/w/m9.txt': Read-only file system\n" } };
+    const call = {
+      type: 'response_item',
+      payload: {
+        type: 'function_call',
+        status: 'completed',
+        id: 'fc_x',
+        name: 'exec_command',
+        arguments: '{"cmd":"touch /w/m9.txt","yield_time_ms":10000}',
+        call_id: 'call_x',
+      },
+    };
+    const out = {
+      type: 'response_item',
+      payload: {
+        type: 'function_call_output',
+        id: 'fco_x',
+        call_id: 'call_x',
+        output:
+          "Chunk ID: d5ec8b\nWall time: 0.0000 seconds\nProcess exited with code 1\nOriginal token count: 17\nOutput:\ntouch: cannot touch '/w/m9.txt': Read-only file system\n",
+      },
+    };
     const at = all.findIndex((l) => l.includes('"AgentMessage"'));
     all.splice(at, 0, JSON.stringify(call), JSON.stringify(out));
     writeFileSync(join(day, file), all.join('\n'));
     const r = await read({ CODEX_HOME: s.codexHome }, CHILD);
     assert.deepEqual(r.messages, [
       { role: 'user', text: 'REPLY:child says hi' },
-      { role: 'tool', text: 'Bash: touch /w/m9.txt', tool: { name: 'Bash', input: 'touch /w/m9.txt', output: "[exit 1] touch: cannot touch '/w/m9.txt': Read-only file system", status: 'failed' } },
+      {
+        role: 'tool',
+        text: 'Bash: touch /w/m9.txt',
+        tool: { name: 'Bash', input: 'touch /w/m9.txt', output: "[exit 1] touch: cannot touch '/w/m9.txt': Read-only file system", status: 'failed' },
+      },
       { role: 'assistant', text: 'child says hi' },
     ]);
   } finally {

@@ -28,7 +28,9 @@ function layers(): Map<string, number> {
 }
 
 function libFiles(dir = join(ROOT, 'lib')): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? libFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [relative(ROOT, join(dir, e.name))] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? libFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [relative(ROOT, join(dir, e.name))] : [],
+  );
 }
 
 /** The place a file belongs to: the file itself when the table names it, else its top folder under lib/. */
@@ -78,7 +80,9 @@ function violations(files: Map<string, string>, table: Map<string, number>): Vio
 test('the Layers table of docs/design.md names every folder of lib/ and the ranks run from 0 up', () => {
   const table = layers();
   assert.ok(table.size >= 8, `the table was read: ${[...table.keys()].join(', ')}`);
-  const folders = readdirSync(join(ROOT, 'lib'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `lib/${e.name}/`);
+  const folders = readdirSync(join(ROOT, 'lib'), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => `lib/${e.name}/`);
   for (const f of folders) assert.ok(table.has(f), `${f} has a layer in docs/design.md`);
   for (const place of table.keys()) assert.ok(folders.includes(place) || libFiles().includes(place), `${place} (in the table) exists`);
   assert.ok([...table.values()].includes(0), 'a bottom layer, 0');
@@ -101,7 +105,12 @@ test('the check itself catches an upward import, a sideways one and a file in no
     ['lib/nowhere/fake.ts', "import { ok } from '../base/time.js';"],
   ]);
   const found = violations(files, table).map((v) => `${v.file} → ${v.imports}`);
-  assert.deepEqual(found, ['lib/registry/fake.ts → lib/commands/start.ts', 'lib/registry/fake.ts → lib/runs/observe.ts', 'lib/cli/fake.ts → lib/views/table.ts', 'lib/nowhere/fake.ts → ']);
+  assert.deepEqual(found, [
+    'lib/registry/fake.ts → lib/commands/start.ts',
+    'lib/registry/fake.ts → lib/runs/observe.ts',
+    'lib/cli/fake.ts → lib/views/table.ts',
+    'lib/nowhere/fake.ts → ',
+  ]);
 });
 
 test('the code map of docs/design.md names every file of lib/, and only files that exist', () => {

@@ -48,9 +48,13 @@ test("validateName's one-expression fast path accepts exactly what the step-by-s
   };
   const alphabet = ['a', 'Z', '0', '.', '_', '-', '/', '+', ' ', '\u00e9'];
   let seed = 1;
-  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
   const samples = ['.', '..', '...', '.a', 'a.', 'a/.', 'a/..', 'a/...', '-', 'a/-b', 'a-/b', 'x'.repeat(200), 'x'.repeat(201)];
-  for (let i = 0; i < 20000; i++) samples.push(Array.from({ length: Math.floor(random() * 9) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''));
+  for (let i = 0; i < 20000; i++)
+    samples.push(Array.from({ length: Math.floor(random() * 9) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''));
   for (const n of samples) assert.equal(ok(validateName, n), ok(diagnoseName, n), JSON.stringify(n));
 });
 
@@ -64,7 +68,10 @@ test('names map to one directory entry and back', () => {
 const spec = { string: ['name', 'prompt', 'file', 'watch'], boolean: ['json'], repeatable: ['file'], optionalValue: { watch: /^\d+$/ }, passthrough: true };
 
 test('flag values are taken verbatim and stay strings', () => {
-  const { values, passthrough } = parseFlags(['--name', '007', '--prompt', '-x', '--file', 'a', '--file=b', '--json', '--', '--permission-mode', 'acceptEdits'], spec);
+  const { values, passthrough } = parseFlags(
+    ['--name', '007', '--prompt', '-x', '--file', 'a', '--file=b', '--json', '--', '--permission-mode', 'acceptEdits'],
+    spec,
+  );
   assert.equal(values.name, '007');
   assert.equal(values.prompt, '-x');
   assert.deepEqual(values.file, ['a', 'b']);

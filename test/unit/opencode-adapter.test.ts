@@ -64,7 +64,15 @@ test('bash: the tool call is a tool message with short summaries; usage sums bot
   assert.deepEqual(messages[1], { role: 'assistant', text: 'TOOL_RESULT_SEEN(bash): hello-from-bash /tmp/oc-capture/project ' });
   assert.equal(p.state.lastAssistantText, 'TOOL_RESULT_SEEN(bash): hello-from-bash /tmp/oc-capture/project ');
   assert.equal(p.state.toolUses, 1);
-  assert.deepEqual(p.state.usage, { inputTokens: 231, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 251, costUsd: 0 });
+  assert.deepEqual(p.state.usage, {
+    inputTokens: 231,
+    outputTokens: 20,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 251,
+    costUsd: 0,
+  });
   assert.equal(opencodeExtra(p.state)?.lastStepReason, 'stop');
   assert.deepEqual(opencode.verdict(ok, p.state), { outcome: 'succeeded', error: null });
 });
@@ -139,7 +147,10 @@ test('permission-rejected: exit 0 with no final text is a failure that says why'
   // Without a rejection in sight, no advice about permissions.
   const cut = opencode.parser();
   for (const line of fixture('bash.jsonl').split('\n').slice(0, 3)) cut.line(line);
-  assert.deepEqual(opencode.verdict(ok, cut.state), { outcome: 'failed', error: 'opencode stopped without a final answer: its last step ended asking for tools' });
+  assert.deepEqual(opencode.verdict(ok, cut.state), {
+    outcome: 'failed',
+    error: 'opencode stopped without a final answer: its last step ended asking for tools',
+  });
 });
 
 test('thinking: reasoning is not part of the transcript; the text is the answer', () => {
@@ -204,7 +215,12 @@ test('tool summaries are capped; unknown tools show their input as JSON', () => 
   const seen: Message[] = [];
   const q = opencode.parser((m) => seen.push(m));
   const line = (tool: string, input: unknown, output: string) =>
-    JSON.stringify({ type: 'tool_use', timestamp: 1, sessionID: 'ses_x', part: { type: 'tool', tool, callID: 'c', state: { status: 'completed', input, output, metadata: {}, time: { start: 1, end: 2 } } } });
+    JSON.stringify({
+      type: 'tool_use',
+      timestamp: 1,
+      sessionID: 'ses_x',
+      part: { type: 'tool', tool, callID: 'c', state: { status: 'completed', input, output, metadata: {}, time: { start: 1, end: 2 } } },
+    });
   q.line(line('bash', { command: big }, big));
   q.line(line('todowrite', { todos: [{ content: 'a' }] }, 'ok'));
   p.line(line('bash', { command: 'ls' }, 'a'));
@@ -237,13 +253,22 @@ test('export fixtures: messages of a session, tools summarised like the stream',
   ]);
   const parent: Message[] = [];
   exportMessages(JSON.parse(fixture('export-task-parent.json')), (m) => parent.push(m));
-  assert.deepEqual(parent.map((m) => m.role), ['user', 'tool', 'assistant']);
+  assert.deepEqual(
+    parent.map((m) => m.role),
+    ['user', 'tool', 'assistant'],
+  );
   assert.equal(parent[1]?.text, 'task: Fake subtask');
   const bash: Message[] = [];
   exportMessages(JSON.parse(fixture('export-bash.json')), (m) => bash.push(m));
-  assert.deepEqual(bash.map((m) => m.role), ['user', 'tool', 'assistant']);
+  assert.deepEqual(
+    bash.map((m) => m.role),
+    ['user', 'tool', 'assistant'],
+  );
   assert.equal(bash[1]?.tool?.input, 'echo hello-from-bash; pwd');
-  assert.equal(exportMessages({ nope: true }, () => undefined), 0);
+  assert.equal(
+    exportMessages({ nope: true }, () => undefined),
+    0,
+  );
 });
 
 test('taskResult takes the words inside <task_result>', () => {
@@ -319,7 +344,10 @@ cat "$f"
   const q = { sessionId: 'ses_dff5bf14dffeuXiBLUHEDgSbYN', cwd: dir, childId: 'ses_dff5bec07ffeTWwDmTiFGv0naG', storeEnv: { HOME: dir, XDG_DATA_HOME: data } };
   const got: Message[] = [];
   assert.equal(await opencode.childMessages!(q, (m) => got.push(m)), true);
-  assert.deepEqual(got.map((m) => m.role), ['user', 'tool', 'assistant']);
+  assert.deepEqual(
+    got.map((m) => m.role),
+    ['user', 'tool', 'assistant'],
+  );
   assert.equal(got[2]?.text, 'TOOL_RESULT_SEEN(bash): from-child-agent ');
   assert.ok(got.every((m) => m.childId === q.childId));
   assert.equal(readFileSync(join(data, 'cwd-seen'), 'utf8').trim(), dir);

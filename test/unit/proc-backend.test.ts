@@ -120,7 +120,8 @@ test('each backend checks its own form and what it can of the other: ticks are e
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     // The pid vanished: dead in every form, for both backends (no process holds it to be unsure about).
-    for (const b of [linux, ps]) for (const id of [ticks, epoch, { ...ticks, startTime: 'from-the-future' }]) assert.equal(b.liveness(id), 'dead', `${b.name} ${id.startTime}`);
+    for (const b of [linux, ps])
+      for (const id of [ticks, epoch, { ...ticks, startTime: 'from-the-future' }]) assert.equal(b.liveness(id), 'dead', `${b.name} ${id.startTime}`);
   } finally {
     child.kill('SIGKILL');
   }
@@ -149,7 +150,8 @@ test('the backend: the platform chooses, SUBAGENT_PROC_BACKEND overrides, anythi
   for (const bad of ['PS', 'proc', ' ps', 'auto']) {
     assert.throws(
       () => chooseBackend({ SUBAGENT_PROC_BACKEND: bad }, 'linux'),
-      (e: SubagentError) => e instanceof SubagentError && e.code === 'E_PROC_UNAVAILABLE' && e.details.value === bad && /linux or ps/.test(String(e.details.hint)),
+      (e: SubagentError) =>
+        e instanceof SubagentError && e.code === 'E_PROC_UNAVAILABLE' && e.details.value === bad && /linux or ps/.test(String(e.details.hint)),
       bad,
     );
   }

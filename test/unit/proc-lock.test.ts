@@ -8,7 +8,7 @@ import { identityOf, isAlive, bootId } from '../../lib/proc/identity.js';
 import { parseStat } from '../../lib/proc/linux.js';
 import { acquireLock, releaseLock, UNREADABLE_GRACE_MS } from '../../lib/registry/lock.js';
 import { replaceFileDurably } from '../../lib/registry/durable.js';
-import { SubagentError } from '../../lib/base/errors.js';
+import type { SubagentError } from '../../lib/base/errors.js';
 import { laterStartTime } from '../support/procs.js';
 
 test('stat is parsed after the last ")" even when the command name holds ") ("', () => {
@@ -48,7 +48,10 @@ test('a lock is exclusive, records its owner, and is released', () => {
     const h = acquireLock(path);
     const owner = JSON.parse(readFileSync(path, 'utf8'));
     assert.equal(owner.pid, process.pid);
-    assert.throws(() => acquireLock(path, 100), (e: SubagentError) => e.code === 'E_LOCK_TIMEOUT');
+    assert.throws(
+      () => acquireLock(path, 100),
+      (e: SubagentError) => e.code === 'E_LOCK_TIMEOUT',
+    );
     releaseLock(h);
     assert.equal(existsSync(path), false);
   } finally {
@@ -64,7 +67,10 @@ test('a lock whose owner is dead is taken over; fresh unreadable owner data is w
     writeFileSync(path, JSON.stringify({ pid: Number(String(dead.stdout).trim()), startTime: '1', bootId: bootId() }));
     releaseLock(acquireLock(path, 1000));
     writeFileSync(path, '{"pid":');
-    assert.throws(() => acquireLock(path, 200), (e: SubagentError) => e.code === 'E_LOCK_TIMEOUT');
+    assert.throws(
+      () => acquireLock(path, 200),
+      (e: SubagentError) => e.code === 'E_LOCK_TIMEOUT',
+    );
     const old = (Date.now() - UNREADABLE_GRACE_MS - 1000) / 1000;
     utimesSync(path, old, old);
     releaseLock(acquireLock(path, 1000));
@@ -82,7 +88,10 @@ test('a durable replace that cannot write leaves the old file and no temp file',
     assert.equal(readFileSync(path, 'utf8'), 'old');
     replaceFileDurably(path, 'new');
     assert.equal(readFileSync(path, 'utf8'), 'new');
-    assert.throws(() => replaceFileDurably(join(dir, 'missing', 'x'), 'y'), (e: SubagentError) => e.code === 'E_REGISTRY_UNWRITABLE');
+    assert.throws(
+      () => replaceFileDurably(join(dir, 'missing', 'x'), 'y'),
+      (e: SubagentError) => e.code === 'E_REGISTRY_UNWRITABLE',
+    );
     assert.deepEqual(spawnSync('ls', ['-A', dir], { encoding: 'utf8' }).stdout.trim().split('\n'), ['record.json']);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -49,10 +49,22 @@ test('probeKeys says, path by path, what still holds', () => {
     ['link/1/record.json', a, 1], // symlinks followed, as fs.statSync does
     ['', MISSING, 1], // the empty path names nothing
   ];
-  assert.deepEqual(probe(base, cases.map(([p, k]) => [p, k])), cases.map(([, , want]) => want));
+  assert.deepEqual(
+    probe(
+      base,
+      cases.map(([p, k]) => [p, k]),
+    ),
+    cases.map(([, , want]) => want),
+  );
 
   // A base that does not exist: nothing under it exists either.
-  assert.deepEqual(probe(join(dir, 'no-such-dir'), [['a/1/record.json', a], ['a/2', MISSING]]), [0, 1]);
+  assert.deepEqual(
+    probe(join(dir, 'no-such-dir'), [
+      ['a/1/record.json', a],
+      ['a/2', MISSING],
+    ]),
+    [0, 1],
+  );
   // A record replaced by rename, same size and mtime: a new inode.
   writeFileSync(rec('a') + '.new', '{"same":1}\n');
   renameSync(rec('a') + '.new', rec('a'));

@@ -100,7 +100,12 @@ interface Tokens {
 
 function tokensOf(u: unknown): Tokens {
   const o = fields(u);
-  return { input: num(o.input_tokens), output: num(o.output_tokens), cacheRead: num(o.cache_read_input_tokens), cacheWrite: num(o.cache_creation_input_tokens) };
+  return {
+    input: num(o.input_tokens),
+    output: num(o.output_tokens),
+    cacheRead: num(o.cache_read_input_tokens),
+    cacheWrite: num(o.cache_creation_input_tokens),
+  };
 }
 
 function addTokens(a: Tokens, b: Tokens): Tokens {
@@ -117,7 +122,12 @@ function modelUsageTokens(mu: unknown): Tokens | null {
   for (const v of Object.values(o)) {
     const m = obj(v);
     if (!m) continue;
-    t = addTokens(t ?? ZERO, { input: num(m.inputTokens), output: num(m.outputTokens), cacheRead: num(m.cacheReadInputTokens), cacheWrite: num(m.cacheCreationInputTokens) });
+    t = addTokens(t ?? ZERO, {
+      input: num(m.inputTokens),
+      output: num(m.outputTokens),
+      cacheRead: num(m.cacheReadInputTokens),
+      cacheWrite: num(m.cacheCreationInputTokens),
+    });
   }
   return t;
 }
@@ -353,7 +363,12 @@ class Normaliser {
 
   private emitTool(call: PendingTool, output: string | null, status: string): void {
     const childId = this.fixedChildId ?? (call.parentToolUseId ? this.childIdOf(call.parentToolUseId) : undefined);
-    const tool: ToolCall = { name: call.name, input: toolInputSummary(call.name, call.input), output: output === null ? null : capCounted(output, OUTPUT_MAX), status };
+    const tool: ToolCall = {
+      name: call.name,
+      input: toolInputSummary(call.name, call.input),
+      output: output === null ? null : capCounted(output, OUTPUT_MAX),
+      status,
+    };
     const m: Message = { role: 'tool', text: toolHeadline(call.name, call.input), tool };
     if (childId) m.childId = childId;
     this.emit(m);
@@ -389,7 +404,8 @@ class Normaliser {
   private upsertChild(id: string, patch: Partial<ChildAgent>): void {
     const i = this.state.children.findIndex((c) => c.id === id);
     const now = nowIso();
-    const before: ChildAgent = i >= 0 ? this.state.children[i]! : { id, cli: this.cli, description: null, status: 'running', statusSource: 'stream', startedAt: now, finishedAt: null };
+    const before: ChildAgent =
+      i >= 0 ? this.state.children[i]! : { id, cli: this.cli, description: null, status: 'running', statusSource: 'stream', startedAt: now, finishedAt: null };
     const next: ChildAgent = { ...before, statusSource: 'stream' };
     if (patch.description && !next.description) next.description = patch.description;
     if (patch.status) next.status = patch.status;
@@ -469,7 +485,9 @@ export function streamJsonVerdict(cli: CliName, exit: { code: number | null; sig
   // Children that never reported an end take the run's end.
   const now = nowIso();
   if (state.children.some((c) => c.status === 'running')) {
-    state.children = state.children.map((c) => (c.status === 'running' ? { ...c, status: failed ? 'failed' : 'done', statusSource: 'inferred', finishedAt: now } : c));
+    state.children = state.children.map((c) =>
+      c.status === 'running' ? { ...c, status: failed ? 'failed' : 'done', statusSource: 'inferred', finishedAt: now } : c,
+    );
   }
   // (The core appends the last line of stderr to a failure that has no fatalError: "--agent 'x' not found"…)
   if (state.fatalError) return { outcome: 'failed', error: state.fatalError };
@@ -479,4 +497,3 @@ export function streamJsonVerdict(cli: CliName, exit: { code: number | null; sig
   if (!sawResult) return { outcome: 'failed', error: `${cli} exited with status 0 without reporting a result (interrupted, or not a stream-json run)` };
   return { outcome: 'succeeded', error: null };
 }
-

@@ -57,7 +57,11 @@ async function eachLine(path: string, visit: (line: JsonObject) => boolean | voi
 /** Context Codex injects as user messages; not what anyone wrote. */
 function isContextMessage(text: string): boolean {
   const t = text.trimStart();
-  return /^<(environment_context|user_instructions|permissions instructions|turn_aborted|subagent_notification|collaboration_mode|skills_instructions)[\s>]/.test(t) || t.startsWith('# AGENTS.md');
+  return (
+    /^<(environment_context|user_instructions|permissions instructions|turn_aborted|subagent_notification|collaboration_mode|skills_instructions)[\s>]/.test(
+      t,
+    ) || t.startsWith('# AGENTS.md')
+  );
 }
 
 /** The tool message of a rollout `function_call` and its output (calls no item_completed describes). */

@@ -84,6 +84,6 @@ export function toolPart(part: Record<string, unknown>): ToolPart {
   if (status === 'error') output = str(state.error);
   else if (typeof state.output === 'string') output = tool === 'task' ? taskResult(state.output) : state.output;
   const call: ToolCall = { name: tool, input, output: output === null ? null : shortLine(output, TOOL_OUTPUT_MAX), status };
-  const label = tool === 'task' ? str(isObject(state.input) ? state.input.description : null) ?? input : input;
+  const label = tool === 'task' ? (str(isObject(state.input) ? state.input.description : null) ?? input) : input;
   return { tool, call, text: label ? `${tool}: ${label}` : tool, state };
 }

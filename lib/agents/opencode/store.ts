@@ -23,7 +23,16 @@ const EXPORT_MAX_BYTES = 64 * 1024 * 1024;
  * HOME/.local/share) and the config export loads on the way (so it sees what the run saw). Never
  * OPENCODE_CONFIG_CONTENT: it can hold API keys, and records are plain files.
  */
-export const STORE_ENV_KEYS: readonly string[] = ['HOME', 'XDG_DATA_HOME', 'OPENCODE_DB', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME', 'OPENCODE_CONFIG', 'OPENCODE_CONFIG_DIR'];
+export const STORE_ENV_KEYS: readonly string[] = [
+  'HOME',
+  'XDG_DATA_HOME',
+  'OPENCODE_DB',
+  'XDG_CONFIG_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_STATE_HOME',
+  'OPENCODE_CONFIG',
+  'OPENCODE_CONFIG_DIR',
+];
 
 /** Messages of one exported session (`opencode export <id>`: `{info, messages:[{info, parts}]}`). */
 export function exportMessages(doc: unknown, onMessage: (m: Message) => void, childId?: string): number {

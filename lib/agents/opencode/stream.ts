@@ -47,7 +47,15 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
   const addUsage = (part: Record<string, unknown>): void => {
     const t = fields(part.tokens);
     const cache = fields(t.cache);
-    const u: Usage = state.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: null };
+    const u: Usage = state.usage ?? {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      totalTokens: 0,
+      costUsd: null,
+    };
     const input = num(t.input);
     const output = num(t.output);
     const reasoning = num(t.reasoning);
@@ -71,7 +79,14 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
     if (!id) return;
     const input = fields(tp.state.input);
     const time = fields(tp.state.time);
-    const status: ChildAgent['status'] = tp.call.status === 'completed' ? 'done' : tp.call.status === 'error' ? 'failed' : tp.call.status === 'running' || tp.call.status === 'pending' ? 'running' : 'unknown';
+    const status: ChildAgent['status'] =
+      tp.call.status === 'completed'
+        ? 'done'
+        : tp.call.status === 'error'
+          ? 'failed'
+          : tp.call.status === 'running' || tp.call.status === 'pending'
+            ? 'running'
+            : 'unknown';
     const child: ChildAgent = {
       id,
       cli: 'opencode',
@@ -101,7 +116,8 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
           extra.textParts++;
           const mid = str(part.messageID);
           // The answer is the last assistant message's text; several text parts of one message join.
-          state.lastAssistantText = mid !== null && mid === extra.lastTextMessageId && state.lastAssistantText !== null ? `${state.lastAssistantText}\n\n${t}` : t;
+          state.lastAssistantText =
+            mid !== null && mid === extra.lastTextMessageId && state.lastAssistantText !== null ? `${state.lastAssistantText}\n\n${t}` : t;
           extra.lastTextMessageId = mid;
           onMessage?.({ role: 'assistant', text: t });
           break;
@@ -150,7 +166,8 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
 export function opencodeVerdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
   if (state.fatalError) return { outcome: 'failed', error: state.fatalError };
   if (exit.signal) return { outcome: 'failed', error: `opencode was killed by ${exit.signal}` };
-  if (exit.code !== 0) return { outcome: 'failed', error: `opencode exited with status ${exit.code}${state.sessionId === null ? ' before opening a session' : ''}` };
+  if (exit.code !== 0)
+    return { outcome: 'failed', error: `opencode exited with status ${exit.code}${state.sessionId === null ? ' before opening a session' : ''}` };
   const extra = extras.get(state);
   if (!extra) return { outcome: 'succeeded', error: null };
   if (extra.steps === 0 && extra.textParts === 0 && state.toolUses === 0) {

@@ -42,7 +42,10 @@ function install() {
       return false;
     }
   });
-  if (!have) execFileSync('npm', ['install', '--prefix', PREFIX, '--no-audit', '--no-fund', '--loglevel=error', '--save-exact', ...want], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (!have)
+    execFileSync('npm', ['install', '--prefix', PREFIX, '--no-audit', '--no-fund', '--loglevel=error', '--save-exact', ...want], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   const require = createRequire(join(PREFIX, 'package.json'));
   return { require, dir: (n) => join(PREFIX, 'node_modules', n) };
 }
@@ -104,10 +107,21 @@ const us = (performance.now() - t0) * 1000; // before process.stdout, a lazy get
 process.stdout.write(String(us));
 `,
     );
-    await build({ entryPoints: [join(work, 'entry.cjs')], outfile: join(work, 'bundle.cjs'), bundle: true, platform: 'node', target: 'node22', format: 'cjs', nodePaths: [join(PREFIX, 'node_modules')], logLevel: 'warning' });
+    await build({
+      entryPoints: [join(work, 'entry.cjs')],
+      outfile: join(work, 'bundle.cjs'),
+      bundle: true,
+      platform: 'node',
+      target: 'node22',
+      format: 'cjs',
+      nodePaths: [join(PREFIX, 'node_modules')],
+      logLevel: 'warning',
+    });
     const t = { mri: [], parseArgs: [], hand: [] };
     for (let i = 0; i < 100; i++) for (const k in t) t[k].push(Number(execFileSync(NODE, [join(work, 'bundle.cjs'), k], { encoding: 'utf8' })));
-    say(`  first use in a fresh process (bundled, 100 interleaved runs, median): mri ${median(t.mri).toFixed(0)} µs, parseArgs ${median(t.parseArgs).toFixed(0)} µs, hand-written split ${median(t.hand).toFixed(0)} µs`);
+    say(
+      `  first use in a fresh process (bundled, 100 interleaved runs, median): mri ${median(t.mri).toFixed(0)} µs, parseArgs ${median(t.parseArgs).toFixed(0)} µs, hand-written split ${median(t.hand).toFixed(0)} µs`,
+    );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -160,7 +174,7 @@ const t = ${JSON.stringify(join(dir, 'r.json'))}, l = ${JSON.stringify(label)};
       const steps = [];
       for (const line of r.stderr.split('\n')) {
         const open = /openat\(AT_FDCWD, "([^"]+)", ([^,)]+).*= (\d+)$/.exec(line);
-        if (open && open[1].startsWith(dir)) fds.set(open[3], open[2].includes('O_DIRECTORY') ? 'dir' : 'file');
+        if (open?.[1].startsWith(dir)) fds.set(open[3], open[2].includes('O_DIRECTORY') ? 'dir' : 'file');
         const sync = /(fsync|fdatasync)\((\d+)\)/.exec(line);
         if (sync && fds.has(sync[2])) steps.push(`${sync[1]}(${fds.get(sync[2])})`);
         if (/rename(at2)?\(/.test(line) && line.includes(dir)) steps.push('rename');
@@ -230,12 +244,17 @@ async function treeKill(pkgs) {
     }
     say(`  a run of ${size} processes (one of them escaped), ${RUNS} interleaved runs, SIGKILL:`);
     say(`    tree-kill: median ${ms(median(t['tree-kill']))}, escaped process survived ${escapedSurvived['tree-kill']}/${RUNS}`);
-    say(`    ours (snapshotRun + signalAll): median ${ms(median(t.ours))}, escaped process survived ${escapedSurvived.ours}/${RUNS}; ratio ${(median(t['tree-kill']) / median(t.ours)).toFixed(1)}x`);
+    say(
+      `    ours (snapshotRun + signalAll): median ${ms(median(t.ours))}, escaped process survived ${escapedSurvived.ours}/${RUNS}; ratio ${(median(t['tree-kill']) / median(t.ours)).toFixed(1)}x`,
+    );
     const run = await start(`${process.pid}-count`);
     const n = snapshotRun([run.root], run.mark).length - 1;
     await new Promise((res) => {
       const env = { ...process.env, PATH: `${join(work, 'bin')}:${process.env.PATH}` };
-      const child = spawn(NODE, ['-e', `require(${JSON.stringify(join(PREFIX, 'node_modules', 'tree-kill'))})(${run.root.pid}, 'SIGKILL', () => {})`], { env, stdio: 'inherit' });
+      const child = spawn(NODE, ['-e', `require(${JSON.stringify(join(PREFIX, 'node_modules', 'tree-kill'))})(${run.root.pid}, 'SIGKILL', () => {})`], {
+        env,
+        stdio: 'inherit',
+      });
       child.on('exit', res);
     });
     const calls = readFileSync(join(work, 'ps.log'), 'utf8').trim().split('\n');
@@ -270,7 +289,8 @@ async function psList(pkgs) {
   const variants = {
     'ps-list': async () => (await list()).length,
     '/proc (allProcesses)': async () => allProcesses().length,
-    'one ps -A -o pid=,ppid=,pgid=,stat=,lstart=,comm=': async () => (await run('ps', ARGS, { env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' } })).stdout.split('\n').filter(Boolean).length,
+    'one ps -A -o pid=,ppid=,pgid=,stat=,lstart=,comm=': async () =>
+      (await run('ps', ARGS, { env: { ...process.env, LC_ALL: 'C', TZ: 'UTC' } })).stdout.split('\n').filter(Boolean).length,
   };
   const t = {};
   for (const k in variants) {
@@ -278,11 +298,12 @@ async function psList(pkgs) {
     await variants[k]();
   }
   const ROUNDS = 40;
-  for (let r = 0; r < ROUNDS; r++) for (const k in variants) {
-    const t0 = performance.now();
-    await variants[k]();
-    t[k].push(performance.now() - t0);
-  }
+  for (let r = 0; r < ROUNDS; r++)
+    for (const k in variants) {
+      const t0 = performance.now();
+      await variants[k]();
+      t[k].push(performance.now() - t0);
+    }
   const base = median(t['/proc (allProcesses)']);
   say(`  one listing of ${allProcesses().length} processes, ${ROUNDS} interleaved rounds, median (ratio to /proc):`);
   for (const k in t) say(`    ${k.padEnd(50)} ${ms(median(t[k])).padStart(9)}  ${(median(t[k]) / base).toFixed(1)}x`);
@@ -322,7 +343,11 @@ async function ndjson(pkgs) {
   };
   try {
     const file = join(work, 'events.log');
-    const cases = { 'a line `null`': '{"a":1}\nnull\n{"a":2}\n', 'an invalid line': '{"a":1}\n{oops\n{"a":2}\n', 'a torn last line': '{"a":1}\n{"a":2}\n{"a":' };
+    const cases = {
+      'a line `null`': '{"a":1}\nnull\n{"a":2}\n',
+      'an invalid line': '{"a":1}\n{oops\n{"a":2}\n',
+      'a torn last line': '{"a":1}\n{"a":2}\n{"a":',
+    };
     for (const [name, text] of Object.entries(cases)) {
       writeFileSync(file, text);
       say(`  ${name}: ${JSON.stringify(text)}`);
@@ -338,7 +363,9 @@ async function ndjson(pkgs) {
     const early = await viaNdjson(file, false); // a stream read now ends here: it does not follow the file
     writeFileSync(file, '{"a":1}\n{"a":2}\n');
     f.poll();
-    say(`  a growing log, torn line completed later: LineFollower ${before} line(s), then ${seen.length}; ndjson (read before the rest came) ${JSON.stringify(early)}, and never reads the rest`);
+    say(
+      `  a growing log, torn line completed later: LineFollower ${before} line(s), then ${seen.length}; ndjson (read before the rest came) ${JSON.stringify(early)}, and never reads the rest`,
+    );
     for (const mb of [1, 2, 5, 10]) {
       writeFileSync(file, `{"a":1}\n{"text":"${'x'.repeat(mb * 1024 * 1024)}"}\n{"a":2}\n`);
       const tn = [];
@@ -352,7 +379,9 @@ async function ndjson(pkgs) {
         to.push(performance.now() - t0);
         if (a.out.length !== 3 || b.out.length !== 3) throw new Error('a reader lost a line');
       }
-      say(`  one ${mb} MB line (7 runs, median): ndjson ${ms(median(tn))}, LineFollower + JSON.parse ${ms(median(to))}, ratio ${(median(tn) / median(to)).toFixed(0)}x`);
+      say(
+        `  one ${mb} MB line (7 runs, median): ndjson ${ms(median(tn))}, LineFollower + JSON.parse ${ms(median(to))}, ratio ${(median(tn) / median(to)).toFixed(0)}x`,
+      );
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -34,12 +34,26 @@ describe('batch start', () => {
     assert.equal(r.json.error, '3 of 6 batch lines did not start');
     assert.equal(r.json.registry, b.registry);
     assert.equal(typeof r.json.details?.hint, 'string');
-    assert.deepEqual(r.json.started.map((s: any) => [s.line, s.name, s.cli]), [[1, 'bt/one', 'shell'], [3, 'bt/two', 'shell'], [7, 'bt/three', 'shell']]);
+    assert.deepEqual(
+      r.json.started.map((s: any) => [s.line, s.name, s.cli]),
+      [
+        [1, 'bt/one', 'shell'],
+        [3, 'bt/two', 'shell'],
+        [7, 'bt/three', 'shell'],
+      ],
+    );
     for (const s of r.json.started) {
       assert.ok(Number.isInteger(s.pid) && s.pid > 0);
       assert.equal(s.run, 1);
     }
-    assert.deepEqual(r.json.failed.map((f: any) => [f.line, f.code]), [[2, 'E_ARG_INVALID'], [4, 'E_NAME_INVALID'], [8, 'E_ARG_UNKNOWN']]);
+    assert.deepEqual(
+      r.json.failed.map((f: any) => [f.line, f.code]),
+      [
+        [2, 'E_ARG_INVALID'],
+        [4, 'E_NAME_INVALID'],
+        [8, 'E_ARG_UNKNOWN'],
+      ],
+    );
     for (const f of r.json.failed) assert.ok(typeof f.error === 'string' && f.error.length > 0, JSON.stringify(f));
     assert.equal(r.json.failed[0].name, null);
     assert.equal(r.json.failed[1].name, 'bt/bad name');
@@ -67,18 +81,32 @@ describe('batch start', () => {
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal(r.json.ok, true);
     assert.deepEqual(r.json.failed, []);
-    assert.deepEqual(r.json.started.map((s: any) => [s.line, s.name]), [[1, 'st/a'], [2, 'st/b']]);
+    assert.deepEqual(
+      r.json.started.map((s: any) => [s.line, s.name]),
+      [
+        [1, 'st/a'],
+        [2, 'st/b'],
+      ],
+    );
     waitTerminal(b, ['st/a', 'st/b']);
     assert.equal(resultText(b, 'st/a'), `a\n${realpathSync(sub)}\n`, 'the --cwd default applied');
     assert.equal(resultText(b, 'st/b'), '1:x y\n');
-    assert.equal(statusOf(b, 'st/b').cwd, b.dir, 'the line\'s cwd wins');
+    assert.equal(statusOf(b, 'st/b').cwd, b.dir, "the line's cwd wins");
 
     // stdin with one bad line (an existing name) and one good: the good one starts.
-    const r2 = b.run('start-subagent', ['--batch', '-', '--cli', 'shell'], { input: `${JSON.stringify({ name: 'st/a', prompt: 'echo again' })}\n${JSON.stringify({ name: 'st/c', prompt: 'echo c' })}\n` });
+    const r2 = b.run('start-subagent', ['--batch', '-', '--cli', 'shell'], {
+      input: `${JSON.stringify({ name: 'st/a', prompt: 'echo again' })}\n${JSON.stringify({ name: 'st/c', prompt: 'echo c' })}\n`,
+    });
     assert.equal(r2.code, 1);
     assert.equal(r2.json.code, 'E_BATCH_INCOMPLETE');
-    assert.deepEqual(r2.json.failed.map((f: any) => [f.line, f.name, f.code]), [[1, 'st/a', 'E_NAME_EXISTS']]);
-    assert.deepEqual(r2.json.started.map((s: any) => s.name), ['st/c']);
+    assert.deepEqual(
+      r2.json.failed.map((f: any) => [f.line, f.name, f.code]),
+      [[1, 'st/a', 'E_NAME_EXISTS']],
+    );
+    assert.deepEqual(
+      r2.json.started.map((s: any) => s.name),
+      ['st/c'],
+    );
     waitTerminal(b, ['st/c']);
 
     // --batch with --name is refused before anything starts.

@@ -30,7 +30,10 @@ describe('waiting for many (CI)', () => {
     const report = join(b.dir, 'reports', 'ci.xml');
     const r = b.run('status', ['--wait-terminal', '--prefix', 'ci', '--require-success', '--junit', 'reports/ci.xml', '--timeout', WAIT_SEC]);
     const j = assertError(r, 'E_RUN_FAILED', 1);
-    assert.deepEqual(j.agents.map((a: any) => a.name), ['ci/bad', 'ci/ok1', 'ci/ok2']);
+    assert.deepEqual(
+      j.agents.map((a: any) => a.name),
+      ['ci/bad', 'ci/ok1', 'ci/ok2'],
+    );
     for (const a of j.agents) assert.equal(a.status, 'done', 'the wait finished');
     assert.deepEqual(j.details.failed, ['ci/bad']);
     assert.match(j.error, /ci\/bad/);
@@ -49,7 +52,10 @@ describe('waiting for many (CI)', () => {
     assert.equal(root.attrs.failures, '1');
     assert.equal(root.attrs.errors, '0');
     const cases = findAll(root, 'testcase');
-    assert.deepEqual(cases.map((c) => c.attrs.name), ['ci/bad', 'ci/ok1', 'ci/ok2']);
+    assert.deepEqual(
+      cases.map((c) => c.attrs.name),
+      ['ci/bad', 'ci/ok1', 'ci/ok2'],
+    );
     for (const c of cases) assert.equal(c.attrs.classname, 'subagents.ci');
     const cBad = cases[0]!;
     const fail = cBad.children.filter((c) => c.name === 'failure');
@@ -57,7 +63,11 @@ describe('waiting for many (CI)', () => {
     assert.match(fail[0]!.text, /exit code 3/);
     assert.ok(fail[0]!.text.includes(bad.error), `the failure holds the error: ${fail[0]!.text}`);
     assert.ok(fail[0]!.attrs.message!.includes('boom <x> & "y"'), `message: ${fail[0]!.attrs.message}`);
-    const out = (c: XmlElement) => c.children.filter((x) => x.name === 'system-out').map((x) => x.text).join('');
+    const out = (c: XmlElement) =>
+      c.children
+        .filter((x) => x.name === 'system-out')
+        .map((x) => x.text)
+        .join('');
     assert.equal(out(cBad), 'partial <answer> & more\n');
     const cOk1 = cases[1]!;
     assert.equal(cOk1.children.filter((c) => c.name === 'failure' || c.name === 'error').length, 0);
@@ -85,12 +95,22 @@ describe('waiting for many (CI)', () => {
     const okr = b.run('status', ['--wait-terminal', '--prefix', 'good', '--require-success', '--junit', join(b.dir, 'good.xml'), '--timeout', WAIT_SEC]);
     assert.equal(okr.code, 0, okr.stdout + okr.stderr);
     assert.equal(okr.json.ok, true);
-    assert.deepEqual(okr.json.agents.map((a: any) => [a.name, a.outcome]), [['good/big', 'succeeded'], ['good/x', 'succeeded'], ['good/y', 'succeeded']]);
+    assert.deepEqual(
+      okr.json.agents.map((a: any) => [a.name, a.outcome]),
+      [
+        ['good/big', 'succeeded'],
+        ['good/x', 'succeeded'],
+        ['good/y', 'succeeded'],
+      ],
+    );
     assert.equal(okr.json.junit, join(b.dir, 'good.xml'));
     const goodRoot = checkJunit(t, join(b.dir, 'good.xml'));
     assert.equal(goodRoot.attrs.failures, '0');
     const gcases = findAll(goodRoot, 'testcase');
-    assert.deepEqual(gcases.map((c) => c.attrs.name), ['good/big', 'good/x', 'good/y']);
+    assert.deepEqual(
+      gcases.map((c) => c.attrs.name),
+      ['good/big', 'good/x', 'good/y'],
+    );
     assert.equal(findAll(goodRoot, 'failure').length + findAll(goodRoot, 'error').length, 0);
     // Control characters XML cannot hold are dropped; other text stays.
     assert.equal(out(gcases[1]!), 'x [1mbold[0m  \u00a9\n');
@@ -142,7 +162,10 @@ describe('waiting for many (CI)', () => {
       const r = b.run('status', ['--wait-terminal', '--prefix', 'to', '--timeout', '1', '--junit', file, '--require-success']);
       const j = assertError(r, 'E_WAIT_TIMEOUT', 124);
       assert.equal(j.junit, file);
-      assert.deepEqual(j.agents.map((a: any) => a.name), ['to/quick', 'to/slow']);
+      assert.deepEqual(
+        j.agents.map((a: any) => a.name),
+        ['to/quick', 'to/slow'],
+      );
       const root = checkJunit(t, file);
       assert.equal(root.attrs.errors, '1');
       const cases = findAll(root, 'testcase');
@@ -151,7 +174,14 @@ describe('waiting for many (CI)', () => {
       const err = slow.children.filter((c) => c.name === 'error');
       assert.equal(err.length, 1);
       assert.equal(err[0]!.attrs.type, 'running');
-      assert.equal(slow.children.filter((c) => c.name === 'system-out').map((c) => c.text).join(''), 'so far & <on>\n', 'the answer so far');
+      assert.equal(
+        slow.children
+          .filter((c) => c.name === 'system-out')
+          .map((c) => c.text)
+          .join(''),
+        'so far & <on>\n',
+        'the answer so far',
+      );
     } finally {
       open(g);
     }

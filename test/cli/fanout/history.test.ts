@@ -25,13 +25,23 @@ describe('run history', () => {
     assert.equal(h.code, 0, h.stdout);
     assert.equal(h.json.name, 'h/conv');
     assert.equal(h.json.runs.length, 3);
-    assert.deepEqual(h.json.runs.map((r: any) => [r.run, r.status, r.outcome, r.cli, r.exitCode]), [
-      [1, 'done', 'succeeded', 'shell', 0],
-      [2, 'done', 'succeeded', 'shell', 0],
-      [3, 'done', 'failed', 'shell', 2],
-    ]);
-    assert.deepEqual(h.json.runs.map((r: any) => r.promptHead), ['echo answer-1', '# step two', 'echo answer-3; exit 2'], 'the first non-empty line');
-    assert.deepEqual(h.json.runs.map((r: any) => r.promptBytes), [13, 25, 21]);
+    assert.deepEqual(
+      h.json.runs.map((r: any) => [r.run, r.status, r.outcome, r.cli, r.exitCode]),
+      [
+        [1, 'done', 'succeeded', 'shell', 0],
+        [2, 'done', 'succeeded', 'shell', 0],
+        [3, 'done', 'failed', 'shell', 2],
+      ],
+    );
+    assert.deepEqual(
+      h.json.runs.map((r: any) => r.promptHead),
+      ['echo answer-1', '# step two', 'echo answer-3; exit 2'],
+      'the first non-empty line',
+    );
+    assert.deepEqual(
+      h.json.runs.map((r: any) => r.promptBytes),
+      [13, 25, 21],
+    );
     for (const r of h.json.runs) assert.ok(Date.parse(r.finishedAt) >= Date.parse(r.startedAt));
     assertError(b.run('status', ['--name', 'h/conv', '--name', 'h/other', '--runs']), 'E_ARG_INVALID');
 
@@ -48,12 +58,18 @@ describe('run history', () => {
     assert.equal(s1.code, 0, s1.stdout);
     assert.equal(s1.json.since, 1);
     assert.equal(s1.json.latestRun, 3);
-    assert.deepEqual(s1.json.runs.map((r: any) => [r.run, r.outcome, r.exitCode, r.lastAssistantText]), [
-      [2, 'succeeded', 0, 'answer-2\n'],
-      [3, 'failed', 2, 'answer-3\n'],
-    ]);
+    assert.deepEqual(
+      s1.json.runs.map((r: any) => [r.run, r.outcome, r.exitCode, r.lastAssistantText]),
+      [
+        [2, 'succeeded', 0, 'answer-2\n'],
+        [3, 'failed', 2, 'answer-3\n'],
+      ],
+    );
     const s0 = b.run('result', ['--name', 'h/conv', '--since', '0', '--json']);
-    assert.deepEqual(s0.json.runs.map((r: any) => r.lastAssistantText), ['answer-1\n', 'answer-2\n', 'answer-3\n']);
+    assert.deepEqual(
+      s0.json.runs.map((r: any) => r.lastAssistantText),
+      ['answer-1\n', 'answer-2\n', 'answer-3\n'],
+    );
     const s3 = b.run('result', ['--name', 'h/conv', '--since', '3', '--json']);
     assert.deepEqual(s3.json.runs, []);
     const plain = b.run('result', ['--name', 'h/conv', '--since', '1']);

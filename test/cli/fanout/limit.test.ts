@@ -95,7 +95,9 @@ describe('concurrency limit', () => {
     })();
 
     try {
-      const outs = await Promise.all(names.map((n, i) => b.runAsync('start-subagent', shellArgs(n, `${gate(g)}; sleep 0.2; echo out-${i}`, ['--max-concurrent', '3']))));
+      const outs = await Promise.all(
+        names.map((n, i) => b.runAsync('start-subagent', shellArgs(n, `${gate(g)}; sleep 0.2; echo out-${i}`, ['--max-concurrent', '3']))),
+      );
       outs.forEach((r, i) => {
         assert.equal(r.code, 0, `${names[i]}: ${r.stdout}${r.stderr}`);
         assert.equal(r.json.ok, true);
@@ -104,12 +106,17 @@ describe('concurrency limit', () => {
       });
 
       // With the gate shut, exactly 3 hold a slot and 27 wait, numbered 1..27.
-      const full = await until('3 running and 27 queued', async () => {
-        const s = await statusLineAsync(b, ['--prefix', 'race']);
-        const running = s.agents.filter((a: any) => a.status === 'running');
-        const queued = s.agents.filter((a: any) => a.queued);
-        return running.length === 3 && queued.length === 27 && s.queue?.running === 3 && s.queue?.queued === 27 ? s : null;
-      }, LONG, 50);
+      const full = await until(
+        '3 running and 27 queued',
+        async () => {
+          const s = await statusLineAsync(b, ['--prefix', 'race']);
+          const running = s.agents.filter((a: any) => a.status === 'running');
+          const queued = s.agents.filter((a: any) => a.queued);
+          return running.length === 3 && queued.length === 27 && s.queue?.running === 3 && s.queue?.queued === 27 ? s : null;
+        },
+        LONG,
+        50,
+      );
       assert.deepEqual(full.queue, { limit: 3, running: 3, queued: 27 });
       const queued = full.agents.filter((a: any) => a.queued);
       for (const a of queued) {
@@ -117,7 +124,10 @@ describe('concurrency limit', () => {
         assert.equal(a.agentPid, null, `${a.name} is queued but has an agent`);
         assert.ok(Number.isInteger(a.queuePosition) && a.queuePosition >= 1, `${a.name} position ${a.queuePosition}`);
       }
-      assert.deepEqual(queued.map((a: any) => a.queuePosition).sort((x: number, y: number) => x - y), Array.from({ length: 27 }, (_, i) => i + 1));
+      assert.deepEqual(
+        queued.map((a: any) => a.queuePosition).sort((x: number, y: number) => x - y),
+        Array.from({ length: 27 }, (_, i) => i + 1),
+      );
       for (const a of full.agents.filter((x: any) => x.status === 'running')) {
         assert.equal(a.queued, false);
         assert.equal(a.queuePosition, null);
@@ -133,7 +143,9 @@ describe('concurrency limit', () => {
         assert.equal(a.outcome, 'succeeded', `${a.name}: ${a.error}`);
         assert.equal(a.queued, false);
       }
-      names.forEach((n, i) => assert.equal(resultText(b, n), `out-${i}\n`));
+      names.forEach((n, i) => {
+        assert.equal(resultText(b, n), `out-${i}\n`);
+      });
     } finally {
       stop = true;
       clearInterval(timer);
@@ -154,7 +166,10 @@ describe('concurrency limit', () => {
       for (const q of p.queued) assert.ok(Number.isInteger(q.pos) && (q.pos as number) >= 1, `${q.name} queued without a position`);
       assert.equal(new Set(p.queued.map((q) => q.pos)).size, p.queued.length, `two runs share a queue position: ${JSON.stringify(p.queued)}`);
     }
-    assert.ok(polls.some((p) => p.queued.length > 0), 'some poll saw queued runs');
+    assert.ok(
+      polls.some((p) => p.queued.length > 0),
+      'some poll saw queued runs',
+    );
 
     // The records: the agents' lifetimes [agentStartedAt, finishedAt] never overlap more than 3 deep.
     const recs = names.map((n) => recordOf(b.registry, n));
@@ -182,10 +197,15 @@ describe('concurrency limit', () => {
     startShell(b, 'kill/b', 'echo b-done');
     const qx = startShell(b, 'kill/x', 'echo x-never');
     startShell(b, 'kill/y', 'echo y-done');
-    const s = await until('b, x, y queued', async () => {
-      const st = await statusLineAsync(b, ['--prefix', 'kill']);
-      return st.queue?.queued === 3 ? st : null;
-    }, LONG, 50);
+    const s = await until(
+      'b, x, y queued',
+      async () => {
+        const st = await statusLineAsync(b, ['--prefix', 'kill']);
+        return st.queue?.queued === 3 ? st : null;
+      },
+      LONG,
+      50,
+    );
     assert.deepEqual(s.queue, { limit: 1, running: 1, queued: 3 });
     const qb = byName(s.agents)['kill/b'];
     assert.equal(qb.queuePosition, 1);
@@ -193,10 +213,15 @@ describe('concurrency limit', () => {
 
     // A queued run whose supervisor dies leaves the queue: y moves up behind b.
     process.kill(qx.pid, 'SIGKILL');
-    const s1 = await until('x left the queue', async () => {
-      const st = await statusLineAsync(b, ['--prefix', 'kill']);
-      return st.queue?.queued === 2 ? st : null;
-    }, LONG, 50);
+    const s1 = await until(
+      'x left the queue',
+      async () => {
+        const st = await statusLineAsync(b, ['--prefix', 'kill']);
+        return st.queue?.queued === 2 ? st : null;
+      },
+      LONG,
+      50,
+    );
     const m1 = byName(s1.agents);
     assert.deepEqual([m1['kill/x'].status, m1['kill/x'].queued, m1['kill/x'].queuePosition, m1['kill/x'].agentAlive], ['unknown', false, null, false]);
     assert.deepEqual([m1['kill/b'].queuePosition, m1['kill/y'].queuePosition], [1, 2]);
@@ -217,7 +242,10 @@ describe('concurrency limit', () => {
     assert.equal(assertError(ju, 'E_RUN_FAILED').junit, join(b.dir, 'unknown.xml'));
     const uroot = checkJunit(t, join(b.dir, 'unknown.xml'));
     assert.equal(uroot.attrs.errors, '1');
-    assert.deepEqual(findAll(uroot, 'error').map((e) => e.attrs.type), ['unknown']);
+    assert.deepEqual(
+      findAll(uroot, 'error').map((e) => e.attrs.type),
+      ['unknown'],
+    );
 
     // Cancelling the unknown run ends the orphaned agent; then the slot is free and b starts.
     const cancelledAt = Date.now();
@@ -270,19 +298,31 @@ describe('concurrency limit', () => {
     assert.equal(rs.json.run, 2);
     const order = ['fifo/3', 'fifo/1', 'fifo/4', 'fifo/2'];
     for (const n of order) startShell(b, n, `sleep 0.1; echo ${n}`);
-    const s = await until('five queued', async () => {
-      const x = await statusLineAsync(b, ['--all']);
-      return x.agents.filter((a: any) => a.queued).length === 5 ? x : null;
-    }, LONG, 50);
+    const s = await until(
+      'five queued',
+      async () => {
+        const x = await statusLineAsync(b, ['--all']);
+        return x.agents.filter((a: any) => a.queued).length === 5 ? x : null;
+      },
+      LONG,
+      50,
+    );
     const m = byName(s.agents);
-    assert.deepEqual(['kill/b', ...order].map((n) => m[n].queuePosition), [1, 2, 3, 4, 5], 'positions follow the start order, not the names');
+    assert.deepEqual(
+      ['kill/b', ...order].map((n) => m[n].queuePosition),
+      [1, 2, 3, 4, 5],
+      'positions follow the start order, not the names',
+    );
     assert.equal(m['kill/b'].run, 2);
     open(g);
     waitTerminal(b, ['fifo/0', 'kill/b', ...order]);
     assert.equal(resultText(b, 'kill/b'), 'b-again\n');
     const recs = [recordOf(b.registry, 'fifo/0'), recordOf(b.registry, 'kill/b', 2), ...order.map((n) => recordOf(b.registry, n))];
     for (let i = 1; i < recs.length; i++) {
-      assert.ok(Date.parse(recs[i]!.agentStartedAt) >= Date.parse(recs[i - 1]!.finishedAt), `${recs[i]!.name} run ${recs[i]!.run} started after ${recs[i - 1]!.name} ended`);
+      assert.ok(
+        Date.parse(recs[i]!.agentStartedAt) >= Date.parse(recs[i - 1]!.finishedAt),
+        `${recs[i]!.name} run ${recs[i]!.run} started after ${recs[i - 1]!.name} ended`,
+      );
       assert.equal(recs[i]!.outcome, 'succeeded');
     }
   });
@@ -293,31 +333,42 @@ describe('concurrency limit', () => {
     const a = startShell(b, 'q/a', `${gate(g)}; echo a`, ['--max-concurrent', '1']);
     await untilStatus(b, 'q/a', (x) => x.status === 'running', 'a running');
     for (const n of ['q/b', 'q/c', 'q/d']) startShell(b, n, `${gate(g)}; echo ${n}`);
-    const s1 = await until('b, c, d queued at 1, 2, 3', async () => {
-      const s = await statusLineAsync(b, ['--prefix', 'q']);
-      const m = byName(s.agents);
-      return m['q/b']?.queuePosition === 1 && m['q/c']?.queuePosition === 2 && m['q/d']?.queuePosition === 3 ? s : null;
-    }, LONG, 50);
+    const s1 = await until(
+      'b, c, d queued at 1, 2, 3',
+      async () => {
+        const s = await statusLineAsync(b, ['--prefix', 'q']);
+        const m = byName(s.agents);
+        return m['q/b']?.queuePosition === 1 && m['q/c']?.queuePosition === 2 && m['q/d']?.queuePosition === 3 ? s : null;
+      },
+      LONG,
+      50,
+    );
     assert.deepEqual(s1.queue, { limit: 1, running: 1, queued: 3 });
     const tr = b.run('status', ['--prefix', 'q', '--tree']);
     assert.equal(tr.code, 0, tr.stdout);
-    assert.deepEqual(tr.stdout.split('\n').filter(Boolean).map((l) => l.replace(/ {2}run 1$/, '')), [
-      'q/a  [shell] running',
-      'q/b  [shell] scheduled (queued #1)',
-      'q/c  [shell] scheduled (queued #2)',
-      'q/d  [shell] scheduled (queued #3)',
-    ]);
+    assert.deepEqual(
+      tr.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.replace(/ {2}run 1$/, '')),
+      ['q/a  [shell] running', 'q/b  [shell] scheduled (queued #1)', 'q/c  [shell] scheduled (queued #2)', 'q/d  [shell] scheduled (queued #3)'],
+    );
     assert.equal(byName(s1.agents)['q/a'].queued, false);
 
     const c = b.run('cancel', ['--name', 'q/c']);
     assert.equal(c.code, 0, c.stdout + c.stderr);
     assert.equal(c.json.previousStatus, 'scheduled');
     assert.equal(c.json.outcome, 'cancelled');
-    const s2 = await until('c left the queue, d moved up', async () => {
-      const s = await statusLineAsync(b, ['--prefix', 'q']);
-      const m = byName(s.agents);
-      return m['q/d']?.queuePosition === 2 && s.queue.queued === 2 ? s : null;
-    }, LONG, 50);
+    const s2 = await until(
+      'c left the queue, d moved up',
+      async () => {
+        const s = await statusLineAsync(b, ['--prefix', 'q']);
+        const m = byName(s.agents);
+        return m['q/d']?.queuePosition === 2 && s.queue.queued === 2 ? s : null;
+      },
+      LONG,
+      50,
+    );
     const m2 = byName(s2.agents);
     assert.equal(m2['q/c'].status, 'done');
     assert.equal(m2['q/c'].outcome, 'cancelled');
@@ -329,20 +380,30 @@ describe('concurrency limit', () => {
 
     // Raising the limit to 3 (with a later start) releases b and d at once; e queues behind them.
     startShell(b, 'q/e', `${gate(g)}; echo q/e`, ['--max-concurrent', '3']);
-    const s3 = await until('b and d running, e queued', async () => {
-      const s = await statusLineAsync(b, ['--prefix', 'q']);
-      const m = byName(s.agents);
-      return m['q/b']?.status === 'running' && m['q/d']?.status === 'running' && m['q/e']?.queued ? s : null;
-    }, LONG, 50);
+    const s3 = await until(
+      'b and d running, e queued',
+      async () => {
+        const s = await statusLineAsync(b, ['--prefix', 'q']);
+        const m = byName(s.agents);
+        return m['q/b']?.status === 'running' && m['q/d']?.status === 'running' && m['q/e']?.queued ? s : null;
+      },
+      LONG,
+      50,
+    );
     assert.deepEqual(s3.queue, { limit: 3, running: 3, queued: 1 });
     assert.equal(byName(s3.agents)['q/e'].queuePosition, 1);
 
     // SUBAGENT_MAX_CONCURRENT=0 removes the limit: e starts, and so does f at once.
     startShell(b, 'q/f', 'echo q/f', [], { env: { SUBAGENT_MAX_CONCURRENT: '0' } });
-    const s4 = await until('e running without a limit', async () => {
-      const s = await statusLineAsync(b, ['--prefix', 'q']);
-      return byName(s.agents)['q/e']?.status === 'running' ? s : null;
-    }, LONG, 50);
+    const s4 = await until(
+      'e running without a limit',
+      async () => {
+        const s = await statusLineAsync(b, ['--prefix', 'q']);
+        return byName(s.agents)['q/e']?.status === 'running' ? s : null;
+      },
+      LONG,
+      50,
+    );
     assert.equal(s4.queue?.limit ?? null, null);
     open(g);
     const all = waitTerminal(b, ['q/a', 'q/b', 'q/c', 'q/d', 'q/e', 'q/f']);
@@ -354,7 +415,10 @@ describe('concurrency limit', () => {
     const root = checkJunit(t, join(b.dir, 'q.xml'));
     assert.equal(root.attrs.failures, '1');
     const failed = findAll(root, 'testcase').filter((c) => c.children.some((x) => x.name === 'failure'));
-    assert.deepEqual(failed.map((c) => [c.attrs.name, c.children.find((x) => x.name === 'failure')!.attrs.type]), [['q/c', 'cancelled']]);
+    assert.deepEqual(
+      failed.map((c) => [c.attrs.name, c.children.find((x) => x.name === 'failure')!.attrs.type]),
+      [['q/c', 'cancelled']],
+    );
     assert.equal(a.status, 'scheduled');
   });
 });

@@ -30,20 +30,28 @@ describe('nested orchestration', () => {
     };
     const leaf = file('leaf', `'${start}' --name nest/deeper --cli shell --prompt 'echo too-deep'\necho "rc=$?"\n${loop}\n`);
     const mid = file('mid', `'${start}' --name nest/leaf --cli shell --prompt-file '${leaf}'\necho "rc=$?"\n${loop}\n`);
-    const top = file('top', `echo "parent-env=$SUBAGENT_PARENT dir=$SUBAGENT_DIR"\n'${start}' --name nest/mid --cli shell --prompt-file '${mid}'\necho "rc=$?"\n${loop}\n`);
+    const top = file(
+      'top',
+      `echo "parent-env=$SUBAGENT_PARENT dir=$SUBAGENT_DIR"\n'${start}' --name nest/mid --cli shell --prompt-file '${mid}'\necho "rc=$?"\n${loop}\n`,
+    );
     const s = b.run('start-subagent', ['--name', 'nest/top', '--cli', 'shell', '--prompt-file', top]);
     assert.equal(s.code, 0, s.stdout + s.stderr);
     const names = ['nest/top', 'nest/mid', 'nest/leaf'];
     try {
       // The leaf's own nested start was refused: its output holds the E_DEPTH_LIMIT line.
-      const leafOut = await until('the leaf tried to nest deeper', () => {
-        try {
-          const txt = resultText(b, 'nest/leaf');
-          return /rc=\d/.test(txt) ? txt : null;
-        } catch {
-          return null;
-        }
-      }, LONG, 100);
+      const leafOut = await until(
+        'the leaf tried to nest deeper',
+        () => {
+          try {
+            const txt = resultText(b, 'nest/leaf');
+            return /rc=\d/.test(txt) ? txt : null;
+          } catch {
+            return null;
+          }
+        },
+        LONG,
+        100,
+      );
       const [line, rc] = leafOut.split('\n');
       const refused = JSON.parse(line!);
       assert.equal(refused.ok, false);
@@ -61,10 +69,15 @@ describe('nested orchestration', () => {
       assert.equal(inner.registry, b.registry, 'the nested start went into the same registry');
       assert.equal(topOut[2], 'rc=0');
 
-      const st = await until('all three running', async () => {
-        const x = await statusLineAsync(b, ['--prefix', 'nest']);
-        return x.agents.length === 3 && x.agents.every((a: any) => a.status === 'running') ? x : null;
-      }, LONG, 50);
+      const st = await until(
+        'all three running',
+        async () => {
+          const x = await statusLineAsync(b, ['--prefix', 'nest']);
+          return x.agents.length === 3 && x.agents.every((a: any) => a.status === 'running') ? x : null;
+        },
+        LONG,
+        50,
+      );
       const m = byName(st.agents);
       assert.deepEqual(Object.keys(m).sort(), ['nest/leaf', 'nest/mid', 'nest/top'], 'nest/deeper was never created');
       assert.deepEqual([m['nest/top'].parent, m['nest/top'].depth], [null, 1]);
@@ -90,10 +103,13 @@ describe('nested orchestration', () => {
       assert.equal(c.json.ok, true);
       assert.equal(c.json.outcome, 'cancelled');
       assert.deepEqual(c.json.survivors, []);
-      assert.deepEqual(c.json.descendants.map((d: any) => [d.name, d.previousStatus, d.status, d.outcome]), [
-        ['nest/mid', 'running', 'done', 'cancelled'],
-        ['nest/leaf', 'running', 'done', 'cancelled'],
-      ]);
+      assert.deepEqual(
+        c.json.descendants.map((d: any) => [d.name, d.previousStatus, d.status, d.outcome]),
+        [
+          ['nest/mid', 'running', 'done', 'cancelled'],
+          ['nest/leaf', 'running', 'done', 'cancelled'],
+        ],
+      );
       for (const d of c.json.descendants) assert.deepEqual(d.survivors, []);
       const after = liveRunIds(b.marker);
       for (const [i, id] of ids.entries()) assert.deepEqual(after.get(id) ?? [], [], `a process of ${names[i]} survived`);
@@ -122,7 +138,10 @@ describe('nested orchestration', () => {
       assert.equal(c.code, 0, c.stdout + c.stderr);
       assert.equal(c.json.previousStatus, 'done');
       assert.equal(c.json.outcome, 'succeeded', 'the ended parent keeps its outcome');
-      assert.deepEqual(c.json.descendants.map((d: any) => [d.name, d.previousStatus, d.outcome]), [['gone/child', 'running', 'cancelled']]);
+      assert.deepEqual(
+        c.json.descendants.map((d: any) => [d.name, d.previousStatus, d.outcome]),
+        [['gone/child', 'running', 'cancelled']],
+      );
       assert.equal(pidAlive(ch.agentPid), false);
       assertError(b.run('cancel', ['--name', 'gone/top', '--recursive']), 'E_NOT_RUNNING');
     } finally {
@@ -154,14 +173,20 @@ describe('nested orchestration', () => {
     // Each level starts the next with SUBAGENT_DIR removed (the registry given by --registry instead):
     // the parent's record cannot be read that way, the exported depth still counts.
     const leaf = join(b.dir, 'lost-leaf.sh');
-    writeFileSync(leaf, `echo "depth=$SUBAGENT_DEPTH"\nenv -u SUBAGENT_DIR '${start}' --registry '${b.registry}' --name lost/deeper --cli shell --prompt 'echo no'\necho "rc=$?"\n`);
+    writeFileSync(
+      leaf,
+      `echo "depth=$SUBAGENT_DEPTH"\nenv -u SUBAGENT_DIR '${start}' --registry '${b.registry}' --name lost/deeper --cli shell --prompt 'echo no'\necho "rc=$?"\n`,
+    );
     const mid = join(b.dir, 'lost-mid.sh');
-    writeFileSync(mid, `echo "depth=$SUBAGENT_DEPTH"\nenv -u SUBAGENT_DIR '${start}' --registry '${b.registry}' --name lost/leaf --cli shell --prompt-file '${leaf}'\necho "rc=$?"\n`);
+    writeFileSync(
+      mid,
+      `echo "depth=$SUBAGENT_DEPTH"\nenv -u SUBAGENT_DIR '${start}' --registry '${b.registry}' --name lost/leaf --cli shell --prompt-file '${leaf}'\necho "rc=$?"\n`,
+    );
     const s = b.run('start-subagent', ['--name', 'lost/top', '--cli', 'shell', '--prompt-file', mid], { env: { SUBAGENT_MAX_DEPTH: '2' } });
     assert.equal(s.code, 0, s.stdout + s.stderr);
     waitTerminal(b, ['lost/top']);
     const top = resultText(b, 'lost/top').split('\n');
-    assert.equal(top[0], 'depth=1', 'the supervisor exports the run\'s depth');
+    assert.equal(top[0], 'depth=1', "the supervisor exports the run's depth");
     assert.equal(JSON.parse(top[1]!).ok, true, top[1]);
     const l = waitTerminal(b, ['lost/leaf'])['lost/leaf'];
     assert.deepEqual([l.parent, l.depth], ['lost/top', 2]);
@@ -187,7 +212,11 @@ describe('nested orchestration', () => {
       ['a garbled SUBAGENT_DEPTH', { ...b.env, SUBAGENT_PARENT: 'lost/top', SUBAGENT_DEPTH: 'x1', SUBAGENT_MAX_DEPTH: '9' }],
     ];
     for (const [label, env] of cases) {
-      const r = spawnSync(join(BIN, 'start-subagent'), [...shellArgs('lost/unknown-depth', 'echo no'), '--registry', b.registry], { cwd: b.dir, env, encoding: 'utf8' });
+      const r = spawnSync(join(BIN, 'start-subagent'), [...shellArgs('lost/unknown-depth', 'echo no'), '--registry', b.registry], {
+        cwd: b.dir,
+        env,
+        encoding: 'utf8',
+      });
       assert.equal(r.status, 1, `${label}: ${r.stdout}${r.stderr}`);
       const j = JSON.parse(r.stdout);
       assert.equal(j.code, 'E_DEPTH_LIMIT', label);

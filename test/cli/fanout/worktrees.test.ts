@@ -18,7 +18,10 @@ import { expectError, gate, open, resultText, shellArgs, startShell, statusOf, w
 const bTree = makeBox('fan-wt');
 
 function git(cwd: string, args: string[]): string {
-  const r = spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=Fanout Test', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8' });
+  const r = spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=Fanout Test', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 0, `git ${args.join(' ')} in ${cwd}: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -44,7 +47,11 @@ describe('worktrees', () => {
     c2 = git(repo, ['rev-parse', 'HEAD']);
     const branchBefore = git(repo, ['rev-parse', '--abbrev-ref', 'HEAD']);
 
-    const s = startShell(b, 'wt/one', `pwd; echo agent > agent.txt; git add agent.txt && ${commit('agent commit')} && git rev-parse HEAD`, ['--worktree', '--cwd', join(repo, 'src')]);
+    const s = startShell(b, 'wt/one', `pwd; echo agent > agent.txt; git add agent.txt && ${commit('agent commit')} && git rev-parse HEAD`, [
+      '--worktree',
+      '--cwd',
+      join(repo, 'src'),
+    ]);
     assert.equal(s.ok, true);
     const a = waitTerminal(b, ['wt/one'])['wt/one'];
     assert.equal(a.outcome, 'succeeded', a.error);
@@ -86,14 +93,19 @@ describe('worktrees', () => {
     assert.equal(resultText(b, 'wt/based'), `${c1}\nREADME\n`, 'the worktree is at v1 (no src/)');
 
     // A batch line with "worktree" and "base".
-    const bt = b.run('start-subagent', ['--batch', '-', '--cli', 'shell'], { input: JSON.stringify({ name: 'wt/batched', prompt: 'git rev-parse --abbrev-ref HEAD; git rev-parse HEAD', worktree: true, base: 'v1', cwd: repo }) + '\n' });
+    const bt = b.run('start-subagent', ['--batch', '-', '--cli', 'shell'], {
+      input:
+        JSON.stringify({ name: 'wt/batched', prompt: 'git rev-parse --abbrev-ref HEAD; git rev-parse HEAD', worktree: true, base: 'v1', cwd: repo }) + '\n',
+    });
     assert.equal(bt.code, 0, bt.stdout + bt.stderr);
     const ab = waitTerminal(b, ['wt/batched'])['wt/batched'];
     assert.equal(ab.worktree.branch, 'subagents/wt/batched');
     assert.equal(resultText(b, 'wt/batched'), `subagents/wt/batched\n${c1}\n`);
 
     const inner = join(repo, '.subagents');
-    const r = b.run('start-subagent', [...shellArgs('wt/inside', `echo x > x.txt; git add x.txt && ${commit('inside')}`), '--worktree', '--registry', inner], { cwd: repo });
+    const r = b.run('start-subagent', [...shellArgs('wt/inside', `echo x > x.txt; git add x.txt && ${commit('inside')}`), '--worktree', '--registry', inner], {
+      cwd: repo,
+    });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     const w = b.run('status', ['--wait-terminal', '--name', 'wt/inside', '--registry', inner, '--timeout', WAIT_SEC]);
     assert.equal(w.code, 0, w.stdout);
@@ -103,7 +115,7 @@ describe('worktrees', () => {
     assert.equal(git(repo, ['log', '-1', '--format=%s', 'subagents/wt/inside']), 'inside');
   });
 
-  test('two starts of one --worktree name racing: one wins, the other gets E_NAME_EXISTS, the winner\'s worktree is intact', async () => {
+  test("two starts of one --worktree name racing: one wins, the other gets E_NAME_EXISTS, the winner's worktree is intact", async () => {
     assert.ok(c2, 'the repository exists (first test)');
     // A git on PATH that holds the loser inside `git worktree add` (as a slow machine would) until the
     // winner has made the same branch and worktree: the loser passed every existence check before.
@@ -112,8 +124,12 @@ describe('worktrees', () => {
     mkdirSync(fakeBin, { recursive: true });
     const waiting = join(b.dir, 'git-waiting');
     const g = join(b.dir, 'gate-git');
-    writeFileSync(join(fakeBin, 'git'), `#!/bin/sh\ncase " $* " in *" worktree add "*) : > '${waiting}'; ${gate(g)};; esac\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
-    const loser = b.spawn('start-subagent', [...shellArgs('wt/dup', 'echo loser'), '--worktree', '--cwd', repo], { env: { PATH: `${fakeBin}:${process.env.PATH}` } });
+    writeFileSync(join(fakeBin, 'git'), `#!/bin/sh\ncase " $* " in *" worktree add "*) : > '${waiting}'; ${gate(g)};; esac\nexec '${realGit}' "$@"\n`, {
+      mode: 0o755,
+    });
+    const loser = b.spawn('start-subagent', [...shellArgs('wt/dup', 'echo loser'), '--worktree', '--cwd', repo], {
+      env: { PATH: `${fakeBin}:${process.env.PATH}` },
+    });
     try {
       await until('the loser is inside git worktree add', () => existsSync(waiting) || loser.settled(), LONG);
       assert.equal(loser.settled(), false, 'the loser is held in git');
@@ -124,8 +140,8 @@ describe('worktrees', () => {
       const winner = waitTerminal(b, ['wt/dup'])['wt/dup'];
       assert.equal(winner.outcome, 'succeeded');
       assert.equal(resultText(b, 'wt/dup'), 'winner\n');
-      assert.equal(git(repo, ['rev-parse', 'subagents/wt/dup']), c2, 'the winner\'s branch is intact');
-      assert.ok(existsSync(join(winner.worktree.path, 'README')), 'the winner\'s worktree is intact');
+      assert.equal(git(repo, ['rev-parse', 'subagents/wt/dup']), c2, "the winner's branch is intact");
+      assert.ok(existsSync(join(winner.worktree.path, 'README')), "the winner's worktree is intact");
       assertError(r, 'E_NAME_EXISTS');
     } finally {
       open(g);
@@ -151,14 +167,23 @@ describe('worktrees', () => {
     mkdirSync(plain, { recursive: true });
     expectError(b, 'start-subagent', [...shellArgs('wt/plain', 'echo no'), '--worktree', '--cwd', plain], 'E_ARG_INVALID');
     expectError(b, 'start-subagent', [...shellArgs('wt/nobase', 'echo no'), '--base', 'v1', '--cwd', repo], 'E_ARG_INVALID');
-    assert.equal(b.run('status', ['--prefix', 'wt']).json.agents.map((a: any) => a.name).join(' '), 'wt/based wt/batched wt/dup wt/one', 'nothing else was recorded');
+    assert.equal(
+      b
+        .run('status', ['--prefix', 'wt'])
+        .json.agents.map((a: any) => a.name)
+        .join(' '),
+      'wt/based wt/batched wt/dup wt/one',
+      'nothing else was recorded',
+    );
   });
 
   test('a start refused after its checks (a bad SUBAGENT_MAX_CONCURRENT, an unwritable queue limit) leaves no worktree or branch behind', () => {
     assert.ok(c2, 'the repository exists (first test)');
     const state = () => [git(repo, ['branch', '--list']), git(repo, ['worktree', 'list', '--porcelain'])];
     const before = state();
-    const bad = expectError(b, 'start-subagent', [...shellArgs('wtleak/env', 'echo no'), '--worktree', '--cwd', repo], 'E_ARG_INVALID', { env: { SUBAGENT_MAX_CONCURRENT: 'many' } });
+    const bad = expectError(b, 'start-subagent', [...shellArgs('wtleak/env', 'echo no'), '--worktree', '--cwd', repo], 'E_ARG_INVALID', {
+      env: { SUBAGENT_MAX_CONCURRENT: 'many' },
+    });
     assert.match(bad.error, /SUBAGENT_MAX_CONCURRENT/);
     assert.deepEqual(state(), before, 'no branch, no worktree');
     assert.equal(existsSync(join(b.registry, 'worktrees', 'wtleak+env')), false);
@@ -167,7 +192,12 @@ describe('worktrees', () => {
     const reg = join(b.dir, 'reg-noqueue');
     mkdirSync(reg, { recursive: true });
     writeFileSync(join(reg, 'queue'), 'not a directory\n');
-    expectError(b, 'start-subagent', [...shellArgs('wtleak/limit', 'echo no'), '--worktree', '--cwd', repo, '--max-concurrent', '2', '--registry', reg], 'E_REGISTRY_UNWRITABLE');
+    expectError(
+      b,
+      'start-subagent',
+      [...shellArgs('wtleak/limit', 'echo no'), '--worktree', '--cwd', repo, '--max-concurrent', '2', '--registry', reg],
+      'E_REGISTRY_UNWRITABLE',
+    );
     assert.deepEqual(state(), before, 'no branch, no worktree');
     assert.equal(existsSync(join(reg, 'worktrees', 'wtleak+limit')), false);
 
