@@ -233,7 +233,15 @@ for (const node of NODES) {
       );
       started.push(sleep);
       assert.ok(pidAlive(sleep));
-      const running = parseOneLine(cmd('subagent-status', ['--name', 'sleeper']).stdout).agents[0];
+      // The agent runs a moment before its supervisor records it running (the record follows the spawn).
+      const running = await until(
+        'the run to be recorded running',
+        () => {
+          const a = parseOneLine(cmd('subagent-status', ['--name', 'sleeper']).stdout).agents[0];
+          return a.status === 'scheduled' ? null : a;
+        },
+        60_000,
+      );
       assert.equal(running.status, 'running', JSON.stringify(running));
       assert.equal(running.pid, supervisor);
       const c = cmd('subagent-cancel', ['--name', 'sleeper']);
