@@ -29,8 +29,8 @@ export interface RunAnswer {
   status: Status;
   outcome: Outcome | null;
   exitCode: number | null;
-  /** What the agent last said; "" when it has said nothing (yet). */
-  lastAssistantText: string;
+  /** What the agent last said; null when it has said nothing (yet): still running, or failed before answering. */
+  lastAssistantText: string | null;
   /** Past 1 MiB only the tail is kept. */
   truncated: boolean;
   /** The whole answer's size. */
@@ -58,7 +58,7 @@ export interface ChildAnswer {
   childStatus: ChildAgent['status'];
   status: ChildAgent['status'];
   source: 'transcript' | 'stream';
-  lastAssistantText: string;
+  lastAssistantText: string | null;
   truncated: false;
   bytes: number;
 }
@@ -123,9 +123,9 @@ async function childAnswer(registry: string, name: string, childId: string): Pro
     childStatus: c.child.status,
     status: c.child.status,
     source: c.source,
-    lastAssistantText: answer?.text ?? '',
+    lastAssistantText: answer?.text ?? null,
     truncated: false,
-    bytes: Buffer.byteLength(answer?.text ?? ''),
+    bytes: answer ? Buffer.byteLength(answer.text) : 0,
   };
 }
 

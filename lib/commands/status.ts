@@ -20,7 +20,7 @@ export interface StatusOptions extends Context {
   prefix?: string | undefined;
   /** Every name (the default when listing; needed to wait for everything). */
   all?: boolean | undefined;
-  /** Resolve at the first change of any selected run (adds `changed`). */
+  /** Resolve at the first change of any selected run — with no selection, of any run of the registry, a new one too (adds `changed`). */
   wait?: boolean | undefined;
   /** Resolve when every selected run is done or unknown. */
   waitTerminal?: boolean | undefined;
@@ -61,8 +61,12 @@ export function checkStatusOptions(o: StatusOptions): void {
   const selectors = [(o.names ?? []).length > 0, o.prefix !== undefined, o.all === true].filter(Boolean).length;
   if (selectors > 1) throw new SubagentError('E_ARG_INVALID', '--name, --prefix and --all cannot be combined', { hint: 'choose one way to select runs' });
   if (o.wait && o.waitTerminal) throw new SubagentError('E_ARG_INVALID', '--wait and --wait-terminal cannot be combined', { hint: 'choose one' });
-  if ((o.wait || o.waitTerminal) && selectors === 0) {
-    throw new SubagentError('E_WAIT_NAME_REQUIRED', 'waiting needs the runs to wait for', { hint: 'add --name N (repeatable), --prefix P or --all' });
+  // A bare --wait waits on the whole registry, for any change (a new run too); waiting for every run to
+  // end needs a target.
+  if (o.waitTerminal && selectors === 0) {
+    throw new SubagentError('E_WAIT_NAME_REQUIRED', 'waiting for runs to end needs the runs to wait for', {
+      hint: 'add --name N (repeatable), --prefix P or --all',
+    });
   }
 }
 
@@ -108,7 +112,9 @@ async function statusIn(registry: string, o: StatusOptions, env: NodeJS.ProcessE
   else {
     const first = take();
     for (const n of asked) if (!first.observations.has(n)) throw nameNotFound(n, registry);
-    if (first.observations.size === 0) {
+    // --prefix/--all must select something; a bare --wait may start on an empty registry (its first run is a change).
+    const bare = asked.length === 0 && o.prefix === undefined && !o.all;
+    if (first.observations.size === 0 && !bare) {
       throw new SubagentError('E_NAME_NOT_FOUND', o.prefix !== undefined ? `no runs named ${o.prefix}/… in ${registry}` : `no runs in ${registry}`, {
         registry,
         hint: 'start some runs first, or check --registry / SUBAGENT_DIR',

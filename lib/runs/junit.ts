@@ -59,7 +59,8 @@ export async function writeJunit(file: string, registry: string, observations: O
     let out = '';
     try {
       const answer = lastAnswer(ob.dir, await loadAdapter(r.cli));
-      out = answer.text.length > MAX_OUT ? answer.text.slice(-MAX_OUT) : answer.text;
+      const text = answer.text ?? '';
+      out = text.length > MAX_OUT ? text.slice(-MAX_OUT) : text;
     } catch {
       out = '';
     }

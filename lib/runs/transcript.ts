@@ -59,7 +59,8 @@ export function skippedLines(parser: StreamParser, follower: LineFollower): numb
 }
 
 export interface Answer {
-  text: string;
+  /** The last thing the agent said (for shell: its output); null when it has said nothing (yet). */
+  text: string | null;
   truncated: boolean;
   bytes: number;
   /** Event-log lines skipped while reading the answer (0 for shell, whose answer is its raw output). */
@@ -70,11 +71,14 @@ export const RESULT_MAX_BYTES = 1024 * 1024;
 
 /** The run's final answer: the adapter's last assistant text, or for `shell` the tail of its stdout. */
 export function lastAnswer(dir: string, adapter: AgentAdapter): Answer {
-  if (adapter.stream === 'text') return tail(join(dir, FILES.events), RESULT_MAX_BYTES);
+  if (adapter.stream === 'text') {
+    const out = tail(join(dir, FILES.events), RESULT_MAX_BYTES);
+    return out.bytes === 0 ? { ...out, text: null } : out;
+  }
   const parser = adapter.parser();
   const skipped = parseLog(dir, parser);
-  const text = parser.state.lastAssistantText ?? '';
-  return { text, truncated: false, bytes: Buffer.byteLength(text), skippedLines: skipped };
+  const text = parser.state.lastAssistantText;
+  return { text, truncated: false, bytes: text === null ? 0 : Buffer.byteLength(text), skippedLines: skipped };
 }
 
 function tail(path: string, max: number): Answer {

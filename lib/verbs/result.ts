@@ -68,12 +68,13 @@ export function main(): Promise<void> {
     if (bool(values, 'json')) return { json: r };
     if ('runs' in r) {
       const parts = r.runs.map((x) => {
-        const t = String(x.lastAssistantText);
+        const t = x.lastAssistantText ?? '';
         return `[subagents: run ${x.run}, ${x.status}${x.outcome ? ' ' + x.outcome : ''}]\n${t}${t === '' || t.endsWith('\n') ? '' : '\n'}`;
       });
       return { text: parts.join(''), registry: r.registry };
     }
-    const text = r.lastAssistantText;
+    // No answer (yet): nothing is printed, and that is no error.
+    const text = r.lastAssistantText ?? '';
     const note = r.truncated ? `[subagents: output truncated to its last ${Buffer.byteLength(text)} of ${r.bytes} bytes]\n` : '';
     return { text: note + text + (text === '' || text.endsWith('\n') ? '' : '\n'), registry: r.registry };
   });

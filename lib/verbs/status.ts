@@ -19,7 +19,8 @@ List runs (the latest run of each name, sorted by name), or wait for them.
   --name NAME        only these names (repeatable); a name that does not exist is simply not listed
   --prefix P         every name under P/ (e.g. --prefix review for review/api, review/ui)
   --all              every name (the default when listing; needed to wait for everything)
-  --wait             return at the first change of any selected run (adds "changed")
+  --wait             return at the first change of any selected run (adds "changed"); with no
+                     --name/--prefix/--all, of any run of the registry, a new one included
   --wait-terminal    return when every selected run is done or unknown (a missing name: E_NAME_NOT_FOUND)
   --timeout SEC      how long to wait (default SUBAGENT_WAIT_TIMEOUT_SEC, else 100; 0 = forever);
                      on time-out: E_WAIT_TIMEOUT with the last known "agents", exit 124

@@ -28,15 +28,34 @@ describe('result', () => {
     assert.equal(j.json.truncated, false);
   });
 
-  test('a run that printed nothing: empty text, ok', () => {
+  test('a run that printed nothing: no answer (lastAssistantText null, bytes 0); plain result prints nothing, exit 0', () => {
     startShell(b, 'r/silent', 'true');
     waitTerminal(b, ['r/silent']);
     const j = b.run('result', ['--name', 'r/silent', '--json']);
     assert.equal(j.code, 0);
-    assert.equal(j.json.lastAssistantText, '');
+    assert.equal(j.json.lastAssistantText, null);
+    assert.equal(j.json.bytes, 0);
     const p = b.run('result', ['--name', 'r/silent']);
     assert.equal(p.code, 0);
     assert.equal(p.stdout, '');
+  });
+
+  test('a running run that has said nothing yet: lastAssistantText null, status running; plain prints nothing, exit 0', async () => {
+    const g = join(b.dir, 'gate-quiet');
+    startShell(b, 'r/quiet', `${gate(g)}; echo late`);
+    await untilStatus(b, 'r/quiet', (a) => a.status === 'running', 'running');
+    const j = b.run('result', ['--name', 'r/quiet', '--json']);
+    assert.equal(j.code, 0, j.stdout);
+    assert.equal(j.json.status, 'running');
+    assert.equal(j.json.lastAssistantText, null);
+    const p = b.run('result', ['--name', 'r/quiet']);
+    assert.equal(p.code, 0);
+    assert.equal(p.stdout, '');
+    const since = b.run('result', ['--name', 'r/quiet', '--since', '0', '--json']);
+    assert.equal(since.json.runs[0].lastAssistantText, null);
+    open(g);
+    waitTerminal(b, ['r/quiet']);
+    assert.equal(resultJson(b, 'r/quiet').lastAssistantText, 'late\n');
   });
 
   test('while running it answers at once with what exists so far and status running', async () => {

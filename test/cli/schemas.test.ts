@@ -466,7 +466,7 @@ describe('real outputs against the schemas', () => {
       ['E_PATTERN_INVALID', 'search', ['--name', 'life', '--pattern', '(']],
       ['E_SESSION_NOT_FOUND', 'resume-subagent', ['--name', 'never-started', '--prompt', 'x']],
       ['E_CWD_MISMATCH', 'resume-subagent', ['--name', 'life', '--prompt', 'x', '--cwd', join(box.dir, 'elsewhere')]],
-      ['E_WAIT_NAME_REQUIRED', 'status', ['--wait']],
+      ['E_WAIT_NAME_REQUIRED', 'status', ['--wait-terminal']],
       ['E_WAIT_TIMEOUT', 'status', ['--wait', '--name', 'busy', '--timeout', '0.2']],
       ['E_ARG_UNSUPPORTED', 'start-subagent', ['--cli', 'shell', '--name', 'x', '--prompt', 'x', '--model', 'm']],
       ['E_RUN_NOT_FOUND', 'result', ['--name', 'life', '--run', '9']],

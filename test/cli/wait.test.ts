@@ -104,9 +104,8 @@ describe('status --wait-terminal', () => {
     waitTerminal(b, ['slow']);
   });
 
-  test('E_WAIT_NAME_REQUIRED: --wait and --wait-terminal without --name', () => {
+  test('E_WAIT_NAME_REQUIRED: --wait-terminal without --name, --prefix or --all', () => {
     expectError(b, 'status', ['--wait-terminal'], 'E_WAIT_NAME_REQUIRED');
-    expectError(b, 'status', ['--wait'], 'E_WAIT_NAME_REQUIRED');
   });
 
   test('E_ARG_INVALID for a timeout that is not a number (flag or environment)', () => {
@@ -119,6 +118,58 @@ describe('status --wait-terminal', () => {
 });
 
 describe('status --wait', () => {
+  test('with no --name: any run of the registry wakes it — a run of another name — and changed names only that one', async () => {
+    const reg = join(b.dir, 'bare-wait');
+    const at = ['--registry', reg];
+    startShell(b, 'old', 'echo old', at);
+    waitTerminal(b, ['old'], { env: { SUBAGENT_DIR: reg } });
+    const w = b.spawn('status', ['--wait', '--timeout', WAIT_SEC, ...at]);
+    await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);
+    assert.equal(w.settled(), false, 'nothing changed yet');
+    startShell(b, 'other/new', 'echo new', at);
+    const r = await w.done;
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal(r.json.ok, true);
+    assert.deepEqual(
+      r.json.changed.map((c: any) => [c.name, c.previousStatus]),
+      [['other/new', null]],
+      'the new run is the change; the done one is not',
+    );
+    const c = r.json.changed[0];
+    assert.ok(['scheduled', 'running', 'done'].includes(c.status), JSON.stringify(c));
+    for (const k of ['name', 'previousStatus', 'status', 'exitCode', 'finishedAt']) assert.ok(k in c, `changed has ${k}`);
+    assert.deepEqual(
+      r.json.agents.map((a: any) => a.name),
+      ['old', 'other/new'],
+      'the full list beside it',
+    );
+    waitTerminal(b, ['other/new'], { env: { SUBAGENT_DIR: reg } });
+  });
+
+  test('with no --name on an empty registry: the first run started is the change', async () => {
+    const reg = join(b.dir, 'bare-empty');
+    const w = b.spawn('status', ['--wait', '--timeout', WAIT_SEC, '--registry', reg]);
+    startShell(b, 'first', 'echo first', ['--registry', reg]);
+    const r = await w.done;
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.deepEqual(
+      r.json.changed.map((c: any) => c.name),
+      ['first'],
+    );
+    waitTerminal(b, ['first'], { env: { SUBAGENT_DIR: reg } });
+  });
+
+  test('with no --name, nothing changing: E_WAIT_TIMEOUT (exit 124) with the full list', () => {
+    const reg = join(b.dir, 'bare-quiet');
+    startShell(b, 'quiet', 'true', ['--registry', reg]);
+    waitTerminal(b, ['quiet'], { env: { SUBAGENT_DIR: reg } });
+    const j = assertError(b.run('status', ['--wait', '--timeout', '0.3', '--registry', reg]), 'E_WAIT_TIMEOUT', 124);
+    assert.deepEqual(
+      j.agents.map((a: any) => a.name),
+      ['quiet'],
+    );
+  });
+
   test('a resume of a done run is a change: previousStatus done, the new run number', async () => {
     startShell(b, 'w/resumed', 'echo one');
     waitTerminal(b, ['w/resumed']);

@@ -227,7 +227,7 @@ test('an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed 
   assert.match(d.error, /auto-rejected \(read: \/etc\/hostname\)/);
   assert.equal(d.toolUses, 1);
   const res = assertOk(b.run('result', ['--name', 'denied', '--json']), 'result denied');
-  assert.equal(res.lastAssistantText, '');
+  assert.equal(res.lastAssistantText, null, 'no answer is null, not ""');
 });
 
 test('cancel during a long bash tool leaves no process of the run', async (t) => {
