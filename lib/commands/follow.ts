@@ -8,7 +8,7 @@ import { jsonLine } from '../base/json-line.js';
 import { isTerminal, observeRun } from '../runs/observe.js';
 import { FILES } from '../registry/store.js';
 import { monotonicMs } from '../base/time.js';
-import { waitTimeoutMs } from './settings.js';
+import { timeoutMs } from './settings.js';
 import { requireLatest } from '../runs/observe.js';
 import { validateName } from '../registry/names.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
@@ -48,12 +48,13 @@ export function humanLine(m: Message): string {
  */
 export async function follow(o: FollowOptions): Promise<RunAnswer> {
   const name = validateName(o.name);
-  const timeoutMs = waitTimeoutMs(o.timeoutSec ?? 0, {});
+  // No environment default: following lasts until the run ends unless asked otherwise.
+  const limitMs = o.timeoutSec === undefined ? null : timeoutMs(o.timeoutSec);
   const { registry } = placeOf(o);
-  return inRegistryOf(registry, () => followIn(registry, name, timeoutMs, o));
+  return inRegistryOf(registry, () => followIn(registry, name, limitMs, o));
 }
 
-async function followIn(registry: string, asked: string, timeoutMs: number | null, o: FollowOptions): Promise<RunAnswer> {
+async function followIn(registry: string, asked: string, limitMs: number | null, o: FollowOptions): Promise<RunAnswer> {
   const start = requireLatest(registry, asked);
   const { dir, record } = start;
   const adapter = await loadAdapter(record.cli);
@@ -82,7 +83,7 @@ async function followIn(registry: string, asked: string, timeoutMs: number | nul
   };
   const parser = adapter.parser(emit);
   const follower = new LineFollower(join(dir, FILES.events), (l) => parser.line(l));
-  const deadline = timeoutMs === null ? null : monotonicMs() + timeoutMs;
+  const deadline = limitMs === null ? null : monotonicMs() + limitMs;
   let watcher: FSWatcher | null = null;
   let poke: (() => void) | null = null;
   try {
@@ -97,7 +98,7 @@ async function followIn(registry: string, asked: string, timeoutMs: number | nul
       follower.poll();
       if (ended) break;
       if (deadline !== null && monotonicMs() > deadline) {
-        throw new SubagentError('E_WAIT_TIMEOUT', `stopped following "${record.name}" after ${(timeoutMs ?? 0) / 1000} s; it is still going`, {
+        throw new SubagentError('E_WAIT_TIMEOUT', `stopped following "${record.name}" after ${(limitMs ?? 0) / 1000} s; it is still going`, {
           name: record.name,
           hint: 'follow again, or raise --timeout (0 follows until the run ends)',
         });

@@ -88,27 +88,21 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env);
   // Building the launch is pure: do it once here, so a session id the CLI cannot resume is refused
   // before a run is published, not discovered by the supervisor afterwards.
-  adapter.launch({
-    mode: 'resume',
-    cwd: last.cwd,
-    model: o.model ?? last.model,
-    variant: o.variant ?? last.variant,
-    agent: last.agent,
-    files: [],
-    extraArgs: o.extraArgs ?? last.extraArgs,
-    sessionId: last.sessionId,
-  });
+  const model = o.model ?? last.model;
+  const variant = o.variant ?? last.variant;
+  const extraArgs = o.extraArgs ?? last.extraArgs;
+  adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId });
   const queueTicket = queueTicketFor(registry, limit);
   const record = newRecord({
     name,
     run: last.run + 1,
     cli: last.cli,
     cwd: last.cwd,
-    model: o.model ?? last.model,
-    variant: o.variant ?? last.variant,
+    model,
+    variant,
     agent: last.agent,
     files: [],
-    extraArgs: o.extraArgs ?? last.extraArgs,
+    extraArgs,
     sessionId: last.sessionId,
     parent: last.parent,
     depth: last.depth ?? 1,

@@ -44,14 +44,14 @@ export function parseSeconds(raw: string): number {
 
 /** How long a wait may take in ms (null: forever): the option, else the environment's, else 100 s. */
 export function waitTimeoutMs(timeoutSec: number | undefined, env: NodeJS.ProcessEnv): number | null {
-  let sec: number;
-  if (timeoutSec !== undefined) {
-    if (!Number.isFinite(timeoutSec) || timeoutSec < 0) throw badTimeout(String(timeoutSec));
-    sec = timeoutSec;
-  } else {
-    const raw = fromEnv(env, 'waitTimeoutSec');
-    sec = raw === undefined ? DEFAULT_WAIT_TIMEOUT_SEC : parseSeconds(raw);
-  }
+  if (timeoutSec !== undefined) return timeoutMs(timeoutSec);
+  const raw = fromEnv(env, 'waitTimeoutSec');
+  return timeoutMs(raw === undefined ? DEFAULT_WAIT_TIMEOUT_SEC : parseSeconds(raw));
+}
+
+/** Seconds given as a number, checked, in ms; 0 is null (forever). */
+export function timeoutMs(sec: number): number | null {
+  if (!Number.isFinite(sec) || sec < 0) throw badTimeout(String(sec));
   return sec === 0 ? null : sec * 1000;
 }
 
