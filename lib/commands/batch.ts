@@ -4,9 +4,34 @@ import { SubagentError } from '../base/errors.js';
 import { callerOf, inRegistryOf, placeOf, type Context } from './context.js';
 import { readPrompt } from './prompt.js';
 import { start, type StartOptions } from './start.js';
+import { parseCap, type CapKey } from './caps.js';
 
 /** Fields a batch line may hold: the flags of start-subagent, in camelCase. */
-const FIELDS = ['name', 'prompt', 'promptFile', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'files', 'args', 'worktree', 'base'] as const;
+const FIELDS = [
+  'name',
+  'prompt',
+  'promptFile',
+  'cli',
+  'cwd',
+  'model',
+  'variant',
+  'agent',
+  'file',
+  'files',
+  'args',
+  'worktree',
+  'base',
+  'maxCost',
+  'maxTokens',
+  'maxTurns',
+] as const;
+
+/** The spend caps of a line: its field, and the option it sets. */
+const CAP_FIELDS: Array<[field: string, key: CapKey]> = [
+  ['maxCost', 'maxCostUsd'],
+  ['maxTokens', 'maxTokens'],
+  ['maxTurns', 'maxTurns'],
+];
 
 export interface BatchOptions extends Context {
   /** A path, or "-" for stdin. */
@@ -16,7 +41,10 @@ export interface BatchOptions extends Context {
 }
 
 /** What a batch line does not set it takes from here: the options of `start` that are not per run. */
-export type BatchDefaults = Pick<StartOptions, 'cli' | 'cwdDir' | 'model' | 'variant' | 'agent' | 'maxConcurrent' | 'worktree' | 'base'>;
+export type BatchDefaults = Pick<
+  StartOptions,
+  'cli' | 'cwdDir' | 'model' | 'variant' | 'agent' | 'maxConcurrent' | 'worktree' | 'base' | 'maxCostUsd' | 'maxTokens' | 'maxTurns'
+>;
 
 /** A started line: where it was, and the run as start published it. */
 export interface BatchStarted {
@@ -75,6 +103,19 @@ const optionalString = (line: Record<string, unknown>, key: string): string | un
   if (typeof v !== 'string') throw new SubagentError('E_ARG_INVALID', `"${key}" must be a string`, { field: key, hint: `write "${key}": "…"` });
   return v;
 };
+
+/** A line's caps: a number (or the flag's text, `"none"` too) or null (no cap); a field left out takes the default. */
+function lineCaps(line: Record<string, unknown>, defaults: BatchDefaults): Pick<StartOptions, CapKey> {
+  const out: Pick<StartOptions, CapKey> = {};
+  for (const [field, key] of CAP_FIELDS) {
+    const v = line[field];
+    if (v === undefined) out[key] = defaults[key];
+    else if (v === null) out[key] = null;
+    else if (typeof v === 'number' || typeof v === 'string') out[key] = parseCap(key, String(v));
+    else throw new SubagentError('E_ARG_INVALID', `"${field}" must be a number`, { field, hint: `"${field}": 10` });
+  }
+  return out;
+}
 
 /**
  * start-subagent --batch: one JSON object per line, each started as if given as flags. One bad line
@@ -139,6 +180,7 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         maxConcurrent: defaults.maxConcurrent,
         worktree: (line.worktree as boolean | undefined) ?? defaults.worktree ?? false,
         base: optionalString(line, 'base') ?? defaults.base,
+        ...lineCaps(line, defaults),
         registry,
         cwd,
         ...(o.env ? { env: o.env } : {}),

@@ -3,14 +3,16 @@ import { SubagentError } from '../base/errors.js';
 import { isTerminal, observeRun, type Observation } from '../runs/observe.js';
 import { backend } from '../proc/backend.js';
 import { isAlive, liveness, type ProcessIdentity } from '../proc/identity.js';
-import { signalAll, signalIdentity } from '../proc/signal.js';
-import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
+import { signalIdentity } from '../proc/signal.js';
+import { snapshotRun, stillAlive } from '../proc/tree.js';
+import { stopProcesses } from '../proc/stop.js';
 import { leaveQueue } from '../registry/queue.js';
 import { validateName } from '../registry/names.js';
 import { listNames, updateRecord } from '../registry/store.js';
 import type { Outcome, Status } from '../registry/record.js';
 import { monotonicMs, nowIso, sleep } from '../base/time.js';
 import { requireLatest } from '../runs/observe.js';
+import { cancelledEnd } from '../runs/reason.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 import { cancelGraceMs } from './settings.js';
 
@@ -61,17 +63,6 @@ export function parseSignal(value: string | undefined): NodeJS.Signals | null {
     throw new SubagentError('E_SIGNAL_UNSUPPORTED', `--signal ${value} is not supported`, { signal: value, hint: 'use --signal TERM, INT or KILL' });
   }
   return sig;
-}
-
-/** Waits until none of `seen` is alive, or the time is up; returns what still lives. */
-async function waitGone(seen: Seen[], ms: number): Promise<Seen[]> {
-  const end = monotonicMs() + ms;
-  let alive = stillAlive(seen);
-  while (alive.length && monotonicMs() < end) {
-    await sleep(20);
-    alive = stillAlive(alive);
-  }
-  return alive;
 }
 
 /**
@@ -201,19 +192,8 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     signalIdentity(supervisor, 'SIGTERM');
   }
   if (seen.length) {
-    if (signal === 'SIGKILL' || adapter.gracefulSignal === 'SIGTERM') signalled += signalAll(seen, signal, true);
-    else if (marked.agentProcess) signalled += signalIdentity(marked.agentProcess, signal) ? 1 : 0;
-    let left = await waitGone(seen, signal === 'SIGKILL' ? 1000 : s.graceMs);
-    if (left.length || snapshot().length) {
-      seen = [...left, ...snapshot()];
-      if (signal !== 'SIGTERM' && signal !== 'SIGKILL') {
-        signalAll(seen, 'SIGTERM', true);
-        left = await waitGone(seen, 1000);
-        seen = [...left, ...snapshot()];
-      }
-      signalAll(seen, 'SIGKILL', true);
-      left = await waitGone(seen, 2000);
-    }
+    const wholeTree = signal === 'SIGKILL' || adapter.gracefulSignal === 'SIGTERM';
+    ({ signalled, seen } = await stopProcesses({ seen, snapshot, agent: marked.agentProcess, signal, wholeTree, graceMs: s.graceMs }));
   }
   const survivors = stillAlive(snapshot());
   let final: { outcome: Outcome | null } = { outcome: null };
@@ -262,11 +242,10 @@ async function settle(dir: string, supervisor: ProcessIdentity | null, signal: s
           : {
               ...r,
               status: 'done',
-              outcome: 'cancelled',
+              ...cancelledEnd(r.cancel ?? { requestedAt: nowIso(), signal, by: process.pid }),
               exitCode: null,
               signal: null,
               finishedAt: nowIso(),
-              error: `cancelled with ${signal}`,
               endReason: supervisorAlive
                 ? 'the supervisor did not record the end in time; recorded by cancel'
                 : 'the supervisor was gone; the end was recorded by cancel, the exit status is unknown',

@@ -13,6 +13,9 @@ import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { usageBefore } from '../runs/usage.js';
 import { skippedLines } from '../runs/transcript.js';
 import { runProbe } from '../runs/observe.js';
+import { capsOf } from '../runs/reason.js';
+import { capGuard } from './caps.js';
+import { endOf } from './end.js';
 
 /**
  * The supervisor: one detached Node process per run, the sole owner of the run while it lives.
@@ -75,6 +78,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
       files: record.files,
       extraArgs: record.extraArgs,
       sessionId: record.sessionId,
+      caps: capsOf(record),
     });
   } catch (err) {
     finish(dir, { kind: 'spawn-failed', error: `cannot launch ${record.cli}: ${(err as Error).message}` });
@@ -141,7 +145,9 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
 
   const parser = adapter.parser(undefined, { threadUsageBefore: record.run > 1 ? usageBefore(registry, record) : null });
   const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
-  const progress = new Progress(dir, parser, follower);
+  // The caps the supervisor holds (the adapter's `stream` ones), checked whenever the stream said more.
+  const checkCaps = capGuard({ dir, record, adapter, state: parser.state, agent: identity, log });
+  const progress = new Progress(dir, parser, follower, checkCaps);
   progress.start();
   const exit = await exited;
   progress.stop();
@@ -166,6 +172,7 @@ class Progress {
     private readonly dir: string,
     private readonly parser: StreamParser,
     private readonly follower: LineFollower,
+    private readonly onRead: () => void,
   ) {}
 
   start(): void {
@@ -204,6 +211,7 @@ class Progress {
   private tick(): void {
     this.lastTickAt = monotonicMs();
     if (this.follower.poll() === 0) return;
+    this.onRead();
     const s = this.parser.state;
     const skipped = skippedLines(this.parser, this.follower);
     const snapshot = JSON.stringify([s.sessionId, s.toolUses, s.usage, s.children, skipped]);
@@ -240,7 +248,7 @@ function finish(dir: string, end: End): void {
   const s = end.kind === 'exited' ? end.parser.state : null;
   const exit = end.kind === 'exited' ? end.exit : { code: null, signal: null };
   // The verdict first: it may settle children the stream never ended (statusSource "inferred").
-  const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error } : end.adapter.verdict(exit, s ?? emptyState());
+  const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error, reason: null } : end.adapter.verdict(exit, s ?? emptyState());
   if (verdict.outcome === 'failed' && end.kind === 'exited' && !s?.fatalError) {
     const said = lastLine(join(dir, FILES.stderr));
     if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
@@ -249,14 +257,12 @@ function finish(dir: string, end: End): void {
     dir,
     (r) => {
       if (r.status === 'done') return null;
-      const cancelled = r.cancel !== null;
       return {
         ...r,
         status: 'done',
-        outcome: cancelled ? 'cancelled' : verdict.outcome,
+        ...endOf(r, verdict, end.kind === 'exited' ? { adapter: end.adapter, state: end.parser.state } : null),
         exitCode: exit.code,
         signal: exit.signal,
-        error: cancelled ? `cancelled with ${r.cancel?.signal ?? 'a signal'}` : verdict.error,
         endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
         finishedAt: nowIso(),
         sessionId: r.sessionId ?? s?.sessionId ?? null,
@@ -283,6 +289,7 @@ function cancelledBeforeStart(r: RunRecord): RunRecord | null {
     ...r,
     status: 'done',
     outcome: 'cancelled',
+    reason: 'cancelled',
     exitCode: null,
     signal: null,
     error: 'cancelled before the agent started',

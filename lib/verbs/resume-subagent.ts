@@ -5,6 +5,7 @@ import { readPrompt } from '../commands/prompt.js';
 import { validateName } from '../registry/names.js';
 import { parseLimit } from '../commands/settings.js';
 import { resume } from '../commands/resume.js';
+import { CAP_FLAGS, parseCapFlags } from '../commands/caps.js';
 
 const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
 
@@ -18,6 +19,9 @@ Send a new prompt to the session of a finished run: starts its next run in the b
   --variant V          default: the run's variant
   --max-concurrent N   at most N runs of this registry run at once; the rest wait as scheduled,
                        queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
+  --max-cost USD       spend caps (see start-subagent --help); default: the earlier run's,
+  --max-tokens N         "none" drops one
+  --max-turns N
   --registry DIR       the registry (see start-subagent --help)
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
   -h, --help           this text
@@ -27,7 +31,7 @@ Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD
 `;
 
 const SPEC: FlagSpec = {
-  string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent'],
+  string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent', ...CAP_FLAGS],
   boolean: [],
   passthrough: true,
 };
@@ -38,6 +42,7 @@ export function main(): Promise<void> {
     validateName(str(values, 'name'));
     const limitFlag = str(values, 'max-concurrent');
     const limit = limitFlag === undefined ? undefined : parseLimit(limitFlag, '--max-concurrent');
+    const caps = parseCapFlags((flag) => str(values, flag));
     const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
     return {
       json: await resume({
@@ -49,6 +54,7 @@ export function main(): Promise<void> {
         extraArgs: passthrough,
         registry: str(values, 'registry'),
         maxConcurrent: limit,
+        ...caps,
       }),
     };
   });

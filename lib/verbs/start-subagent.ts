@@ -7,9 +7,10 @@ import { validateName } from '../registry/names.js';
 import { parseLimit } from '../commands/settings.js';
 import { start } from '../commands/start.js';
 import { batch } from '../commands/batch.js';
+import { CAP_FLAGS, parseCapFlags } from '../commands/caps.js';
 
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
-       start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N]
+       start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N] [caps]
 
 Start a new named agent run in the background and return at once with one JSON line.
 
@@ -26,9 +27,14 @@ Start a new named agent run in the background and return at once with one JSON l
   --base REF           the worktree's starting point (default HEAD)
   --max-concurrent N   at most N runs of this registry run at once; the rest wait as scheduled,
                        queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
+  --max-cost USD       spend caps: past one, the run is stopped and ends failed with the cap
+  --max-tokens N         as its reason (max-cost, max-tokens, max-turns); held by the CLI's own limit
+  --max-turns N          or by the supervisor, per CLI (docs/agents/); E_ARG_UNSUPPORTED where the
+                         CLI reports nothing to hold it to. Resumes keep them ("none" drops one)
   --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
-                       cli, cwd, model, variant, agent, files, args, worktree, base; the flags above
-                       are defaults for every line. Output: {"ok","started":[…],"failed":[{line,code,error}]}
+                       cli, cwd, model, variant, agent, files, args, worktree, base, maxCost,
+                       maxTokens, maxTurns; the flags above are defaults for every line.
+                       Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume
   -h, --help           this text
@@ -38,7 +44,7 @@ Errors: {"ok":false,"code":"E_…","error","details":{"hint"}}; exit 1. See docs
 `;
 
 const SPEC: FlagSpec = {
-  string: ['name', 'prompt', 'prompt-file', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'registry', 'max-concurrent', 'batch', 'base'],
+  string: ['name', 'prompt', 'prompt-file', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'registry', 'max-concurrent', 'batch', 'base', ...CAP_FLAGS],
   boolean: ['worktree'],
   repeatable: ['file'],
   passthrough: true,
@@ -58,6 +64,7 @@ export function main(): Promise<void> {
       maxConcurrent: limit,
       worktree: bool(values, 'worktree'),
       base: str(values, 'base'),
+      ...parseCapFlags((flag) => str(values, flag)),
     };
     const source = str(values, 'batch');
     if (source !== undefined) {
