@@ -35,6 +35,7 @@ const CASES = [
   { cli: 'codex', fixture: 'api-error-500.jsonl', exit: 1, reason: 'api-error', error: /high demand/ },
   { cli: 'opencode', fixture: 'error-401.jsonl', exit: 1, reason: 'auth', error: /HTTP 401/ },
   { cli: 'opencode', fixture: 'error-429-retried.jsonl', exit: 1, reason: 'rate-limit', error: /HTTP 429/ },
+  { cli: 'opencode', fixture: 'error-500-retried.jsonl', exit: 1, reason: 'api-error', error: /HTTP 500/ },
   { cli: 'opencode', fixture: 'permission-rejected.jsonl', exit: 0, reason: 'permission-denied', error: /auto-rejected/ },
 ] as const;
 

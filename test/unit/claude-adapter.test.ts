@@ -45,9 +45,12 @@ test('every fixture of the claude CLI is covered by this file', () => {
     'api-error-429.ndjson',
     'api-error-500.ndjson',
     'bash-permission-denied.ndjson',
+    'bash-permission-denied-2.1.331.ndjson',
     'bash-tool.ndjson',
     'max-budget.ndjson',
+    'max-budget-2.1.331.ndjson',
     'max-turns.ndjson',
+    'max-turns-2.1.331.ndjson',
     'partial-messages.ndjson',
     'plain-reply.ndjson',
     'resume-1-first-with-session-id.ndjson',
@@ -275,6 +278,23 @@ test('max-budget: --max-budget-usd reached is error_max_budget_usd → max-cost,
   assert.match(v.error!, /^error_max_budget_usd: Reached maximum budget \(\$0\.01\)$/);
   assert.equal(p.state.usage?.costUsd, 0.09641999999999999, 'past the cap: Claude checks it after each turn');
   assert.equal(p.state.turns, 1);
+});
+
+test('Claude Code 2.1.331 says the same: error_max_turns, error_max_budget_usd, permission_denials (captured against the same fake)', () => {
+  const verdict = (f: string, code: number) => claude.verdict({ code, signal: null }, parseFixture(f).state);
+  assert.deepEqual(verdict('max-turns-2.1.331.ndjson', 1), {
+    outcome: 'failed',
+    error: 'error_max_turns, max_turns: Reached maximum number of turns (1)',
+    reason: 'max-turns',
+  });
+  assert.deepEqual(verdict('max-budget-2.1.331.ndjson', 1), {
+    outcome: 'failed',
+    error: 'error_max_budget_usd, budget_exhausted: Reached maximum budget ($0.01)',
+    reason: 'max-cost',
+  });
+  const denied = verdict('bash-permission-denied-2.1.331.ndjson', 0);
+  assert.equal(denied.reason, 'permission-denied');
+  assert.match(denied.error!, /refused permission for 1 tool call: Bash: touch \/tmp\/cap-x\.txt/);
 });
 
 test("turns: one per model message of the run itself (a sub-agent's are not the run's)", () => {
