@@ -180,9 +180,15 @@ export function parseRecord(text: string, path: string): RunRecord {
   for (const key of STRING_OR_NULL) if (r[key] !== null && typeof r[key] !== 'string') problems.push(key);
   for (const key of ['starter', 'supervisor', 'agentProcess'] as const) if (r[key] !== null && !isIdentity(r[key])) problems.push(key);
   if (r.reason !== undefined && r.reason !== null && typeof r.reason !== 'string') problems.push('reason');
+  if (r.caps !== undefined && !isCaps(r.caps)) problems.push('caps');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   if (problems.length) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);
   return r as unknown as RunRecord;
+}
+
+function isCaps(v: unknown): v is Caps {
+  const c = v as Record<string, unknown>;
+  return typeof c === 'object' && c !== null && (['maxCostUsd', 'maxTokens', 'maxTurns'] as const).every((k) => c[k] === null || typeof c[k] === 'number');
 }
 
 export function serialiseRecord(record: RunRecord): string {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES } from '../support/paths.js';
-import { assertOk } from '../support/run.js';
+import { assertError, assertOk } from '../support/run.js';
 import { makeBox } from '../support/box.js';
 import { byName, gate, open, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 import { checkJunit, findAll } from '../support/junit.js';
@@ -123,4 +123,10 @@ test('a record written before the field existed reads as what its end implies', 
   const a = statusOf(box, 'old/failed');
   assert.equal(a.reason, 'unknown', 'a failure whose reason was never recorded');
   assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: null });
+  // A reason or caps of the wrong shape is a corrupt record, as any other bad field.
+  for (const bad of [{ reason: 7 }, { caps: 'lots' }, { caps: { maxCostUsd: '1', maxTokens: null, maxTurns: null } }]) {
+    writeFileSync(path, JSON.stringify({ ...r, ...bad }));
+    const e = assertError(box.run('status', ['--name', 'old/failed']), 'E_REGISTRY_CORRUPT');
+    assert.match(e.error, new RegExp(`bad field: ${Object.keys(bad)[0]}`));
+  }
 });
