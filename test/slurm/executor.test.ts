@@ -4,7 +4,7 @@
  * Slurm, cancel through Slurm, and the ends Slurm makes without the supervisor (a killed supervisor, a
  * time limit). The tests of this file run one after another: two of them fill the node.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +15,10 @@ import { assertOk } from '../support/run.js';
 import { gate, open, resultText, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 import { cancelJobs, jobState, needCluster, slurmCluster, slurmCmd, submitRaw } from '../support/slurm.js';
 import { LONG, until } from '../support/wait.js';
+import { startAnthropic } from '../fakes/anthropic.js';
+import type { FakeServer } from '../fakes/script.js';
+import { claudeSetup, requireCli } from '../fakes/env.js';
+import { MARK_KEY } from '../support/box.js';
 
 const cluster = slurmCluster();
 
@@ -229,4 +233,42 @@ test('50 runs fanned out through Slurm with --batch are all recorded and finish;
     assert.equal(a.executor, 'slurm');
   }
   for (const [i, n] of names.entries()) if (i % 10 === 0) assert.equal(resultText(b, n), `answer-${i}\n`);
+});
+
+let anthropic: FakeServer | null = null;
+after(async () => {
+  await anthropic?.close();
+});
+
+test('a real agent CLI on Slurm: Claude Code against its fake server, start → done → result → resume in its session', async (t) => {
+  if (!requireCli(t, 'claude')) return;
+  const s = slurmBox(t, 'slurm-claude');
+  if (!s) return;
+  const { b, conf } = s;
+  anthropic ??= await startAnthropic();
+  const setup = claudeSetup({ home: b.dir, baseUrl: anthropic.url });
+  for (const k of Object.keys(b.env)) delete b.env[k];
+  Object.assign(b.env, setup.env, { SUBAGENT_DIR: b.registry, SLURM_CONF: conf, [MARK_KEY]: b.dir });
+  // The fake answers in this process: every wait goes through runAsync, keeping its event loop turning.
+  const waitDone = async (name: string) => {
+    const j = assertOk(await b.runAsync('status', ['--wait-terminal', '--timeout', '240', '--name', name]));
+    return j.agents[0];
+  };
+  const started = assertOk(b.run('start-subagent', ['--name', 'cc', '--cli', 'claude', '--executor', 'slurm', '--prompt', 'TOOL:Bash:echo on-the-node']));
+  assert.equal(started.executor, 'slurm');
+  const a1 = await waitDone('cc');
+  assert.equal(a1.outcome, 'succeeded', JSON.stringify(a1));
+  assert.equal(a1.sessionId, started.sessionId);
+  assert.equal(a1.toolUses, 1);
+  const r1 = assertOk(await b.runAsync('result', ['--name', 'cc', '--json']));
+  assert.equal(r1.lastAssistantText, 'done: on-the-node');
+  const resumed = assertOk(await b.runAsync('resume-subagent', ['--name', 'cc', '--prompt', 'TOOL:Bash:echo again']));
+  assert.equal(resumed.executor, 'slurm');
+  const a2 = await waitDone('cc');
+  assert.equal(a2.outcome, 'succeeded', JSON.stringify(a2));
+  assert.equal(a2.run, 2);
+  assert.equal(a2.sessionId, started.sessionId, 'the resume continues the same session');
+  const r2 = assertOk(await b.runAsync('result', ['--name', 'cc', '--json']));
+  assert.equal(r2.lastAssistantText, 'done: again');
+  await nothingLeft(b, 'cc', 2);
 });
