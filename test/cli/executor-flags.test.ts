@@ -4,7 +4,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { makeBox } from '../support/box.js';
 import { recordOf } from '../support/registry.js';
@@ -18,6 +19,8 @@ const refusing = join(b.dir, 'refusing');
 mkdirSync(refusing);
 writeFileSync(join(refusing, 'sbatch'), '#!/bin/sh\ncat >/dev/null\necho "sbatch: error: invalid partition specified: nope" >&2\nexit 1\n');
 chmodSync(join(refusing, 'sbatch'), 0o755);
+// The ps process backend (SUBAGENT_PROC_BACKEND=ps) needs its `ps` beside it.
+symlinkSync(execFileSync('sh', ['-c', 'command -v ps'], { encoding: 'utf8' }).trim(), join(refusing, 'ps'));
 const withFake = { env: { PATH: `${refusing}:${nodeOnly}` } };
 
 test('an unknown executor, from the flag or from SUBAGENT_EXECUTOR: E_ARG_INVALID, nothing recorded', () => {
