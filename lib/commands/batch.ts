@@ -6,7 +6,23 @@ import { readPrompt } from './prompt.js';
 import { start, type StartOptions } from './start.js';
 
 /** Fields a batch line may hold: the flags of start-subagent, in camelCase. */
-const FIELDS = ['name', 'prompt', 'promptFile', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'files', 'args', 'worktree', 'base'] as const;
+const FIELDS = [
+  'name',
+  'prompt',
+  'promptFile',
+  'cli',
+  'cwd',
+  'model',
+  'variant',
+  'agent',
+  'file',
+  'files',
+  'args',
+  'worktree',
+  'base',
+  'executor',
+  'slurmArgs',
+] as const;
 
 export interface BatchOptions extends Context {
   /** A path, or "-" for stdin. */
@@ -16,13 +32,18 @@ export interface BatchOptions extends Context {
 }
 
 /** What a batch line does not set it takes from here: the options of `start` that are not per run. */
-export type BatchDefaults = Pick<StartOptions, 'cli' | 'cwdDir' | 'model' | 'variant' | 'agent' | 'maxConcurrent' | 'worktree' | 'base'>;
+export type BatchDefaults = Pick<
+  StartOptions,
+  'cli' | 'cwdDir' | 'model' | 'variant' | 'agent' | 'maxConcurrent' | 'worktree' | 'base' | 'executor' | 'executorArgs'
+>;
 
 /** A started line: where it was, and the run as start published it. */
 export interface BatchStarted {
   line: number;
   name: string;
-  pid: number;
+  pid: number | null;
+  executor: string;
+  jobId: string | null;
   status: string;
   sessionId: string | null;
   cli: string;
@@ -120,6 +141,12 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
       const args = line.args === undefined ? [] : line.args;
       if (!Array.isArray(args) || args.some((a) => typeof a !== 'string'))
         throw new SubagentError('E_ARG_INVALID', '"args" must be an array of strings', { field: 'args', hint: '"args": ["--permission-mode", "acceptEdits"]' });
+      const slurmArgs = line.slurmArgs;
+      if (slurmArgs !== undefined && (!Array.isArray(slurmArgs) || slurmArgs.some((a) => typeof a !== 'string')))
+        throw new SubagentError('E_ARG_INVALID', '"slurmArgs" must be an array of strings', {
+          field: 'slurmArgs',
+          hint: '"slurmArgs": ["--partition=gpu", "--time=30"]',
+        });
       if (files.some((f) => typeof f !== 'string'))
         throw new SubagentError('E_ARG_INVALID', '"file"/"files" must be strings', { field: 'files', hint: '"files": ["a.ts", "b.ts"]' });
       const promptText = optionalString(line, 'prompt');
@@ -139,6 +166,8 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         maxConcurrent: defaults.maxConcurrent,
         worktree: (line.worktree as boolean | undefined) ?? defaults.worktree ?? false,
         base: optionalString(line, 'base') ?? defaults.base,
+        executor: optionalString(line, 'executor') ?? defaults.executor,
+        executorArgs: (slurmArgs as string[] | undefined) ?? defaults.executorArgs,
         registry,
         cwd,
         ...(o.env ? { env: o.env } : {}),
@@ -147,6 +176,8 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         line: i + 1,
         name: out.name,
         pid: out.pid,
+        executor: out.executor,
+        jobId: out.jobId,
         status: out.status,
         sessionId: out.sessionId,
         cli: out.cli,

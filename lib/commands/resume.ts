@@ -8,10 +8,11 @@ import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './con
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
 import { promptBytes } from './prompt.js';
 import { requestedLimit } from './settings.js';
+import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
-import type { RunRecord } from '../registry/record.js';
+import { placementOf, type RunRecord } from '../registry/record.js';
 
-export interface ResumeOptions extends Context {
+export interface ResumeOptions extends Context, ExecutorOptions {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -92,7 +93,10 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const variant = o.variant ?? last.variant;
   const extraArgs = o.extraArgs ?? last.extraArgs;
   adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId });
-  const queueTicket = queueTicketFor(registry, limit);
+  // The run's own executor (and its options), unless this resume names another.
+  const placement = placementFrom(o, env, placementOf(last));
+  checkLimitFor(placement, o.maxConcurrent);
+  const queueTicket = placement.name === 'local' ? queueTicketFor(registry, limit) : null;
   const record = newRecord({
     name,
     run: last.run + 1,
@@ -111,11 +115,12 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     // The session lives in the store the earlier runs used: keep it.
     storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
     queueTicket,
+    executor: placement,
   });
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
-  const pid = await launchSupervisor(registry, run, env, queueTicket);
-  return launchResult(registry, record, pid, 'resume');
+  const placed = await launchSupervisor(registry, run, env, queueTicket, record);
+  return launchResult(registry, record, placed, 'resume');
 }
 
 /**

@@ -17,6 +17,7 @@ const VARIABLES = {
   parent: ['SUBAGENT_PARENT'],
   depth: ['SUBAGENT_DEPTH'],
   dir: ['SUBAGENT_DIR'],
+  executor: ['SUBAGENT_EXECUTOR'],
 } as const;
 
 export type Setting = keyof typeof VARIABLES;

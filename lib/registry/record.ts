@@ -1,5 +1,6 @@
 import { SubagentError } from '../base/errors.js';
 import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
+import { isExecutorName, type ExecutorName } from '../proc/engines.js';
 
 /** The on-disk run record (`<registry>/agents/<name>/<run>/record.json`). Owned by lib/registry only. */
 export const RECORD_FORMAT = 1;
@@ -36,6 +37,15 @@ export interface CancelRequest {
   requestedAt: string;
   signal: string;
   by: number;
+}
+
+/** Where a run's supervisor was placed (docs/scaling.md). */
+export interface Placement {
+  name: ExecutorName;
+  /** The caller's options for the engine (--slurm-arg), kept for resumes. */
+  args: string[];
+  /** The engine's job id, once the submission returned; always null for `local`. */
+  jobId: string | null;
 }
 
 export interface RunRecord {
@@ -88,6 +98,26 @@ export interface RunRecord {
    * Absent in records written before the field existed (read as 0).
    */
   skippedLines?: number;
+  /** Where the supervisor was placed. Absent in records written before executors existed: local. */
+  executor?: Placement;
+}
+
+/** A run's placement; `local` for a record that predates the field. */
+export function placementOf(r: RunRecord): Placement {
+  return r.executor ?? { name: 'local', args: [], jobId: null };
+}
+
+function isPlacement(v: unknown): boolean {
+  const p = v as Record<string, unknown>;
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    typeof p.name === 'string' &&
+    isExecutorName(p.name) &&
+    Array.isArray(p.args) &&
+    p.args.every((a) => typeof a === 'string') &&
+    (p.jobId === null || typeof p.jobId === 'string')
+  );
 }
 
 const STRING_OR_NULL = [
@@ -142,6 +172,7 @@ export function parseRecord(text: string, path: string): RunRecord {
   if (r.exitCode !== null && !Number.isInteger(r.exitCode)) problems.push('exitCode');
   for (const key of STRING_OR_NULL) if (r[key] !== null && typeof r[key] !== 'string') problems.push(key);
   for (const key of ['starter', 'supervisor', 'agentProcess'] as const) if (r[key] !== null && !isIdentity(r[key])) problems.push(key);
+  if (r.executor !== undefined && !isPlacement(r.executor)) problems.push('executor');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   if (problems.length) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);
   return r as unknown as RunRecord;

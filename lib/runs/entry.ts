@@ -1,5 +1,5 @@
 import type { Observation } from './observe.js';
-import type { ChildAgent, Outcome, RunRecord, Status, Usage } from '../registry/record.js';
+import { placementOf, type ChildAgent, type Outcome, type RunRecord, type Status, type Usage } from '../registry/record.js';
 import { durationMs } from '../base/time.js';
 
 /**
@@ -19,8 +19,12 @@ export interface AgentEntry {
   agent: string | null;
   sessionId: string | null;
   cwd: string;
-  /** The supervisor's pid. */
+  /** The supervisor's pid (for a job-placed run: on its node, once it recorded the run). */
   pid: number | null;
+  /** Where the supervisor was placed: local or slurm. */
+  executor: string;
+  /** The engine's job id (slurm), else null. */
+  jobId: string | null;
   agentPid: number | null;
   agentAlive: boolean;
   exitCode: number | null;
@@ -71,6 +75,8 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     sessionId: r.sessionId,
     cwd: r.cwd,
     pid: o.supervisor?.pid ?? null,
+    executor: placementOf(r).name,
+    jobId: placementOf(r).jobId,
     agentPid: r.agentProcess?.pid ?? o.foundAgentPid ?? null,
     agentAlive: o.agentAlive,
     exitCode: r.exitCode,

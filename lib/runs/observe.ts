@@ -3,7 +3,8 @@ import { backend } from '../proc/backend.js';
 import { liveness, type Liveness, type ProcessIdentity } from '../proc/identity.js';
 import { snapshotRun } from '../proc/tree.js';
 import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from '../registry/store.js';
-import type { RunRecord, Status, Usage } from '../registry/record.js';
+import { placementOf, type RunRecord, type Status, type Usage } from '../registry/record.js';
+import { JobViews, jobVerdict } from './placed.js';
 import type { DoneCache, Stamp } from '../registry/done-cache.js';
 import type { RunProbe } from '../registry/queue.js';
 import { nameNotFound, validateName } from '../registry/names.js';
@@ -49,9 +50,10 @@ function uncheckable(pid: number | null): string {
  * record. The record is read again after the liveness check, so a run that ended cleanly between the
  * two reads is reported `done`, never `unknown`.
  */
-export function observeRun(dir: string): Observation {
+export function observeRun(dir: string, jobs?: JobViews): Observation {
   const first = readRecord(dir);
   if (first.status === 'done') return doneObservation(dir, first);
+  if (first.executor && first.executor.name !== 'local') return observeJob(dir, first, jobs ?? new JobViews(false));
   checkpoint('observe-before-liveness');
   const w1 = watcher(dir, first);
   if (w1.state !== 'dead') return watched(dir, first, w1);
@@ -91,15 +93,25 @@ export function observeRun(dir: string): Observation {
   };
 }
 
+/** A run placed on a job engine: liveness from the engine, one question per listing (lib/runs/placed.ts). */
+function observeJob(dir: string, first: RunRecord, jobs: JobViews): Observation {
+  const v = jobVerdict(first, placementOf(first), jobs, dir);
+  if (v.ended) {
+    const again = readRecord(dir);
+    if (again.status === 'done') return doneObservation(dir, again);
+  }
+  return { record: first, status: v.status, statusReason: v.statusReason, agentAlive: v.alive, dir, supervisor: first.supervisor };
+}
+
 /** A done record is the whole truth about its run: no process is asked. */
 export function doneObservation(dir: string, record: RunRecord): Observation {
   return { record, status: 'done', statusReason: null, agentAlive: false, dir, supervisor: record.supervisor };
 }
 
-export function observeLatest(registry: string, name: string): Observation | null {
+export function observeLatest(registry: string, name: string, jobs?: JobViews): Observation | null {
   const run = latestRun(registry, name);
   if (run === null) return null;
-  return observeRun(runDir(registry, name, run));
+  return observeRun(runDir(registry, name, run), jobs);
 }
 
 export function isTerminal(status: Status): boolean {
@@ -118,12 +130,12 @@ export interface Listed {
  * listing's cache (which did not hold the run), the run's records are stamped first, so that the cache
  * can keep it once it is done.
  */
-export function observeListed(registry: string, name: string, cache?: DoneCache): Listed | null {
+export function observeListed(registry: string, name: string, cache?: DoneCache, jobs?: JobViews): Listed | null {
   const dir = latestRunDirOfListed(registry, name);
   if (dir === null) return null;
   const slash = dir.lastIndexOf('/');
   const stamp = cache?.stamp(dir.slice(0, slash), Number(dir.slice(slash + 1))) ?? null;
-  const observation = observeRun(dir);
+  const observation = observeRun(dir, jobs);
   return { observation, usageTotal: usageOfName(registry, observation.record), stamp };
 }
 

@@ -13,6 +13,8 @@ import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { usageBefore } from '../runs/usage.js';
 import { skippedLines } from '../runs/transcript.js';
 import { runProbe } from '../runs/observe.js';
+import { PRIVATE_FILE } from '../registry/private.js';
+import { cancelRequested, endedByEngine, engineEndGrace, placedOnEngine } from './engine-end.js';
 
 /**
  * The supervisor: one detached Node process per run, the sole owner of the run while it lives.
@@ -25,6 +27,8 @@ const PROGRESS_INTERVAL_MS = 250;
 let agent: { child: Waited; adapter: AgentAdapter } | null = null;
 /** Our place in the registry's queue, when a concurrency limit applies. */
 let queued: { registry: string; ticket: string; runId: string } | null = null;
+/** Placed on a job engine (Slurm): a SIGTERM without a cancel is the engine ending the job (lib/supervisor/engine-end.ts). */
+let onEngine = false;
 
 function log(message: string): void {
   process.stderr.write(`${nowIso()} supervisor ${process.pid}: ${message}\n`);
@@ -44,6 +48,7 @@ async function main(): Promise<void> {
     log(`run already taken (status ${record.status}, supervisor ${record.supervisor?.pid}); exiting`);
     return;
   }
+  onEngine = placedOnEngine(record);
   const adapter = await loadAdapter(record.cli);
   if (record.cancel) {
     updateRecord(dir, cancelledBeforeStart, 'done');
@@ -101,8 +106,8 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     log(`prepare failed (the agent is started anyway): ${(err as Error).message}`);
   }
   const stdin = openSync(join(dir, FILES.prompt), 'r');
-  const stdout = openSync(join(dir, FILES.events), 'a', 0o644);
-  const stderr = openSync(join(dir, FILES.stderr), 'a', 0o644);
+  const stdout = openSync(join(dir, FILES.events), 'a', PRIVATE_FILE);
+  const stderr = openSync(join(dir, FILES.stderr), 'a', PRIVATE_FILE);
   let child: Waited;
   try {
     child = await spawnWaited(launch.command, launch.args, { cwd: record.cwd, env, stdio: [stdin, stdout, stderr] });
@@ -144,6 +149,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   const progress = new Progress(dir, parser, follower);
   progress.start();
   const exit = await exited;
+  if (onEngine && exit.signal !== null) await engineEndGrace(dir);
   progress.stop();
   checkpoint('agent-exited');
   follower.flush();
@@ -324,6 +330,7 @@ function lastLine(path: string): string | null {
  */
 process.on('SIGTERM', () => {
   const dir = process.argv[3];
+  if (onEngine && dir && !cancelRequested(dir)) endedByEngine(log);
   if (agent) {
     log('SIGTERM: stopping the agent');
     try {

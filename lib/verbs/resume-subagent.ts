@@ -1,5 +1,5 @@
 import { runVerb } from '../cli/main.js';
-import { parseFlags, str } from '../cli/flags.js';
+import { list, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../commands/prompt.js';
 import { validateName } from '../registry/names.js';
@@ -18,17 +18,20 @@ Send a new prompt to the session of a finished run: starts its next run in the b
   --variant V          default: the run's variant
   --max-concurrent N   at most N runs of this registry run at once; the rest wait as scheduled,
                        queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
+  --executor E         local | slurm (default: the run's own executor)
+  --slurm-arg ARG      an sbatch option for the job (repeatable; default: the run's own)
   --registry DIR       the registry (see start-subagent --help)
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
   -h, --help           this text
 
-Output: {"ok":true,"registry","name","pid","status","sessionId","cli","model","mode":"resume","run","startedAt"}
+Output: {"ok":true,"registry","name","pid","executor","jobId","status","sessionId","cli","model","mode":"resume","run","startedAt"}
 Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD_MISMATCH, … (docs/contract.md)
 `;
 
 const SPEC: FlagSpec = {
-  string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent'],
+  string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent', 'executor', 'slurm-arg'],
   boolean: [],
+  repeatable: ['slurm-arg'],
   passthrough: true,
 };
 
@@ -49,6 +52,8 @@ export function main(): Promise<void> {
         extraArgs: passthrough,
         registry: str(values, 'registry'),
         maxConcurrent: limit,
+        executor: str(values, 'executor'),
+        executorArgs: values['slurm-arg'] === undefined ? undefined : list(values, 'slurm-arg'),
       }),
     };
   });

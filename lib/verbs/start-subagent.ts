@@ -9,7 +9,7 @@ import { start } from '../commands/start.js';
 import { batch } from '../commands/batch.js';
 
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
-       start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N]
+       start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N] [--executor E]
 
 Start a new named agent run in the background and return at once with one JSON line.
 
@@ -26,21 +26,42 @@ Start a new named agent run in the background and return at once with one JSON l
   --base REF           the worktree's starting point (default HEAD)
   --max-concurrent N   at most N runs of this registry run at once; the rest wait as scheduled,
                        queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
+  --executor E         where the run's supervisor runs: local (default) | slurm (a batch job;
+                       the registry must be on a filesystem the nodes share)  [SUBAGENT_EXECUTOR]
+  --slurm-arg ARG      one sbatch option for the run's job, whole (a partition, a time limit…;
+                       repeatable; kept for resumes)
   --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
-                       cli, cwd, model, variant, agent, files, args, worktree, base; the flags above
+                       cli, cwd, model, variant, agent, files, args, worktree, base, executor,
+                       slurmArgs; the flags above
                        are defaults for every line. Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume
   -h, --help           this text
 
-Output: {"ok":true,"registry","name","pid","status","sessionId","cli","model","mode":"new","run":1,"startedAt"}
+Output: {"ok":true,"registry","name","pid","executor","jobId","status","sessionId","cli","model","mode":"new","run":1,"startedAt"}
 Errors: {"ok":false,"code":"E_…","error","details":{"hint"}}; exit 1. See docs/contract.md.
 `;
 
 const SPEC: FlagSpec = {
-  string: ['name', 'prompt', 'prompt-file', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'registry', 'max-concurrent', 'batch', 'base'],
+  string: [
+    'name',
+    'prompt',
+    'prompt-file',
+    'cli',
+    'cwd',
+    'model',
+    'variant',
+    'agent',
+    'file',
+    'registry',
+    'max-concurrent',
+    'batch',
+    'base',
+    'executor',
+    'slurm-arg',
+  ],
   boolean: ['worktree'],
-  repeatable: ['file'],
+  repeatable: ['file', 'slurm-arg'],
   passthrough: true,
 };
 
@@ -58,6 +79,8 @@ export function main(): Promise<void> {
       maxConcurrent: limit,
       worktree: bool(values, 'worktree'),
       base: str(values, 'base'),
+      executor: str(values, 'executor'),
+      executorArgs: values['slurm-arg'] === undefined ? undefined : list(values, 'slurm-arg'),
     };
     const source = str(values, 'batch');
     if (source !== undefined) {
