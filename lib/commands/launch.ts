@@ -8,6 +8,7 @@ import { spawnSupervisor } from '../supervisor/spawn.js';
 import { nowIso } from '../base/time.js';
 import { enqueue, newTicket, readLimit, writeLimit } from '../registry/queue.js';
 import { findOnPath } from '../proc/path.js';
+import type { WatchFields } from './run-watch.js';
 
 /**
  * Sets the registry's limit when one was asked for (0 removes it); a run started while a limit is in
@@ -23,7 +24,8 @@ export type RunSettings = Pick<
   RunRecord,
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
-  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth'>>;
+  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth'>> &
+  WatchFields;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
 export function checkAdapterCan(
@@ -91,6 +93,13 @@ export function newRecord(s: RunSettings): RunRecord {
     depth: s.depth ?? 1,
     eventBytes: 0,
     skippedLines: 0,
+    stallAfterSec: s.stallAfterSec,
+    stallAction: s.stallAction,
+    stalledSince: null,
+    lastWorkAt: null,
+    onEnd: s.onEnd,
+    hookTimeoutSec: s.hookTimeoutSec,
+    cancelGraceMs: s.cancelGraceMs,
   };
 }
 

@@ -8,10 +8,11 @@ import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './con
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
 import { promptBytes } from './prompt.js';
 import { requestedLimit } from './settings.js';
+import { watchFields, type WatchOptions } from './run-watch.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
 import type { RunRecord } from '../registry/record.js';
 
-export interface ResumeOptions extends Context {
+export interface ResumeOptions extends Context, WatchOptions {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -92,6 +93,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const variant = o.variant ?? last.variant;
   const extraArgs = o.extraArgs ?? last.extraArgs;
   adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId });
+  const watch = watchFields(o, env, last);
   const queueTicket = queueTicketFor(registry, limit);
   const record = newRecord({
     name,
@@ -111,6 +113,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     // The session lives in the store the earlier runs used: keep it.
     storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
     queueTicket,
+    ...watch,
   });
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);

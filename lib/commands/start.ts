@@ -12,11 +12,12 @@ import { addWorktree, discardFreshWorktree, type Worktree } from '../runs/worktr
 import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './context.js';
 import { promptBytes } from './prompt.js';
 import { DEFAULT_CLI, fromEnv, maxDepth, requestedLimit } from './settings.js';
+import { watchFields, type WatchFields, type WatchOptions } from './run-watch.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
 
 export type { StartResult } from './launch.js';
 
-export interface StartOptions extends Context {
+export interface StartOptions extends Context, WatchOptions {
   /** Required ([name rule](docs/contract.md#names)); undefined: E_NAME_REQUIRED. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -56,6 +57,7 @@ interface StartSettings {
   parent: string | null;
   depth: number;
   env: NodeJS.ProcessEnv;
+  watch: WatchFields;
 }
 
 /**
@@ -114,6 +116,7 @@ function parentDepthOf(env: NodeJS.ProcessEnv, parent: string): number | null {
 async function settle(o: StartOptions): Promise<StartSettings> {
   const { env, cwd: callerCwd } = callerOf(o);
   const limit = requestedLimit(o.maxConcurrent, env);
+  const watch = watchFields(o, env);
   const name = validateName(o.name);
   const prompt = promptBytes(o.prompt);
   const adapter = await loadAdapter(o.cli ?? fromEnv(env, 'cli') ?? DEFAULT_CLI);
@@ -132,7 +135,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;
-  return { name, prompt, adapter, cwd, files, model, variant, limit, parent, depth, env };
+  return { name, prompt, adapter, cwd, files, model, variant, limit, parent, depth, env, watch };
 }
 
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
@@ -169,6 +172,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
         promptBytes: s.prompt.length,
         storeEnv: storeEnvOf(s.adapter, s.env),
         queueTicket,
+        ...s.watch,
       });
       run = createName(registry, s.name, record, s.prompt);
     } catch (err) {

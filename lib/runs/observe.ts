@@ -8,6 +8,7 @@ import type { DoneCache, Stamp } from '../registry/done-cache.js';
 import type { RunProbe } from '../registry/queue.js';
 import { nameNotFound, validateName } from '../registry/names.js';
 import { usageOfName } from './usage.js';
+import { announceEnd } from './hooks.js';
 
 /** A run as it really is: its record plus what the process backend says about the processes it names. */
 export interface Observation {
@@ -80,7 +81,7 @@ export function observeRun(dir: string): Observation {
       : agentPid !== null
         ? `its agent (pid ${agentPid}) is still alive`
         : 'processes of the run are still alive';
-  return {
+  const unknown: Observation = {
     record: again,
     status: 'unknown',
     statusReason: agentAlive ? `${reason}; ${alive}` : reason,
@@ -89,6 +90,9 @@ export function observeRun(dir: string): Observation {
     supervisor: w2.supervisor,
     ...(foundAgentPid !== null ? { foundAgentPid } : {}),
   };
+  // Nobody else will: the supervisor that would have is dead.
+  announceEnd(unknown);
+  return unknown;
 }
 
 /** A done record is the whole truth about its run: no process is asked. */

@@ -4,6 +4,7 @@ import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../commands/prompt.js';
 import { validateName } from '../registry/names.js';
 import { parseLimit } from '../commands/settings.js';
+import { watchFlags } from '../cli/watch-flags.js';
 import { resume } from '../commands/resume.js';
 
 const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
@@ -18,6 +19,10 @@ Send a new prompt to the session of a finished run: starts its next run in the b
   --variant V          default: the run's variant
   --max-concurrent N   at most N runs of this registry run at once; the rest wait as scheduled,
                        queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
+  --stall-after SEC    seconds without a sign of work before the run counts as stalled; 0 or off:
+                       never (default: the run's)
+  --stall-action A     none | cancel (default: the run's)
+  --on-end CMD         the end hook (default: the run's; "" for none)
   --registry DIR       the registry (see start-subagent --help)
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
   -h, --help           this text
@@ -27,7 +32,7 @@ Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD
 `;
 
 const SPEC: FlagSpec = {
-  string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent'],
+  string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent', 'stall-after', 'stall-action', 'on-end'],
   boolean: [],
   passthrough: true,
 };
@@ -49,6 +54,7 @@ export function main(): Promise<void> {
         extraArgs: passthrough,
         registry: str(values, 'registry'),
         maxConcurrent: limit,
+        ...watchFlags(values),
       }),
     };
   });

@@ -5,11 +5,13 @@ import { readPrompt } from '../commands/prompt.js';
 import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { parseLimit } from '../commands/settings.js';
+import { watchFlags } from '../cli/watch-flags.js';
 import { start } from '../commands/start.js';
 import { batch } from '../commands/batch.js';
 
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
        start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N]
+                      [--stall-after SEC] [--stall-action A] [--on-end CMD]
 
 Start a new named agent run in the background and return at once with one JSON line.
 
@@ -26,9 +28,15 @@ Start a new named agent run in the background and return at once with one JSON l
   --base REF           the worktree's starting point (default HEAD)
   --max-concurrent N   at most N runs of this registry run at once; the rest wait as scheduled,
                        queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
+  --stall-after SEC    report the run stalled after SEC seconds without a sign of work (output or
+                       CPU time; docs/stalls.md); default 600, 0 or off: never  [SUBAGENT_STALL_SEC]
+  --stall-action A     none (default: only report it) | cancel (cancel a stalled run)
+  --on-end CMD         run CMD (/bin/sh -c) once when the run ends, the run's status entry on stdin
+                       (docs/hooks.md)
   --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
-                       cli, cwd, model, variant, agent, files, args, worktree, base; the flags above
-                       are defaults for every line. Output: {"ok","started":[…],"failed":[{line,code,error}]}
+                       cli, cwd, model, variant, agent, files, args, worktree, base, stallAfter,
+                       stallAction, onEnd; the flags above are defaults for every line.
+                       Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume
   -h, --help           this text
@@ -38,7 +46,24 @@ Errors: {"ok":false,"code":"E_…","error","details":{"hint"}}; exit 1. See docs
 `;
 
 const SPEC: FlagSpec = {
-  string: ['name', 'prompt', 'prompt-file', 'cli', 'cwd', 'model', 'variant', 'agent', 'file', 'registry', 'max-concurrent', 'batch', 'base'],
+  string: [
+    'name',
+    'prompt',
+    'prompt-file',
+    'cli',
+    'cwd',
+    'model',
+    'variant',
+    'agent',
+    'file',
+    'registry',
+    'max-concurrent',
+    'batch',
+    'base',
+    'stall-after',
+    'stall-action',
+    'on-end',
+  ],
   boolean: ['worktree'],
   repeatable: ['file'],
   passthrough: true,
@@ -58,6 +83,7 @@ export function main(): Promise<void> {
       maxConcurrent: limit,
       worktree: bool(values, 'worktree'),
       base: str(values, 'base'),
+      ...watchFlags(values),
     };
     const source = str(values, 'batch');
     if (source !== undefined) {
