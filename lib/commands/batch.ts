@@ -4,6 +4,7 @@ import { SubagentError } from '../base/errors.js';
 import { callerOf, inRegistryOf, placeOf, type Context } from './context.js';
 import { readPrompt } from './prompt.js';
 import { start, type StartOptions } from './start.js';
+import { badStallSec, parseStallSec } from './settings.js';
 
 /** Fields a batch line may hold: the flags of start-subagent, in camelCase. */
 const FIELDS = [
@@ -22,6 +23,9 @@ const FIELDS = [
   'base',
   'executor',
   'slurmArgs',
+  'stallAfter',
+  'stallAction',
+  'onEnd',
 ] as const;
 
 export interface BatchOptions extends Context {
@@ -34,7 +38,19 @@ export interface BatchOptions extends Context {
 /** What a batch line does not set it takes from here: the options of `start` that are not per run. */
 export type BatchDefaults = Pick<
   StartOptions,
-  'cli' | 'cwdDir' | 'model' | 'variant' | 'agent' | 'maxConcurrent' | 'worktree' | 'base' | 'executor' | 'executorArgs'
+  | 'cli'
+  | 'cwdDir'
+  | 'model'
+  | 'variant'
+  | 'agent'
+  | 'maxConcurrent'
+  | 'worktree'
+  | 'base'
+  | 'executor'
+  | 'executorArgs'
+  | 'stallAfterSec'
+  | 'stallAction'
+  | 'onEnd'
 >;
 
 /** A started line: where it was, and the run as start published it. */
@@ -97,6 +113,15 @@ const optionalString = (line: Record<string, unknown>, key: string): string | un
   return v;
 };
 
+/** A line's "stallAfter": seconds as a number, or a string as --stall-after takes it ("off", "90"). */
+function stallAfterOf(line: Record<string, unknown>): number | undefined {
+  const v = line.stallAfter;
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string') return parseStallSec(v, '"stallAfter"');
+  throw badStallSec(JSON.stringify(v), '"stallAfter"');
+}
+
 /**
  * start-subagent --batch: one JSON object per line, each started as if given as flags. One bad line
  * does not stop the others; the single output line says which started and which failed.
@@ -153,6 +178,7 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
       const prompt = readPrompt(promptText === '-' ? `-` : promptText, optionalString(line, 'promptFile'), cwd, { stdinAllowed: false });
       if (line.worktree !== undefined && typeof line.worktree !== 'boolean')
         throw new SubagentError('E_ARG_INVALID', '"worktree" must be true or false', { field: 'worktree', hint: '"worktree": true' });
+      const stallAfter = stallAfterOf(line);
       const out = await start({
         name,
         prompt,
@@ -168,6 +194,10 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         base: optionalString(line, 'base') ?? defaults.base,
         executor: optionalString(line, 'executor') ?? defaults.executor,
         executorArgs: (slurmArgs as string[] | undefined) ?? defaults.executorArgs,
+        stallAfterSec: stallAfter ?? defaults.stallAfterSec,
+        // A line that turns stalls off has nothing for the default action to act on.
+        stallAction: (optionalString(line, 'stallAction') as StartOptions['stallAction']) ?? (stallAfter === 0 ? undefined : defaults.stallAction),
+        onEnd: optionalString(line, 'onEnd') ?? defaults.onEnd,
         registry,
         cwd,
         ...(o.env ? { env: o.env } : {}),

@@ -3,8 +3,9 @@ import { SubagentError } from '../base/errors.js';
 import { isTerminal, observeRun, type Observation } from '../runs/observe.js';
 import { backend } from '../proc/backend.js';
 import { isAlive, liveness, type ProcessIdentity } from '../proc/identity.js';
-import { signalAll, signalIdentity } from '../proc/signal.js';
-import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
+import { signalIdentity } from '../proc/signal.js';
+import { stopRun } from '../proc/stop.js';
+import { snapshotRun, stillAlive } from '../proc/tree.js';
 import { leaveQueue } from '../registry/queue.js';
 import { validateName } from '../registry/names.js';
 import { listNames, updateRecord } from '../registry/store.js';
@@ -65,17 +66,6 @@ export function parseSignal(value: string | undefined): NodeJS.Signals | null {
     throw new SubagentError('E_SIGNAL_UNSUPPORTED', `--signal ${value} is not supported`, { signal: value, hint: 'use --signal TERM, INT or KILL' });
   }
   return sig;
-}
-
-/** Waits until none of `seen` is alive, or the time is up; returns what still lives. */
-async function waitGone(seen: Seen[], ms: number): Promise<Seen[]> {
-  const end = monotonicMs() + ms;
-  let alive = stillAlive(seen);
-  while (alive.length && monotonicMs() < end) {
-    await sleep(20);
-    alive = stillAlive(alive);
-  }
-  return alive;
 }
 
 /**
@@ -207,19 +197,8 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     signalIdentity(supervisor, 'SIGTERM');
   }
   if (seen.length) {
-    if (signal === 'SIGKILL' || adapter.gracefulSignal === 'SIGTERM') signalled += signalAll(seen, signal, true);
-    else if (marked.agentProcess) signalled += signalIdentity(marked.agentProcess, signal) ? 1 : 0;
-    let left = await waitGone(seen, signal === 'SIGKILL' ? 1000 : s.graceMs);
-    if (left.length || snapshot().length) {
-      seen = [...left, ...snapshot()];
-      if (signal !== 'SIGTERM' && signal !== 'SIGKILL') {
-        signalAll(seen, 'SIGTERM', true);
-        left = await waitGone(seen, 1000);
-        seen = [...left, ...snapshot()];
-      }
-      signalAll(seen, 'SIGKILL', true);
-      left = await waitGone(seen, 2000);
-    }
+    const wholeTree = signal === 'SIGKILL' || adapter.gracefulSignal === 'SIGTERM';
+    ({ signalled, seen } = await stopRun(seen, snapshot, { signal, wholeTree, agent: marked.agentProcess, graceMs: s.graceMs }));
   }
   const survivors = stillAlive(snapshot());
   let final: { outcome: Outcome | null } = { outcome: null };

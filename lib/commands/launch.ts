@@ -8,6 +8,7 @@ import { executorNamed, type Placed } from '../supervisor/place.js';
 import { nowIso } from '../base/time.js';
 import { enqueue, newTicket, readLimit, writeLimit } from '../registry/queue.js';
 import { findOnPath } from '../proc/path.js';
+import type { WatchFields } from './run-watch.js';
 
 /**
  * Sets the registry's limit when one was asked for (0 removes it); a run started while a limit is in
@@ -23,7 +24,8 @@ export type RunSettings = Pick<
   RunRecord,
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
-  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor'>>;
+  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor'>> &
+  WatchFields;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
 export function checkAdapterCan(
@@ -92,6 +94,13 @@ export function newRecord(s: RunSettings): RunRecord {
     eventBytes: 0,
     skippedLines: 0,
     executor: s.executor ?? { name: 'local', args: [], jobId: null },
+    stallAfterSec: s.stallAfterSec,
+    stallAction: s.stallAction,
+    stalledSince: null,
+    lastWorkAt: null,
+    onEnd: s.onEnd,
+    hookTimeoutSec: s.hookTimeoutSec,
+    cancelGraceMs: s.cancelGraceMs,
   };
 }
 

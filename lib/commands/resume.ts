@@ -9,10 +9,11 @@ import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicket
 import { promptBytes } from './prompt.js';
 import { requestedLimit } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
+import { watchFields, type WatchOptions } from './run-watch.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
 import { placementOf, type RunRecord } from '../registry/record.js';
 
-export interface ResumeOptions extends Context, ExecutorOptions {
+export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -97,6 +98,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const placement = placementFrom(o, env, placementOf(last));
   checkLimitFor(placement, o.maxConcurrent);
   const queueTicket = placement.name === 'local' ? queueTicketFor(registry, limit) : null;
+  const watch = watchFields(o, env, last);
   const record = newRecord({
     name,
     run: last.run + 1,
@@ -116,6 +118,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
     queueTicket,
     executor: placement,
+    ...watch,
   });
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);

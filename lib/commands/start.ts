@@ -13,11 +13,12 @@ import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './con
 import { promptBytes } from './prompt.js';
 import { DEFAULT_CLI, fromEnv, maxDepth, requestedLimit } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
+import { watchFields, type WatchFields, type WatchOptions } from './run-watch.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
 
 export type { StartResult } from './launch.js';
 
-export interface StartOptions extends Context, ExecutorOptions {
+export interface StartOptions extends Context, ExecutorOptions, WatchOptions {
   /** Required ([name rule](docs/contract.md#names)); undefined: E_NAME_REQUIRED. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -58,6 +59,7 @@ interface StartSettings {
   parent: string | null;
   depth: number;
   env: NodeJS.ProcessEnv;
+  watch: WatchFields;
 }
 
 /**
@@ -116,6 +118,7 @@ function parentDepthOf(env: NodeJS.ProcessEnv, parent: string): number | null {
 async function settle(o: StartOptions): Promise<StartSettings> {
   const { env, cwd: callerCwd } = callerOf(o);
   const limit = requestedLimit(o.maxConcurrent, env);
+  const watch = watchFields(o, env);
   const name = validateName(o.name);
   const placement = placementFrom(o, env);
   checkLimitFor(placement, o.maxConcurrent);
@@ -136,7 +139,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;
-  return { name, prompt, adapter, cwd, files, model, variant, limit, placement, parent, depth, env };
+  return { name, prompt, adapter, cwd, files, model, variant, limit, placement, parent, depth, env, watch };
 }
 
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
@@ -175,6 +178,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
         storeEnv: storeEnvOf(s.adapter, s.env),
         queueTicket,
         executor: s.placement,
+        ...s.watch,
       });
       run = createName(registry, s.name, record, s.prompt);
     } catch (err) {

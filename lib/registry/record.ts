@@ -37,6 +37,8 @@ export interface CancelRequest {
   requestedAt: string;
   signal: string;
   by: number;
+  /** Set when the supervisor cancelled the run itself: `stalled` (--stall-action cancel). */
+  reason?: string;
 }
 
 /** Where a run's supervisor was placed (docs/scaling.md). */
@@ -98,6 +100,20 @@ export interface RunRecord {
    * Absent in records written before the field existed (read as 0).
    */
   skippedLines?: number;
+  // Stalls (docs/stalls.md) and the end hook (docs/hooks.md); absent in records written before they existed.
+  /** Seconds without a sign of work after which the run counts as stalled; null: not watched. */
+  stallAfterSec?: number | null;
+  stallAction?: 'none' | 'cancel';
+  /** While stalled (written by the supervisor): when the last sign of work was seen; else null. */
+  stalledSince?: string | null;
+  /** The last sign of work the supervisor saw (output, or CPU time of the agent's processes). */
+  lastWorkAt?: string | null;
+  /** The run's own end hook (--on-end), run by /bin/sh -c. */
+  onEnd?: string | null;
+  /** How long an end hook may run before it is killed. */
+  hookTimeoutSec?: number;
+  /** How long a cancel the supervisor makes itself (a stall's) waits after the first signal. */
+  cancelGraceMs?: number;
   /** Where the supervisor was placed. Absent in records written before executors existed: local. */
   executor?: Placement;
 }

@@ -1,6 +1,7 @@
 import type { Observation } from './observe.js';
 import { placementOf, type ChildAgent, type Outcome, type RunRecord, type Status, type Usage } from '../registry/record.js';
 import { durationMs } from '../base/time.js';
+import { stallOf } from './stall.js';
 
 /**
  * A run as `status` lists it in `agents` (documented field by field in docs/contract.md): the latest
@@ -49,6 +50,18 @@ export interface AgentEntry {
   children: ChildAgent[];
   extraArgs: string[];
   files: string[];
+  /** A running run that has shown no sign of work for `stallAfterSec` (docs/stalls.md); false otherwise. */
+  stalled: boolean;
+  /** While stalled: when the last sign of work was seen; else null. */
+  stalledSince: string | null;
+  /** The last sign of work the supervisor saw (output, or CPU time of the agent's processes); null when stalls are not watched. */
+  lastWorkAt: string | null;
+  /** Seconds without a sign of work after which the run counts as stalled; null: not watched. */
+  stallAfterSec: number | null;
+  /** What a stall does: `none` (only the flag) or `cancel`. */
+  stallAction: 'none' | 'cancel';
+  /** The run's own end hook (--on-end), or null. */
+  onEnd: string | null;
   /** Usage summed over every run of the name. */
   usageTotal: Usage | null;
   /** Scheduled and waiting for a slot of the registry's concurrency limit. */
@@ -100,6 +113,11 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     children: r.children,
     extraArgs: r.extraArgs,
     files: r.files,
+    ...stallOf(o),
+    lastWorkAt: r.lastWorkAt ?? null,
+    stallAfterSec: r.stallAfterSec ?? null,
+    stallAction: r.stallAction ?? 'none',
+    onEnd: r.onEnd ?? null,
     ...listing,
   };
 }

@@ -9,6 +9,7 @@ import type { DoneCache, Stamp } from '../registry/done-cache.js';
 import type { RunProbe } from '../registry/queue.js';
 import { nameNotFound, validateName } from '../registry/names.js';
 import { usageOfName } from './usage.js';
+import { announceEnd } from './hooks.js';
 
 /** A run as it really is: its record plus what the process backend says about the processes it names. */
 export interface Observation {
@@ -82,7 +83,7 @@ export function observeRun(dir: string, jobs?: JobViews): Observation {
       : agentPid !== null
         ? `its agent (pid ${agentPid}) is still alive`
         : 'processes of the run are still alive';
-  return {
+  const unknown: Observation = {
     record: again,
     status: 'unknown',
     statusReason: agentAlive ? `${reason}; ${alive}` : reason,
@@ -91,6 +92,9 @@ export function observeRun(dir: string, jobs?: JobViews): Observation {
     supervisor: w2.supervisor,
     ...(foundAgentPid !== null ? { foundAgentPid } : {}),
   };
+  // Nobody else will: the supervisor that would have is dead.
+  announceEnd(unknown);
+  return unknown;
 }
 
 /** A run placed on a job engine: liveness from the engine, one question per listing (lib/runs/placed.ts). */
@@ -100,7 +104,10 @@ function observeJob(dir: string, first: RunRecord, jobs: JobViews): Observation 
     const again = readRecord(dir);
     if (again.status === 'done') return doneObservation(dir, again);
   }
-  return { record: first, status: v.status, statusReason: v.statusReason, agentAlive: v.alive, dir, supervisor: first.supervisor };
+  const o: Observation = { record: first, status: v.status, statusReason: v.statusReason, agentAlive: v.alive, dir, supervisor: first.supervisor };
+  // A job that ended without the supervisor's record: nobody else will announce it.
+  if (o.status === 'unknown') announceEnd(o);
+  return o;
 }
 
 /** A done record is the whole truth about its run: no process is asked. */

@@ -12,9 +12,11 @@ import { leaveQueue, waitForSlot } from '../registry/queue.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { usageBefore } from '../runs/usage.js';
 import { skippedLines } from '../runs/transcript.js';
-import { runProbe } from '../runs/observe.js';
 import { PRIVATE_FILE } from '../registry/private.js';
 import { cancelRequested, endedByEngine, engineEndGrace, placedOnEngine } from './engine-end.js';
+import { doneObservation, runProbe } from '../runs/observe.js';
+import { announceEnd } from '../runs/hooks.js';
+import { StallWatch, stallEnd } from './stall.js';
 
 /**
  * The supervisor: one detached Node process per run, the sole owner of the run while it lives.
@@ -51,7 +53,7 @@ async function main(): Promise<void> {
   onEngine = placedOnEngine(record);
   const adapter = await loadAdapter(record.cli);
   if (record.cancel) {
-    updateRecord(dir, cancelledBeforeStart, 'done');
+    recordEnd(dir, cancelledBeforeStart, 'done');
     checkpoint('after-done');
     return;
   }
@@ -148,9 +150,12 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
   const progress = new Progress(dir, parser, follower);
   progress.start();
+  const stall = new StallWatch(dir, record, child.pid, adapter, log);
+  stall.start();
   const exit = await exited;
   if (onEngine && exit.signal !== null) await engineEndGrace(dir);
   progress.stop();
+  stall.stop();
   checkpoint('agent-exited');
   follower.flush();
   parser.end?.();
@@ -251,7 +256,7 @@ function finish(dir: string, end: End): void {
     const said = lastLine(join(dir, FILES.stderr));
     if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
   }
-  updateRecord(
+  recordEnd(
     dir,
     (r) => {
       if (r.status === 'done') return null;
@@ -264,6 +269,7 @@ function finish(dir: string, end: End): void {
         signal: exit.signal,
         error: cancelled ? `cancelled with ${r.cancel?.signal ?? 'a signal'}` : verdict.error,
         endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
+        ...stallEnd(r),
         finishedAt: nowIso(),
         sessionId: r.sessionId ?? s?.sessionId ?? null,
         toolUses: s?.toolUses ?? r.toolUses,
@@ -276,6 +282,12 @@ function finish(dir: string, end: End): void {
     'done',
   );
   checkpoint('after-done');
+}
+
+/** Records the end (`mutate` returns a done record, or null when one is there) and fires the end hooks. */
+function recordEnd(dir: string, mutate: (r: RunRecord) => RunRecord | null, label?: string): void {
+  const ended = updateRecord(dir, mutate, label);
+  if (ended.status === 'done') announceEnd(doneObservation(dir, ended));
 }
 
 /**
@@ -342,7 +354,7 @@ process.on('SIGTERM', () => {
   }
   if (!dir) process.exit(0);
   try {
-    updateRecord(dir, cancelledBeforeStart);
+    recordEnd(dir, cancelledBeforeStart);
     if (queued) leaveQueue(queued.registry, queued.ticket, queued.runId);
     process.exit(0);
   } catch (err) {

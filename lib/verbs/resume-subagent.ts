@@ -4,6 +4,7 @@ import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../commands/prompt.js';
 import { validateName } from '../registry/names.js';
 import { parseLimit } from '../commands/settings.js';
+import { watchFlags } from '../cli/watch-flags.js';
 import { resume } from '../commands/resume.js';
 
 const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
@@ -20,6 +21,10 @@ Send a new prompt to the session of a finished run: starts its next run in the b
                        queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
   --executor E         local | slurm (default: the run's own executor)
   --slurm-arg ARG      an sbatch option for the job (repeatable; default: the run's own)
+  --stall-after SEC    seconds without a sign of work before the run counts as stalled; 0 or off:
+                       never (default: the run's)
+  --stall-action A     none | cancel (default: the run's)
+  --on-end CMD         the end hook (default: the run's; "" for none)
   --registry DIR       the registry (see start-subagent --help)
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
   -h, --help           this text
@@ -29,7 +34,21 @@ Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD
 `;
 
 const SPEC: FlagSpec = {
-  string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent', 'executor', 'slurm-arg'],
+  string: [
+    'name',
+    'prompt',
+    'prompt-file',
+    'cwd',
+    'model',
+    'variant',
+    'registry',
+    'max-concurrent',
+    'executor',
+    'slurm-arg',
+    'stall-after',
+    'stall-action',
+    'on-end',
+  ],
   boolean: [],
   repeatable: ['slurm-arg'],
   passthrough: true,
@@ -54,6 +73,7 @@ export function main(): Promise<void> {
         maxConcurrent: limit,
         executor: str(values, 'executor'),
         executorArgs: values['slurm-arg'] === undefined ? undefined : list(values, 'slurm-arg'),
+        ...watchFlags(values),
       }),
     };
   });

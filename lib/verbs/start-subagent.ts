@@ -5,11 +5,13 @@ import { readPrompt } from '../commands/prompt.js';
 import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { parseLimit } from '../commands/settings.js';
+import { watchFlags } from '../cli/watch-flags.js';
 import { start } from '../commands/start.js';
 import { batch } from '../commands/batch.js';
 
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
        start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N] [--executor E]
+                      [--stall-after SEC] [--stall-action A] [--on-end CMD]
 
 Start a new named agent run in the background and return at once with one JSON line.
 
@@ -30,10 +32,15 @@ Start a new named agent run in the background and return at once with one JSON l
                        the registry must be on a filesystem the nodes share)  [SUBAGENT_EXECUTOR]
   --slurm-arg ARG      one sbatch option for the run's job, whole (a partition, a time limit…;
                        repeatable; kept for resumes)
+  --stall-after SEC    report the run stalled after SEC seconds without a sign of work (output or
+                       CPU time; docs/stalls.md); default 600, 0 or off: never  [SUBAGENT_STALL_SEC]
+  --stall-action A     none (default: only report it) | cancel (cancel a stalled run)
+  --on-end CMD         run CMD (/bin/sh -c) once when the run ends, the run's status entry on stdin
+                       (docs/hooks.md)
   --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
                        cli, cwd, model, variant, agent, files, args, worktree, base, executor,
-                       slurmArgs; the flags above
-                       are defaults for every line. Output: {"ok","started":[…],"failed":[{line,code,error}]}
+                       slurmArgs, stallAfter, stallAction, onEnd; the flags above are defaults for
+                       every line. Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume
   -h, --help           this text
@@ -59,6 +66,9 @@ const SPEC: FlagSpec = {
     'base',
     'executor',
     'slurm-arg',
+    'stall-after',
+    'stall-action',
+    'on-end',
   ],
   boolean: ['worktree'],
   repeatable: ['file', 'slurm-arg'],
@@ -81,6 +91,7 @@ export function main(): Promise<void> {
       base: str(values, 'base'),
       executor: str(values, 'executor'),
       executorArgs: values['slurm-arg'] === undefined ? undefined : list(values, 'slurm-arg'),
+      ...watchFlags(values),
     };
     const source = str(values, 'batch');
     if (source !== undefined) {

@@ -22,6 +22,7 @@ const COLORS: Record<string, string> = {
   failed: '31',
   cancelled: '33',
   unknown: '35',
+  stalled: '33',
 };
 
 export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
@@ -36,6 +37,12 @@ export function ago(iso: unknown, now: number): string {
   if (s < 3600) return `${Math.floor(s / 60)}m ago`;
   if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
   return `${Math.floor(s / 86400)}d ago`;
+}
+
+/** The last output, or the last sign of work when that is later (CPU time: docs/stalls.md), else the last change. */
+function lastSign(a: Row): string {
+  const seen = [a.lastActivityAt, a.lastWorkAt].filter((t): t is string => typeof t === 'string').sort();
+  return seen.at(-1) ?? a.updatedAt;
 }
 
 export function elapsed(a: Row, now: number): string {
@@ -56,14 +63,16 @@ function tokens(a: Row): string {
   return u.costUsd != null ? `${k} $${u.costUsd.toFixed(u.costUsd < 1 ? 3 : 2)}` : k;
 }
 
-export function stateOf(a: Row): string {
+export function stateOf(a: Row, now: number): string {
   if (a.status === 'done') return String(a.outcome ?? 'done');
+  // "stalled 4m": running, without a sign of work for 4 minutes.
+  if (a.status === 'running' && a.stalled) return `stalled ${ago(a.stalledSince, now).replace(/ ago$/, '')}`;
   if (a.status === 'scheduled' && a.queued) return `queued #${a.queuePosition}`;
   return String(a.status);
 }
 
 function colorKey(a: Row): string {
-  return a.status === 'done' ? String(a.outcome) : String(a.status);
+  return a.status === 'done' ? String(a.outcome) : a.status === 'running' && a.stalled ? 'stalled' : String(a.status);
 }
 
 interface Column {
@@ -77,12 +86,12 @@ interface Column {
 const COLUMNS: Column[] = [
   { head: 'NAME', get: (a) => String(a.name), keep: 100 },
   { head: 'CLI', get: (a) => String(a.cli), keep: 40 },
-  { head: 'STATUS', get: (a) => stateOf(a), keep: 90 },
+  { head: 'STATUS', get: (a, now) => stateOf(a, now), keep: 90 },
   { head: 'RUN', get: (a) => String(a.run), keep: 30, right: true },
   { head: 'ELAPSED', get: (a, now) => elapsed(a, now), keep: 60, right: true },
   { head: 'TOOLS', get: (a) => String(a.toolUses ?? 0), keep: 20, right: true },
   { head: 'TOKENS/COST', get: (a) => tokens(a), keep: 10, right: true },
-  { head: 'LAST ACTIVITY', get: (a, now) => ago(a.lastActivityAt ?? a.updatedAt, now), keep: 50 },
+  { head: 'LAST ACTIVITY', get: (a, now) => ago(lastSign(a), now), keep: 50 },
 ];
 
 export function renderTable(agents: Row[], o: TableOptions): string {
@@ -144,6 +153,8 @@ export function summaryLine(agents: Row[]): string {
   ];
   const cancelled = count((a) => a.status === 'done' && a.outcome === 'cancelled');
   const unknown = count((a) => a.status === 'unknown');
+  const stalled = count((a) => a.status === 'running' && a.stalled);
+  if (stalled) parts.splice(1, 0, `${stalled} stalled`);
   if (cancelled) parts.push(`${cancelled} cancelled`);
   if (unknown) parts.push(`${unknown} unknown`);
   return `${agents.length} run${agents.length === 1 ? '' : 's'}: ${parts.join(' · ')}`;
