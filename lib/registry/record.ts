@@ -26,7 +26,8 @@ export interface ChildAgent {
   id: string;
   cli: string;
   description: string | null;
-  status: 'running' | 'done' | 'failed' | 'unknown';
+  /** `cancelled`: stopped before it finished (its run was cancelled, or the agent stopped it). */
+  status: 'running' | 'done' | 'failed' | 'cancelled' | 'unknown';
   statusSource: 'stream' | 'transcript' | 'inferred';
   startedAt: string | null;
   finishedAt: string | null;
