@@ -246,7 +246,7 @@ for (const version of cliVersions('claude')) {
     if (!requireCli(t, 'claude', version)) return;
     const b = await box(t, 'cancel', version);
     const marker = uniq('sleepmark');
-    // Not `sleep 300; …`: from 2.1.2xx the Bash tool refuses a command that starts with `sleep N` (N ≥ 25).
+    // Not `sleep 300; …`: 2.1.331's Bash tool refuses a command that starts with `sleep N` (N ≥ 25).
     const started = assertOk(
       b.run('start-subagent', ['--name', 'slow', '--cli', 'claude', '--prompt', `TOOL:Bash:echo started && sleep 300; echo ${marker}`]),
       'start',

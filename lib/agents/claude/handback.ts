@@ -1,6 +1,6 @@
 /**
- * A sub-agent's answer as Claude Code hands it to the parent, without the harness's wrapping. Since
- * 2.1.2xx (measured: 2.1.331) a foreground child's answer starts with a
+ * A sub-agent's answer as Claude Code hands it to the parent, without the harness's wrapping. In
+ * 2.1.331 (not in 2.1.197; the releases between were not measured) a foreground child's answer starts with a
  * `<tools-used-before-summary>…</tools-used-before-summary>` note, and the tool result the parent's
  * model reads frames it: "[Subagent hand-back] … The report follows:", the report indented by two
  * spaces, then `agentId: …` and `<usage>…</usage>` lines. 2.1.197's answers have neither and pass

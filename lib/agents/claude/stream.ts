@@ -280,7 +280,7 @@ class Normaliser {
     this.pending.delete(toolId);
     const name = call?.name ?? 'tool';
     const agentCall = isAgentTool(name);
-    // An Agent call's output is the child's answer, in Claude's hand-back frame since 2.1.2xx.
+    // An Agent call's output is the child's answer, in Claude's hand-back frame in 2.1.331.
     const output = agentCall ? childAnswerText(contentText(block.content)) : contentText(block.content);
     const s = obj(structured);
     let status = block.is_error === true ? 'error' : s?.interrupted === true ? 'interrupted' : 'completed';
