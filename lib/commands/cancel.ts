@@ -8,7 +8,7 @@ import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
 import { leaveQueue } from '../registry/queue.js';
 import { validateName } from '../registry/names.js';
 import { listNames, updateRecord } from '../registry/store.js';
-import type { Outcome, Status } from '../registry/record.js';
+import { cancelledChildren, type Outcome, type Status } from '../registry/record.js';
 import { monotonicMs, nowIso, sleep } from '../base/time.js';
 import { requireLatest } from '../runs/observe.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
@@ -267,6 +267,7 @@ async function settle(dir: string, supervisor: ProcessIdentity | null, signal: s
               signal: null,
               finishedAt: nowIso(),
               error: `cancelled with ${signal}`,
+              children: cancelledChildren(r.children, nowIso()),
               endReason: supervisorAlive
                 ? 'the supervisor did not record the end in time; recorded by cancel'
                 : 'the supervisor was gone; the end was recorded by cancel, the exit status is unknown',

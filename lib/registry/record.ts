@@ -33,6 +33,17 @@ export interface ChildAgent {
   finishedAt: string | null;
 }
 
+/**
+ * A cancelled run's children after its end: those still `running` (or, given `open`, those whose ids it
+ * holds: the ones the stream left running) are `cancelled`, `statusSource:"inferred"`. The cancel stopped
+ * them, and a CLI may report nothing for a child it killed (Claude 2.1.331 even ends with result/success).
+ */
+export function cancelledChildren(children: ChildAgent[], at: string, open?: ReadonlySet<string>): ChildAgent[] {
+  return children.map((c) =>
+    (open ? open.has(c.id) : c.status === 'running') ? { ...c, status: 'cancelled', statusSource: 'inferred', finishedAt: c.finishedAt ?? at } : c,
+  );
+}
+
 export interface CancelRequest {
   requestedAt: string;
   signal: string;

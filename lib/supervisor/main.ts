@@ -4,7 +4,7 @@ import { loadAdapter } from '../agents/index.js';
 import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
 import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
-import type { ChildAgent, RunRecord } from '../registry/record.js';
+import { cancelledChildren, type RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { monotonicMs, nowIso } from '../base/time.js';
 import { LineFollower } from '../base/lines.js';
@@ -265,7 +265,7 @@ function finish(dir: string, end: End): void {
         sessionId: r.sessionId ?? s?.sessionId ?? null,
         toolUses: s?.toolUses ?? r.toolUses,
         usage: s?.usage ?? r.usage,
-        children: cancelled ? cancelChildren(s?.children ?? r.children, open) : (s?.children ?? r.children),
+        children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), open) : (s?.children ?? r.children),
         skippedLines: end.kind === 'exited' ? end.skipped : (r.skippedLines ?? 0),
         lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
       };
@@ -273,12 +273,6 @@ function finish(dir: string, end: End): void {
     'done',
   );
   checkpoint('after-done');
-}
-
-/** The children in `open` (those the stream left running), settled as cancelled by the run's cancel. */
-function cancelChildren(children: ChildAgent[], open: Set<string>): ChildAgent[] {
-  const now = nowIso();
-  return children.map((c) => (open.has(c.id) ? { ...c, status: 'cancelled', statusSource: 'inferred', finishedAt: c.finishedAt ?? now } : c));
 }
 
 /**
