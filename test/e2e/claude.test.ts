@@ -267,9 +267,11 @@ for (const version of cliVersions('claude')) {
     assert.deepEqual(c.survivors, []);
     const a = await waitDone(b, 'slow');
     assert.equal(a.outcome, 'cancelled');
-    // Interrupted during a tool, Claude reports result/error_during_execution and exits 1 (2.1.197) or 0 (later).
-    assert.equal(a.exitCode, background ? 0 : 1, `${a.exitCode} ${a.signal}`);
+    // Interrupted during a tool, Claude reports result/error_during_execution and exits on its own, with 0
+    // (2.1.331) or 1 (2.1.197, which races: 0 in 2 of 6 runs measured): the result line tells, never the
+    // exit status, and the run is cancelled because we cancelled it.
     assert.match(readFileSync(join(runDirPath(b.registry, 'slow'), 'events.log'), 'utf8'), /"subtype":"error_during_execution"/);
+    assert.ok((a.exitCode === 0 || a.exitCode === 1) && a.signal === null, `${a.exitCode} ${a.signal}`);
     await until('no process of the run', () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0 && pidsWithCmdline(marker).length === 0);
     // The transcript keeps the interrupted call.
     const found = assertOk(b.run('search', ['--name', 'slow', '--pattern', marker, '--role', 'tool']), 'search');
