@@ -193,7 +193,8 @@ export interface AgentAdapter {
    * How a run ended, from the exit status and what the stream said. Called once by the supervisor after
    * the agent exited and the whole log was parsed (`end` included); not called when the agent could not
    * be started. It may settle children the stream never ended (`statusSource: "inferred"`) in `state`.
-   * Cancels are decided by the core, which also adds stderr's last line to a failure without `fatalError`.
+   * Cancels are decided by the core, which also adds stderr's last line to a failure without `fatalError`,
+   * and records the children the stream left running as `cancelled` when the run was cancelled.
    */
   verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict;
   /**

@@ -1,15 +1,25 @@
 import { updateRecord } from '../registry/store.js';
-import type { RunRecord } from '../registry/record.js';
+import { cancelledChildren, type RunRecord } from '../registry/record.js';
 import { nowIso } from '../base/time.js';
 
 /**
  * The end of a cancelled run as cancel records it when its supervisor could not (dead, or too slow):
- * `done`/`cancelled`, the exit status unknown, and why in `endReason`. A record already done stays.
+ * `done`/`cancelled`, the exit status unknown, children still open cancelled, and why in `endReason`. A record already done stays.
  */
 export function recordCancelledEnd(dir: string, signal: string, endReason: string): RunRecord {
-  return updateRecord(dir, (r) =>
-    r.status === 'done'
-      ? null
-      : { ...r, status: 'done', outcome: 'cancelled', exitCode: null, signal: null, finishedAt: nowIso(), error: `cancelled with ${signal}`, endReason },
-  );
+  return updateRecord(dir, (r) => {
+    if (r.status === 'done') return null;
+    const at = nowIso();
+    return {
+      ...r,
+      status: 'done',
+      outcome: 'cancelled',
+      exitCode: null,
+      signal: null,
+      finishedAt: at,
+      error: `cancelled with ${signal}`,
+      children: cancelledChildren(r.children, at),
+      endReason,
+    };
+  });
 }

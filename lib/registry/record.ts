@@ -27,10 +27,22 @@ export interface ChildAgent {
   id: string;
   cli: string;
   description: string | null;
-  status: 'running' | 'done' | 'failed' | 'unknown';
+  /** `cancelled`: stopped before it finished (its run was cancelled, or the agent stopped it). */
+  status: 'running' | 'done' | 'failed' | 'cancelled' | 'unknown';
   statusSource: 'stream' | 'transcript' | 'inferred';
   startedAt: string | null;
   finishedAt: string | null;
+}
+
+/**
+ * A cancelled run's children after its end: those still `running` (or, given `open`, those whose ids it
+ * holds: the ones the stream left running) are `cancelled`, `statusSource:"inferred"`. The cancel stopped
+ * them, and a CLI may report nothing for a child it killed (Claude 2.1.331 even ends with result/success).
+ */
+export function cancelledChildren(children: ChildAgent[], at: string, open?: ReadonlySet<string>): ChildAgent[] {
+  return children.map((c) =>
+    (open ? open.has(c.id) : c.status === 'running') ? { ...c, status: 'cancelled', statusSource: 'inferred', finishedAt: c.finishedAt ?? at } : c,
+  );
 }
 
 export interface CancelRequest {

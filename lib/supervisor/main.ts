@@ -4,7 +4,7 @@ import { loadAdapter } from '../agents/index.js';
 import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
 import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
-import type { RunRecord } from '../registry/record.js';
+import { cancelledChildren, type RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { monotonicMs, nowIso } from '../base/time.js';
 import { LineFollower } from '../base/lines.js';
@@ -250,6 +250,9 @@ type End =
 function finish(dir: string, end: End): void {
   const s = end.kind === 'exited' ? end.parser.state : null;
   const exit = end.kind === 'exited' ? end.exit : { code: null, signal: null };
+  // Children the stream never ended: if the run was cancelled, the cancel stopped them (a CLI may report
+  // nothing for a child it killed: Claude 2.1.331 then even ends with result/success and exit 0).
+  const open = new Set((s?.children ?? []).filter((c) => c.status === 'running').map((c) => c.id));
   // The verdict first: it may settle children the stream never ended (statusSource "inferred").
   const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error } : end.adapter.verdict(exit, s ?? emptyState());
   if (verdict.outcome === 'failed' && end.kind === 'exited' && !s?.fatalError) {
@@ -274,7 +277,7 @@ function finish(dir: string, end: End): void {
         sessionId: r.sessionId ?? s?.sessionId ?? null,
         toolUses: s?.toolUses ?? r.toolUses,
         usage: s?.usage ?? r.usage,
-        children: s?.children ?? r.children,
+        children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), open) : (s?.children ?? r.children),
         skippedLines: end.kind === 'exited' ? end.skipped : (r.skippedLines ?? 0),
         lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
       };

@@ -3,7 +3,8 @@
  * `codex` and `opencode` programs on PATH that replay captured streams (test/fixtures/agents/) and add
  * what real CLIs sometimes print: non-JSON noise, a line longer than the 16 MiB line limit, a torn last
  * line. Also: a CLI missing from PATH is refused before anything is recorded (start and resume), and a
- * child id that is not the name's is E_CHILD_NOT_FOUND for every CLI with children.
+ * child id that is not the name's is E_CHILD_NOT_FOUND for every CLI with children; a child the stream left
+ * running is recorded cancelled when its run was cancelled.
  * The real programs are exercised in test/e2e/.
  */
 import { describe, test } from 'node:test';
@@ -161,4 +162,32 @@ test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex and open
       }
     }
   }
+});
+
+test('a child the stream left running when its run is cancelled is recorded cancelled, even though the CLI then reports success (claude 2.1.331)', async () => {
+  // Claude 2.1.331, SIGINT while a background child works: no end event for the child, then result/success
+  // and exit 0 (test/fixtures/agents/claude/2.1.331/agent-slow-SIGINT.ndjson: its last line is the result).
+  const fixture = join(FIXTURES, 'claude', '2.1.331', 'agent-slow-SIGINT.ndjson');
+  fakeCli('claude', [`trap 'tail -n 1 "${fixture}"; exit 0' INT`, `head -n 13 '${fixture}'`, 'while :; do sleep 0.05; done'].join('\n'));
+  const name = 'kids/cancelled';
+  const s = box.run('start-subagent', ['--cli', 'claude', '--name', name, '--prompt', 'spawn a child'], { env: withFakes });
+  assert.equal(s.code, 0, s.stdout + s.stderr);
+  const live = await untilStatus(box, name, (a) => a.children.length === 1, 'the child listed');
+  assert.deepEqual(
+    live.children.map((k: any) => [k.id, k.status, k.statusSource]),
+    [['a51c19559766113d9', 'running', 'stream']],
+  );
+  const c = box.run('cancel', ['--name', name], { env: withFakes });
+  assert.equal(c.code, 0, c.stdout + c.stderr);
+  assert.equal(c.json.signalSent, 'INT');
+  const a = waitTerminal(box, [name])[name];
+  assert.equal(a.outcome, 'cancelled');
+  assert.equal(a.exitCode, 0, 'the fake printed the result line and exited 0 on SIGINT');
+  assert.deepEqual(
+    a.children.map((k: any) => [k.id, k.status, k.statusSource]),
+    [['a51c19559766113d9', 'cancelled', 'inferred']],
+  );
+  assert.ok(a.children[0].finishedAt);
+  const r = box.run('result', ['--name', name, '--child', 'a51c19559766113d9', '--json'], { env: withFakes });
+  assert.equal(r.json.childStatus, 'cancelled');
 });
