@@ -212,8 +212,8 @@ test('cancel during a long bash tool leaves no process of the run; the cancelled
   await untilInRun('the bash tool running the marker command', runDirPath(b.registry, 'long'), () => pidsWithCmdline(marker).length > 0);
   const rec = recordOf(b.registry, 'long');
   const runMarker = `SUBAGENT_RUN_ID=${rec.runId}`;
-  // The npm loader, the native binary it runs, and the tool's shell (in a session of its own) and sleep.
-  assert.ok(pidsWithEnv(runMarker).length >= 4, `the loader, copilot and its tool carry the run marker: ${pidsWithEnv(runMarker).length}`);
+  // The npm loader, the native binary it runs, and the tool's shell (in a session of its own).
+  assert.ok(pidsWithEnv(runMarker).length >= 3, `the loader, copilot and its tool carry the run marker: ${pidsWithEnv(runMarker).length}`);
 
   const t0 = Date.now();
   const c = assertOk(b.run('cancel', ['--name', 'long']), 'cancel');
