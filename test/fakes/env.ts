@@ -41,7 +41,7 @@ function startEnv(cli: CliName, opts: SetupOptions): Env {
 /** Where test/clis/install.sh puts the pinned CLIs: test/.clis/bin/<cli> is each CLI's default version. */
 export const CLIS_BIN = path.join(ROOT, 'test', '.clis', 'bin');
 
-export type CliName = 'claude' | 'codex' | 'opencode';
+export type CliName = 'claude' | 'codex' | 'copilot' | 'opencode';
 
 interface Pin {
   package: string;
@@ -121,6 +121,8 @@ const DROP = [
   /^DISABLE_/,
   /^SUBAGENT_/,
   /^OPENCODE_PSA_/,
+  /^COPILOT_/,
+  /^(GH|GITHUB)_TOKEN$/,
 ];
 
 /** process.env without the variables that would leak the caller's accounts or config into a test run,
@@ -266,9 +268,41 @@ export function opencodeSetup(opts: SetupOptions): CliSetup {
   return { env, extraArgs: [], files: [configFile] };
 }
 
+// ---------------------------------------------------------------------------------------------------
+
+/** Where every Copilot test run unpacks the CLI's package (~235 MB, once per version) instead of per HOME. */
+export const COPILOT_PKG_CACHE = path.join(os.tmpdir(), 'subagents-e2e-copilot-pkg-cache');
+
+/** A long fake key: Copilot masks the key's value wherever it appears in its output (a short one masks JSON keys). */
+export const COPILOT_FAKE_KEY = 'sk-fake-copilot-key-for-tests-5d2b8e0c1f7a4c39';
+
+/**
+ * GitHub Copilot CLI → fake chat completions server, in its offline bring-your-own-key mode: no GitHub
+ * account, no traffic off loopback, no config file. Sessions go to `<home>/.copilot` (COPILOT_HOME).
+ */
+export function copilotSetup(opts: SetupOptions): CliSetup {
+  const copilotHome = path.join(opts.home, '.copilot');
+  mkdirs(opts.home, copilotHome);
+  const env: Env = {
+    ...startEnv('copilot', opts),
+    HOME: opts.home,
+    COPILOT_HOME: copilotHome,
+    COPILOT_OFFLINE: 'true',
+    COPILOT_PROVIDER_BASE_URL: `${opts.baseUrl.replace(/\/+$/, '')}/v1`,
+    COPILOT_PROVIDER_API_KEY: COPILOT_FAKE_KEY,
+    COPILOT_MODEL: opts.model ?? 'fake-model',
+    COPILOT_AUTO_UPDATE: 'false',
+    // The model's prompt budget, which BYOK cannot look up: 128 000 tokens by default, too few for 300 KB of dense text.
+    COPILOT_PROVIDER_MAX_PROMPT_TOKENS: '1000000',
+    COPILOT_PKG_CACHE_HOME: COPILOT_PKG_CACHE,
+  };
+  return { env, extraArgs: [], files: [] };
+}
+
 /** The setup function for a CLI by name. */
 export function cliSetup(name: CliName, opts: SetupOptions): CliSetup {
   if (name === 'claude') return claudeSetup(opts);
   if (name === 'codex') return codexSetup(opts);
+  if (name === 'copilot') return copilotSetup(opts);
   return opencodeSetup(opts);
 }
