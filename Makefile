@@ -19,7 +19,7 @@ endif
 export PATH := $(patsubst %/,%,$(dir $(BUILD_NODE))):$(PATH)
 endif
 
-.PHONY: install build test demo bench clean test-clis test-tools lint format
+.PHONY: install build test demo bench clean test-clis test-tools test-latest lint format
 
 # --ignore-scripts: the project's own `prepare` (the build, for npm pack and npm install -g) is make
 # build's job here; esbuild's postinstall only checks its binary, which it finds without it.
@@ -41,6 +41,11 @@ test-clis:
 
 test-tools:
 	bash test/setup-tools.sh
+
+# Each CLI's pinned versions against the latest on the npm registry; the latest installed beside the pins
+# and the e2e suite run against it (scripts/clis-latest.sh).
+test-latest: build test-clis test-tools
+	bash scripts/clis-latest.sh
 
 # scripts/test.sh: every test on the Node above, then the CLI and fault suites on the other pinned
 # majors (22, 24, 26; fetched into .node/ when the machine has none) and with SUBAGENT_PROC_BACKEND=ps;

@@ -11,6 +11,7 @@
  *   const { agents } = await status({ names: ['review/api'], waitTerminal: true });
  */
 export type { Context } from './commands/context.js';
+export type { WatchOptions } from './commands/run-watch.js';
 export { start, type StartOptions, type StartResult } from './commands/start.js';
 export { batch, type BatchOptions, type BatchDefaults, type BatchResult, type BatchStarted, type BatchFailed } from './commands/batch.js';
 export { resume, type ResumeOptions, type ResumeResult } from './commands/resume.js';

@@ -10,9 +10,11 @@
 #   perl                          a process that leaves its process group           perl-base
 #   libfaketime                   the wall-clock-jump tests (test/fault/time)       faketime
 #   xmllint                       JUnit reports checked against test/fixtures/junit.xsd  libxml2-utils
+#   slurmctld, slurmd, sbatch,    the slurm executor's tests on a one-node cluster  slurmctld slurmd
+#   munged                        (test/slurm/cluster.sh brings it up and down)     slurm-client munge
 #
 # It needs root (or password-less sudo) and apt-get; elsewhere it says what is missing and leaves the
-# rest to the tests: without tmux the terminal tests fail when CI is set (skip otherwise), without
+# rest to the tests: without tmux or Slurm the terminal and Slurm tests fail when CI is set (skip otherwise), without
 # unshare rights or libfaketime those tests skip and say why, without git or perl the tests that need
 # them fail. It never fails the build itself.
 #
@@ -37,6 +39,10 @@ missing_packages() {
   command -v perl >/dev/null 2>&1 || echo perl-base
   have_faketime || echo faketime
   command -v xmllint >/dev/null 2>&1 || echo libxml2-utils
+  command -v slurmctld >/dev/null 2>&1 || echo slurmctld
+  command -v slurmd >/dev/null 2>&1 || echo slurmd
+  command -v sbatch >/dev/null 2>&1 || echo slurm-client
+  command -v munged >/dev/null 2>&1 || echo munge
 }
 
 mapfile -t want < <(missing_packages)

@@ -9,7 +9,7 @@ import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
  */
 
 /** The agent CLIs, by the name `--cli` takes; one list, so a new CLI is added here once. */
-export const CLI_NAMES = ['opencode', 'claude', 'codex', 'shell'] as const;
+export const CLI_NAMES = ['opencode', 'claude', 'codex', 'copilot', 'shell'] as const;
 export type CliName = (typeof CLI_NAMES)[number];
 
 /** What `launch` builds a run's command line from: the run's record, as start or resume made it. */
@@ -236,7 +236,8 @@ export interface AgentAdapter {
    * the agent exited and the whole log was parsed (`end` included); not called when the agent could not
    * be started. It may settle children the stream never ended (`statusSource: "inferred"`) in `state`.
    * Cancels and the caps the supervisor enforces are decided by the core, which also adds stderr's last
-   * line to a failure without `fatalError`.
+   * line to a failure without `fatalError`, and records the children the stream left running as
+   * `cancelled` when the run was cancelled.
    */
   verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict;
   /**

@@ -5,6 +5,7 @@ import { callerOf, inRegistryOf, placeOf, type Context } from './context.js';
 import { readPrompt } from './prompt.js';
 import { start, type StartOptions } from './start.js';
 import { parseCap, type CapKey } from './caps.js';
+import { badStallSec, parseStallSec } from './settings.js';
 
 /** Fields a batch line may hold: the flags of start-subagent, in camelCase. */
 const FIELDS = [
@@ -21,6 +22,11 @@ const FIELDS = [
   'args',
   'worktree',
   'base',
+  'executor',
+  'slurmArgs',
+  'stallAfter',
+  'stallAction',
+  'onEnd',
   'maxCost',
   'maxTokens',
   'maxTurns',
@@ -43,14 +49,31 @@ export interface BatchOptions extends Context {
 /** What a batch line does not set it takes from here: the options of `start` that are not per run. */
 export type BatchDefaults = Pick<
   StartOptions,
-  'cli' | 'cwdDir' | 'model' | 'variant' | 'agent' | 'maxConcurrent' | 'worktree' | 'base' | 'maxCostUsd' | 'maxTokens' | 'maxTurns'
+  | 'cli'
+  | 'cwdDir'
+  | 'model'
+  | 'variant'
+  | 'agent'
+  | 'maxConcurrent'
+  | 'worktree'
+  | 'base'
+  | 'executor'
+  | 'executorArgs'
+  | 'stallAfterSec'
+  | 'stallAction'
+  | 'onEnd'
+  | 'maxCostUsd'
+  | 'maxTokens'
+  | 'maxTurns'
 >;
 
 /** A started line: where it was, and the run as start published it. */
 export interface BatchStarted {
   line: number;
   name: string;
-  pid: number;
+  pid: number | null;
+  executor: string;
+  jobId: string | null;
   status: string;
   sessionId: string | null;
   cli: string;
@@ -117,6 +140,15 @@ function lineCaps(line: Record<string, unknown>, defaults: BatchDefaults): Pick<
   return out;
 }
 
+/** A line's "stallAfter": seconds as a number, or a string as --stall-after takes it ("off", "90"). */
+function stallAfterOf(line: Record<string, unknown>): number | undefined {
+  const v = line.stallAfter;
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string') return parseStallSec(v, '"stallAfter"');
+  throw badStallSec(JSON.stringify(v), '"stallAfter"');
+}
+
 /**
  * start-subagent --batch: one JSON object per line, each started as if given as flags. One bad line
  * does not stop the others; the single output line says which started and which failed.
@@ -161,12 +193,19 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
       const args = line.args === undefined ? [] : line.args;
       if (!Array.isArray(args) || args.some((a) => typeof a !== 'string'))
         throw new SubagentError('E_ARG_INVALID', '"args" must be an array of strings', { field: 'args', hint: '"args": ["--permission-mode", "acceptEdits"]' });
+      const slurmArgs = line.slurmArgs;
+      if (slurmArgs !== undefined && (!Array.isArray(slurmArgs) || slurmArgs.some((a) => typeof a !== 'string')))
+        throw new SubagentError('E_ARG_INVALID', '"slurmArgs" must be an array of strings', {
+          field: 'slurmArgs',
+          hint: '"slurmArgs": ["--partition=gpu", "--time=30"]',
+        });
       if (files.some((f) => typeof f !== 'string'))
         throw new SubagentError('E_ARG_INVALID', '"file"/"files" must be strings', { field: 'files', hint: '"files": ["a.ts", "b.ts"]' });
       const promptText = optionalString(line, 'prompt');
       const prompt = readPrompt(promptText === '-' ? `-` : promptText, optionalString(line, 'promptFile'), cwd, { stdinAllowed: false });
       if (line.worktree !== undefined && typeof line.worktree !== 'boolean')
         throw new SubagentError('E_ARG_INVALID', '"worktree" must be true or false', { field: 'worktree', hint: '"worktree": true' });
+      const stallAfter = stallAfterOf(line);
       const out = await start({
         name,
         prompt,
@@ -180,6 +219,12 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         maxConcurrent: defaults.maxConcurrent,
         worktree: (line.worktree as boolean | undefined) ?? defaults.worktree ?? false,
         base: optionalString(line, 'base') ?? defaults.base,
+        executor: optionalString(line, 'executor') ?? defaults.executor,
+        executorArgs: (slurmArgs as string[] | undefined) ?? defaults.executorArgs,
+        stallAfterSec: stallAfter ?? defaults.stallAfterSec,
+        // A line that turns stalls off has nothing for the default action to act on.
+        stallAction: (optionalString(line, 'stallAction') as StartOptions['stallAction']) ?? (stallAfter === 0 ? undefined : defaults.stallAction),
+        onEnd: optionalString(line, 'onEnd') ?? defaults.onEnd,
         ...lineCaps(line, defaults),
         registry,
         cwd,
@@ -189,6 +234,8 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         line: i + 1,
         name: out.name,
         pid: out.pid,
+        executor: out.executor,
+        jobId: out.jobId,
         status: out.status,
         sessionId: out.sessionId,
         cli: out.cli,

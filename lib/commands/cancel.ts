@@ -4,15 +4,16 @@ import { isTerminal, observeRun, type Observation } from '../runs/observe.js';
 import { backend } from '../proc/backend.js';
 import { isAlive, liveness, type ProcessIdentity } from '../proc/identity.js';
 import { signalIdentity } from '../proc/signal.js';
+import { stopRun } from '../proc/stop.js';
 import { snapshotRun, stillAlive } from '../proc/tree.js';
-import { stopProcesses } from '../proc/stop.js';
 import { leaveQueue } from '../registry/queue.js';
 import { validateName } from '../registry/names.js';
 import { listNames, updateRecord } from '../registry/store.js';
-import type { Outcome, Status } from '../registry/record.js';
+import { placementOf, type Outcome, type RunRecord, type Status } from '../registry/record.js';
+import { cancelJob } from './cancel-job.js';
+import { recordCancelledEnd } from './cancel-end.js';
 import { monotonicMs, nowIso, sleep } from '../base/time.js';
 import { requireLatest } from '../runs/observe.js';
-import { cancelledEnd } from '../runs/reason.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 import { cancelGraceMs } from './settings.js';
 
@@ -44,6 +45,8 @@ export interface CancelResult {
   /** False when the registry could not be written: the processes were signalled, the cancel is not recorded. */
   recorded?: boolean;
   warning?: string;
+  /** A run placed on a job engine: its job, and what cancel did to it (docs/scaling.md). */
+  job?: { id: string | null; stateBefore: string | null; state: string | null; signalled: boolean; cancelled: boolean };
   /** With `recursive`: what happened to each descendant. */
   descendants?: DescendantCancel[];
 }
@@ -164,7 +167,8 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
   const name = ob.record.name;
   const previousStatus = ob.status;
   if (ob.status === 'done' || (ob.status === 'unknown' && !ob.agentAlive)) throw notRunning(name, ob);
-  refuseUncheckable(name, [ob.supervisor, ob.record.agentProcess]);
+  // A job-placed run's processes are on a node: the engine signals them, not this host.
+  if (placementOf(ob.record).name === 'local') refuseUncheckable(name, [ob.supervisor, ob.record.agentProcess]);
   const adapter = await loadAdapter(ob.record.cli);
   const signal = asked ?? adapter.gracefulSignal;
 
@@ -183,6 +187,7 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     unrecorded = err.message;
   }
   if (marked.status === 'done') throw notRunning(name, observeRun(ob.dir));
+  if (placementOf(marked).name !== 'local') return cancelPlaced(s, ob, marked, signal, previousStatus, unrecorded);
 
   const roots: ProcessIdentity[] = marked.agentProcess ? [marked.agentProcess] : [];
   const supervisor = marked.supervisor ?? ob.supervisor;
@@ -197,7 +202,7 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
   }
   if (seen.length) {
     const wholeTree = signal === 'SIGKILL' || adapter.gracefulSignal === 'SIGTERM';
-    ({ signalled, seen } = await stopProcesses({ seen, snapshot, agent: marked.agentProcess, signal, wholeTree, graceMs: s.graceMs }));
+    ({ signalled, seen } = await stopRun(seen, snapshot, { signal, wholeTree, agent: marked.agentProcess, graceMs: s.graceMs }));
   }
   const survivors = stillAlive(snapshot());
   let final: { outcome: Outcome | null } = { outcome: null };
@@ -229,6 +234,37 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
   };
 }
 
+/** Cancel of a run placed on a job engine: through the engine, checked by the job's state (cancel-job.ts). */
+async function cancelPlaced(
+  s: CancelSettings,
+  ob: Observation,
+  marked: RunRecord,
+  signal: string,
+  previousStatus: Status,
+  unrecorded: string | null,
+): Promise<CancelResult> {
+  const job = await cancelJob(ob.dir, marked, signal, s.graceMs);
+  const view = observeRun(ob.dir);
+  const warning = [unrecorded && `the cancel could not be recorded: ${unrecorded}`, job.warning].filter(Boolean).join('; ');
+  return {
+    ok: true,
+    registry: s.registry,
+    name: marked.name,
+    run: marked.run,
+    pid: view.record.supervisor?.pid ?? null,
+    agentPid: view.record.agentProcess?.pid ?? null,
+    signalSent: signal.replace(/^SIG/, ''),
+    previousStatus,
+    status: view.status,
+    outcome: view.status === 'done' ? view.record.outcome : null,
+    processesSignalled: job.signalled || job.jobCancelled ? 1 : 0,
+    survivors: [],
+    recorded: unrecorded === null,
+    job: { id: placementOf(view.record).jobId, stateBefore: job.before, state: job.after, signalled: job.signalled, cancelled: job.jobCancelled },
+    ...(warning ? { warning } : {}),
+  };
+}
+
 /**
  * Gives the supervisor a moment to record the end (it sees the agent exit and the cancel intent). A
  * supervisor that is dead cannot: then the cancel records the end itself, with the exit unknown.
@@ -240,20 +276,12 @@ async function settle(dir: string, supervisor: ProcessIdentity | null, signal: s
     if (ob.status === 'done') return ob.record;
     const supervisorAlive = supervisor !== null && isAlive(supervisor);
     if (!supervisorAlive || monotonicMs() > end) {
-      return updateRecord(dir, (r) =>
-        r.status === 'done'
-          ? null
-          : {
-              ...r,
-              status: 'done',
-              ...cancelledEnd(r.cancel ?? { requestedAt: nowIso(), signal, by: process.pid }),
-              exitCode: null,
-              signal: null,
-              finishedAt: nowIso(),
-              endReason: supervisorAlive
-                ? 'the supervisor did not record the end in time; recorded by cancel'
-                : 'the supervisor was gone; the end was recorded by cancel, the exit status is unknown',
-            },
+      return recordCancelledEnd(
+        dir,
+        signal,
+        supervisorAlive
+          ? 'the supervisor did not record the end in time; recorded by cancel'
+          : 'the supervisor was gone; the end was recorded by cancel, the exit status is unknown',
       );
     }
     await sleep(20);

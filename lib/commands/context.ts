@@ -2,6 +2,7 @@ import { realpathSync, statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { SubagentError, inRegistry } from '../base/errors.js';
 import { locateRegistry } from '../registry/locate.js';
+import { refuseForeign } from '../registry/private.js';
 
 /**
  * Where a command runs: every options object may hold it (docs/library.md, "Context"). The verbs
@@ -31,7 +32,9 @@ export function callerOf(ctx: Context): { env: NodeJS.ProcessEnv; cwd: string } 
 /** Locates the registry once, at a command's entrance, after its options were checked. */
 export function placeOf(ctx: Context): Place {
   const { env, cwd } = callerOf(ctx);
-  return { registry: locateRegistry(ctx.registry, env, cwd).path, env, cwd };
+  const registry = locateRegistry(ctx.registry, env, cwd).path;
+  refuseForeign(registry);
+  return { registry, env, cwd };
 }
 
 /**

@@ -2,12 +2,13 @@ import { randomUUID } from '../base/uuid.js';
 import { SubagentError } from '../base/errors.js';
 import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
-import { NO_CAPS, RECORD_FORMAT, type RunRecord, type Status } from '../registry/record.js';
-import { writeLauncher, type Published } from '../registry/store.js';
-import { spawnSupervisor } from '../supervisor/spawn.js';
+import { NO_CAPS, RECORD_FORMAT, placementOf, type RunRecord, type Status } from '../registry/record.js';
+import { updateRecord, writeLauncher, type Published } from '../registry/store.js';
+import { executorNamed, type Placed } from '../supervisor/place.js';
 import { nowIso } from '../base/time.js';
 import { enqueue, newTicket, readLimit, writeLimit } from '../registry/queue.js';
 import { findOnPath } from '../proc/path.js';
+import type { WatchFields } from './run-watch.js';
 
 /**
  * Sets the registry's limit when one was asked for (0 removes it); a run started while a limit is in
@@ -23,7 +24,8 @@ export type RunSettings = Pick<
   RunRecord,
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
-  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'caps'>>;
+  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps'>> &
+  WatchFields;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
 export function checkAdapterCan(
@@ -93,21 +95,48 @@ export function newRecord(s: RunSettings): RunRecord {
     depth: s.depth ?? 1,
     eventBytes: 0,
     skippedLines: 0,
+    executor: s.executor ?? { name: 'local', args: [], jobId: null },
+    stallAfterSec: s.stallAfterSec,
+    stallAction: s.stallAction,
+    stalledSince: null,
+    lastWorkAt: null,
+    onEnd: s.onEnd,
+    hookTimeoutSec: s.hookTimeoutSec,
+    cancelGraceMs: s.cancelGraceMs,
   };
 }
 
 /**
- * Starts the supervisor of a published run and records its identity, so that a run never depends on
- * the start command staying alive to be seen as scheduled. It is started even when the fsync that made
- * the run's directory entry durable failed (the run is published either way): that failure is reported
- * after, instead of success.
+ * Starts the supervisor of a published run where its record places it, and records who vouches for it
+ * (a local supervisor's identity, or the job's id), so that a run never depends on the start command
+ * staying alive to be seen as scheduled. It is started even when the fsync that made the run's
+ * directory entry durable failed (the run is published either way): that failure is reported after,
+ * instead of success. A submission the engine refuses leaves the run recorded as failed.
  */
-export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null): Promise<number> {
+export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null, record: RunRecord): Promise<Placed> {
   if (ticket) enqueue(registry, ticket, run.dir);
-  const pid = await spawnSupervisor(registry, run.dir, env);
-  writeLauncher(run.dir, identityOf(pid) ?? { pid, startTime: 'exited', bootId: selfIdentity().bootId });
+  const placement = placementOf(record);
+  let placed: Placed;
+  try {
+    placed = await executorNamed(placement.name).place({ registry, dir: run.dir, env, label: `subagent:${record.name}:${record.run}`, args: placement.args });
+  } catch (err) {
+    if (placement.name !== 'local') recordNotPlaced(run.dir, (err as Error).message);
+    throw err;
+  }
+  if (placed.pid !== null) writeLauncher(run.dir, identityOf(placed.pid) ?? { pid: placed.pid, startTime: 'exited', bootId: selfIdentity().bootId });
+  if (placed.jobId !== null) {
+    const jobId = placed.jobId;
+    updateRecord(run.dir, (r) => ({ ...r, executor: { ...placementOf(r), jobId } }));
+  }
   run.assertDurable();
-  return pid;
+  return placed;
+}
+
+/** A run whose supervisor the engine would not take: it ends here, failed, with the engine's words. */
+function recordNotPlaced(dir: string, error: string): void {
+  updateRecord(dir, (r) =>
+    r.status === 'done' ? null : { ...r, status: 'done', outcome: 'failed', error, endReason: 'executor-failed', finishedAt: nowIso() },
+  );
 }
 
 /** What start and resume resolve to: the run as it was published (docs/schemas/start.schema.json). */
@@ -115,8 +144,12 @@ export interface StartResult {
   ok: true;
   registry: string;
   name: string;
-  /** The supervisor's pid. */
-  pid: number;
+  /** The supervisor's pid; null for a run placed on a job engine (its supervisor runs on a node). */
+  pid: number | null;
+  /** Where the supervisor was placed: local or slurm. */
+  executor: string;
+  /** The engine's job id (slurm); null for local. */
+  jobId: string | null;
   /** `scheduled`: the supervisor starts the agent (or queues it) on its own. */
   status: Status;
   /** The CLI's session id where it is chosen in advance, else null until the agent reports it. */
@@ -128,12 +161,14 @@ export interface StartResult {
   startedAt: string;
 }
 
-export function launchResult(registry: string, r: RunRecord, pid: number, mode: 'new' | 'resume'): StartResult {
+export function launchResult(registry: string, r: RunRecord, placed: Placed, mode: 'new' | 'resume'): StartResult {
   return {
     ok: true,
     registry,
     name: r.name,
-    pid,
+    pid: placed.pid,
+    executor: placementOf(r).name,
+    jobId: placed.jobId,
     status: r.status,
     sessionId: r.sessionId,
     cli: r.cli,

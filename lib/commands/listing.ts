@@ -7,6 +7,7 @@ import { DoneCache, type CachedView, type Stamp } from '../registry/done-cache.j
 import { queueView, readLimit } from '../registry/queue.js';
 import { entryOf, type AgentEntry } from '../runs/entry.js';
 import { usageOfName } from '../runs/usage.js';
+import { JobViews } from '../runs/placed.js';
 
 /** A name the listing could not read: it is left out of `agents` and said here. */
 export interface Problem {
@@ -55,10 +56,12 @@ export interface Rows {
  */
 export function snapshot(registry: string, names: string[], strict: boolean, cache: DoneCache | null): Snapshot {
   const s: Snapshot = { observations: new Map(), rows: [], usage: new Map(), stamps: new Map(), cache, problems: [] };
+  // Runs placed on a job engine: one question to the engine for the whole listing.
+  const jobs = new JobViews(names.length > 1);
   for (const name of names) {
     try {
       if (strict) {
-        const o = observeLatest(registry, name);
+        const o = observeLatest(registry, name, jobs);
         if (o) {
           s.observations.set(name, o);
           s.rows.push(o);
@@ -73,7 +76,7 @@ export function snapshot(registry: string, names: string[], strict: boolean, cac
         if (hit !== last) s.rows.push(hit);
         continue;
       }
-      const l = observeListed(registry, name, cache ?? undefined);
+      const l = observeListed(registry, name, cache ?? undefined, jobs);
       if (l === null) continue;
       s.observations.set(name, l.observation);
       s.rows.push(l.observation);

@@ -9,11 +9,13 @@ import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicket
 import { promptBytes } from './prompt.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
 import { requestedLimit } from './settings.js';
+import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
+import { watchFields, type WatchOptions } from './run-watch.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
-import { NO_CAPS, type RunRecord } from '../registry/record.js';
+import { NO_CAPS, placementOf, type RunRecord } from '../registry/record.js';
 
 /** With the spend caps (`CapOptions`): each not given is the earlier run's; null drops it. */
-export interface ResumeOptions extends Context, CapOptions {
+export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -96,7 +98,11 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const variant = o.variant ?? last.variant;
   const extraArgs = o.extraArgs ?? last.extraArgs;
   adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId, caps });
-  const queueTicket = queueTicketFor(registry, limit);
+  // The run's own executor (and its options), unless this resume names another.
+  const placement = placementFrom(o, env, placementOf(last));
+  checkLimitFor(placement, o.maxConcurrent);
+  const queueTicket = placement.name === 'local' ? queueTicketFor(registry, limit) : null;
+  const watch = watchFields(o, env, last);
   const record = newRecord({
     name,
     run: last.run + 1,
@@ -116,11 +122,13 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
     queueTicket,
     caps,
+    executor: placement,
+    ...watch,
   });
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
-  const pid = await launchSupervisor(registry, run, env, queueTicket);
-  return launchResult(registry, record, pid, 'resume');
+  const placed = await launchSupervisor(registry, run, env, queueTicket, record);
+  return launchResult(registry, record, placed, 'resume');
 }
 
 /**

@@ -1,4 +1,5 @@
 import { SubagentError } from '../base/errors.js';
+import { DEFAULT_HOOK_TIMEOUT_SEC } from '../runs/hooks.js';
 
 /**
  * The environment variables a command reads where its options leave a setting open (docs/contract.md,
@@ -17,6 +18,9 @@ const VARIABLES = {
   parent: ['SUBAGENT_PARENT'],
   depth: ['SUBAGENT_DEPTH'],
   dir: ['SUBAGENT_DIR'],
+  executor: ['SUBAGENT_EXECUTOR'],
+  stallSec: ['SUBAGENT_STALL_SEC'],
+  hookTimeoutSec: ['SUBAGENT_HOOK_TIMEOUT_SEC'],
 } as const;
 
 export type Setting = keyof typeof VARIABLES;
@@ -34,6 +38,8 @@ export const DEFAULT_CLI = 'opencode';
 export const DEFAULT_WAIT_TIMEOUT_SEC = 100;
 export const DEFAULT_CANCEL_GRACE_MS = 3000;
 export const DEFAULT_MAX_DEPTH = 3;
+/** Ten minutes: longer than one model turn that writes a long answer and prints nothing until it ends (docs/stalls.md). */
+export const DEFAULT_STALL_SEC = 600;
 
 /** Seconds as the verbs take them (--timeout, SUBAGENT_WAIT_TIMEOUT_SEC): a number ≥ 0; 0 means forever. */
 export function parseSeconds(raw: string): number {
@@ -84,6 +90,41 @@ export function requestedLimit(maxConcurrent: number | undefined, env: NodeJS.Pr
 export function cancelGraceMs(env: NodeJS.ProcessEnv): number {
   const v = Number(fromEnv(env, 'cancelGraceMs') ?? DEFAULT_CANCEL_GRACE_MS);
   return Number.isFinite(v) && v >= 0 ? v : DEFAULT_CANCEL_GRACE_MS;
+}
+
+/** A stall time as the verbs take it (--stall-after, SUBAGENT_STALL_SEC): seconds ≥ 0, or `off`; 0 and `off` turn stall watching off. */
+export function parseStallSec(raw: string, source: string): number {
+  if (raw.trim() === 'off') return 0;
+  const sec = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(sec) || sec < 0) throw badStallSec(raw, source);
+  return sec;
+}
+
+export function badStallSec(raw: string, source: string): SubagentError {
+  return new SubagentError('E_ARG_INVALID', `${source} "${raw}" is not a number of seconds`, {
+    value: raw,
+    hint: 'give the seconds without a sign of work after which a run counts as stalled, e.g. 600 (0 or off: never)',
+  });
+}
+
+/** The stall time of a new run when none was given: SUBAGENT_STALL_SEC, else 600 s. */
+export function defaultStallSec(env: NodeJS.ProcessEnv): number {
+  const raw = fromEnv(env, 'stallSec');
+  return raw === undefined ? DEFAULT_STALL_SEC : parseStallSec(raw, 'SUBAGENT_STALL_SEC');
+}
+
+/** How long an end hook may run (SUBAGENT_HOOK_TIMEOUT_SEC, seconds > 0), else 60 s. */
+export function hookTimeoutSec(env: NodeJS.ProcessEnv): number {
+  const raw = fromEnv(env, 'hookTimeoutSec');
+  if (raw === undefined) return DEFAULT_HOOK_TIMEOUT_SEC;
+  const sec = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(sec) || sec <= 0) {
+    throw new SubagentError('E_ARG_INVALID', `SUBAGENT_HOOK_TIMEOUT_SEC "${raw}" is not a number of seconds above 0`, {
+      value: raw,
+      hint: 'give how long an end hook may run before it is killed, e.g. 60, or unset it',
+    });
+  }
+  return sec;
 }
 
 /** How deep runs may nest: SUBAGENT_MAX_DEPTH when it is a whole number, else 3. */

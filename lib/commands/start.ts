@@ -5,7 +5,7 @@ import type { AgentAdapter } from '../agents/types.js';
 import { SubagentError } from '../base/errors.js';
 import { nameExists, validateName } from '../registry/names.js';
 import { createName, latestRun, type Published } from '../registry/store.js';
-import type { Caps, RunRecord } from '../registry/record.js';
+import type { Caps, Placement, RunRecord } from '../registry/record.js';
 import { locateRegistry } from '../registry/locate.js';
 import { observeLatest } from '../runs/observe.js';
 import { addWorktree, discardFreshWorktree, type Worktree } from '../runs/worktree.js';
@@ -13,12 +13,14 @@ import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './con
 import { promptBytes } from './prompt.js';
 import { DEFAULT_CLI, fromEnv, maxDepth, requestedLimit } from './settings.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
+import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
+import { watchFields, type WatchFields, type WatchOptions } from './run-watch.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
 
 export type { StartResult } from './launch.js';
 
 /** With the spend caps (`CapOptions`: `maxCostUsd`, `maxTokens`, `maxTurns`). */
-export interface StartOptions extends Context, CapOptions {
+export interface StartOptions extends Context, ExecutorOptions, WatchOptions, CapOptions {
   /** Required ([name rule](docs/contract.md#names)); undefined: E_NAME_REQUIRED. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -55,10 +57,12 @@ interface StartSettings {
   model: string | null;
   variant: string | null;
   limit: number | undefined;
+  placement: Placement;
   parent: string | null;
   depth: number;
   caps: Caps;
   env: NodeJS.ProcessEnv;
+  watch: WatchFields;
 }
 
 /**
@@ -118,7 +122,10 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   const { env, cwd: callerCwd } = callerOf(o);
   const limit = requestedLimit(o.maxConcurrent, env);
   checkCaps(o);
+  const watch = watchFields(o, env);
   const name = validateName(o.name);
+  const placement = placementFrom(o, env);
+  checkLimitFor(placement, o.maxConcurrent);
   const prompt = promptBytes(o.prompt);
   const adapter = await loadAdapter(o.cli ?? fromEnv(env, 'cli') ?? DEFAULT_CLI);
   const cwd = resolveCwd(o.cwdDir, callerCwd);
@@ -137,7 +144,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;
-  return { name, prompt, adapter, cwd, files, model, variant, limit, parent, depth, caps, env };
+  return { name, prompt, adapter, cwd, files, model, variant, limit, placement, parent, depth, caps, env, watch };
 }
 
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
@@ -147,7 +154,8 @@ export async function start(o: StartOptions): Promise<StartResult> {
   return inRegistryOf(registry, async () => {
     // Writes, in this order: the limit (and ticket), the worktree, the name. A failure after the
     // worktree is made removes it again, so a refused start leaves no branch that blocks the name.
-    const queueTicket = queueTicketFor(registry, s.limit);
+    // The registry's limit counts this machine's runs only (lib/commands/executor.ts).
+    const queueTicket = s.placement.name === 'local' ? queueTicketFor(registry, s.limit) : null;
     let cwd = s.cwd;
     let worktree: Worktree | null = null;
     if (o.worktree) {
@@ -175,13 +183,15 @@ export async function start(o: StartOptions): Promise<StartResult> {
         storeEnv: storeEnvOf(s.adapter, s.env),
         queueTicket,
         caps: s.caps,
+        executor: s.placement,
+        ...s.watch,
       });
       run = createName(registry, s.name, record, s.prompt);
     } catch (err) {
       if (worktree) discardFreshWorktree(worktree);
       throw err;
     }
-    const pid = await launchSupervisor(registry, run, s.env, queueTicket);
-    return launchResult(registry, record, pid, 'new');
+    const placed = await launchSupervisor(registry, run, s.env, queueTicket, record);
+    return launchResult(registry, record, placed, 'new');
   });
 }

@@ -5,6 +5,7 @@ import { nameNotFound, validateName } from '../registry/names.js';
 import { agentsDir, nameDir, runDir } from '../registry/store.js';
 import type { Status } from '../registry/record.js';
 import { writeJunit } from '../runs/junit.js';
+import { stallOf } from '../runs/stall.js';
 import type { AgentEntry } from '../runs/entry.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 import { waitTimeoutMs } from './settings.js';
@@ -40,6 +41,8 @@ export interface Change {
   run: number;
   exitCode: number | null;
   finishedAt: string | null;
+  /** The run is stalled now (a change of this alone is a change: a stall, or its end). */
+  stalled: boolean;
 }
 
 /** What status resolves to (docs/schemas/status.schema.json). */
@@ -153,6 +156,7 @@ async function statusIn(registry: string, o: StatusOptions, env: NodeJS.ProcessE
           run: ob.record.run,
           exitCode: ob.record.exitCode,
           finishedAt: ob.record.finishedAt,
+          stalled: stallOf(ob).stalled,
         }));
     }
   }
@@ -191,5 +195,5 @@ function vanished(name: string, registry: string): SubagentError {
 }
 
 function key(o: Observation): string {
-  return `${o.status satisfies Status} ${o.record.run} ${o.record.outcome}`;
+  return `${o.status satisfies Status} ${o.record.run} ${o.record.outcome} ${stallOf(o).stalled}`;
 }

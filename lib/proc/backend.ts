@@ -17,10 +17,22 @@ export interface ProcBackend {
   liveness(id: ProcessIdentity): Liveness;
   /** Every live process (zombies left out), from a look taken for this question. */
   processes(): ProcStat[];
+  /** Every live process's parent and the CPU time it has used, from one look (lib/proc/cpu.ts walks a run's tree in it). */
+  cpuTimes(): ProcCpu[];
   /** Those of `procs` whose environment holds `marker`; absent where environments cannot be read (ps). */
   marked?(procs: ProcStat[], marker: string): ProcStat[];
   /** Forget any view kept from an earlier look (lib/proc/identity.ts lookAgain). */
   forget(): void;
+}
+
+/**
+ * A process's CPU time so far: user + system, in ms. Linux adds the CPU time of the children it has
+ * waited for (so a tool that ran and was reaped between two looks still counts); ps cannot.
+ */
+export interface ProcCpu {
+  pid: number;
+  ppid: number;
+  cpuMs: number;
 }
 
 export const BACKEND_NAMES = ['linux', 'ps'] as const;

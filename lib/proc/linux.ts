@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import type { ProcBackend } from './backend.js';
 import type { ProcStat } from './identity.js';
 import { readStartTime } from './start-time.js';
@@ -9,34 +9,62 @@ import { readStartTime } from './start-time.js';
  */
 export interface LinuxStat extends ProcStat {
   sid: number;
+  /** utime + stime + cutime + cstime (fields 14–17), in clock ticks. */
+  cpuTicks: number;
 }
 
-/** Parses /proc/<pid>/stat; the command name may hold spaces and ")" so fields are read after the last ")". */
+/**
+ * Parses /proc/<pid>/stat; the command name may hold spaces and ")" so fields are read after the last ")".
+ * Only the fields used are cut out (fields 3–6, 14–17, 22): a walk of /proc parses every process's.
+ */
 export function parseStat(text: string): LinuxStat | null {
   const open = text.indexOf('(');
   const close = text.lastIndexOf(')');
   if (open === -1 || close === -1) return null;
-  const fields = text.slice(close + 2).split(' ');
-  // fields[0] is field 3 (state); field N is fields[N - 3].
+  // f[0] is field 3 (state); field N is f[N - 3].
+  const f: string[] = [];
+  for (let at = close + 2, i = 0; i <= 19 && at <= text.length; i++) {
+    const end = text.indexOf(' ', at);
+    const stop = end === -1 ? text.length : end;
+    f.push(i <= 3 || (i >= 11 && i <= 14) || i === 19 ? text.slice(at, stop) : '');
+    at = stop + 1;
+  }
   const pid = Number(text.slice(0, open).trim());
-  const startTime = fields[19];
+  const startTime = f[19];
   if (!Number.isInteger(pid) || startTime === undefined) return null;
   return {
     pid,
     comm: text.slice(open + 1, close),
-    state: fields[0] ?? '?',
-    ppid: Number(fields[1]),
-    pgid: Number(fields[2]),
-    sid: Number(fields[3]),
-    startTime,
+    state: f[0] || '?',
+    ppid: Number(f[1]),
+    pgid: Number(f[2]),
+    sid: Number(f[3]),
+    startTime: startTime.trimEnd(),
+    cpuTicks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
   };
 }
 
+/**
+ * One buffer for every stat read: /proc files have no size, so readFileSync would take a 64 KiB buffer
+ * for each, and a walk of /proc (the supervisor's stall checks, every few seconds) would leave MBs of
+ * them for the collector. A stat line is well under 4 KiB (52 numbers and a 64-byte name at most).
+ */
+const statBuffer = Buffer.alloc(4096);
+
 export function readStat(pid: number): LinuxStat | null {
+  let fd: number;
   try {
-    return parseStat(readFileSync(`/proc/${pid}/stat`, 'latin1'));
+    fd = openSync(`/proc/${pid}/stat`, 'r');
   } catch {
     return null;
+  }
+  try {
+    const n = readSync(fd, statBuffer, 0, statBuffer.length, 0);
+    return parseStat(statBuffer.toString('latin1', 0, n));
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }
 
@@ -85,6 +113,16 @@ function hasMarker(pid: number, marker: string): boolean {
   }
 }
 
+function allStats(): LinuxStat[] {
+  const out: LinuxStat[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+    const stat = readStat(Number(entry));
+    if (!gone(stat)) out.push(stat);
+  }
+  return out;
+}
+
 export const linux: ProcBackend = {
   name: 'linux',
   bootId,
@@ -106,14 +144,9 @@ export const linux: ProcBackend = {
     }
     return 'unchecked';
   },
-  processes() {
-    const out: ProcStat[] = [];
-    for (const entry of readdirSync('/proc')) {
-      if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-      const stat = readStat(Number(entry));
-      if (!gone(stat)) out.push(stat);
-    }
-    return out;
+  processes: allStats,
+  cpuTimes() {
+    return allStats().map((s) => ({ pid: s.pid, ppid: s.ppid, cpuMs: (s.cpuTicks * 1000) / TICKS_PER_SECOND }));
   },
   marked(procs, marker) {
     return procs.filter((p) => p.pid !== process.pid && hasMarker(p.pid, marker));

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SubagentError } from '../base/errors.js';
-import type { ProcBackend } from './backend.js';
+import type { ProcBackend, ProcCpu } from './backend.js';
 import type { ProcStat, ProcessIdentity } from './identity.js';
 import { childProcess } from './child-process.js';
 import { epochStartTime, readStartTime } from './start-time.js';
@@ -99,8 +99,9 @@ function unavailable(message: string, program: 'ps' | 'sysctl'): SubagentError {
  */
 let kept: Snapshot | null = null;
 
-function look(): Snapshot {
-  const r = childProcess().spawnSync('ps', PS_ARGS, {
+/** Runs the ps on PATH with `args`; its output, and its own pid. */
+function runPs(args: string[]): { stdout: string; pid: number } {
+  const r = childProcess().spawnSync('ps', args, {
     encoding: 'utf8',
     // Only what ps needs: PS_FORMAT, PS_PERSONALITY or COLUMNS in the caller's environment would change
     // its output, and the run marker has no business in it.
@@ -113,6 +114,11 @@ function look(): Snapshot {
     throw unavailable(code === 'ENOENT' ? 'ps is not on PATH' : `cannot run ps: ${code ?? r.error.message}`, 'ps');
   }
   if (r.status !== 0) throw unavailable(`ps failed (exit ${r.status ?? r.signal}): ${r.stderr.trim().slice(0, 300)}`, 'ps');
+  return { stdout: r.stdout, pid: r.pid };
+}
+
+function look(): Snapshot {
+  const r = runPs(PS_ARGS);
   const snapshot = snapshotOf(r.stdout, r.pid);
   // ps lists itself: without its own row the output is not in the form parsePs reads, and every process
   // would look gone.
@@ -122,6 +128,30 @@ function look(): Snapshot {
     if (kept === snapshot) kept = null;
   });
   return snapshot;
+}
+
+/**
+ * `time` is the CPU time a process used (user + system; not its dead children's: BSD `-S` and procps `S`
+ * differ), as `[[dd-]hh:]mm:ss` (procps, whole seconds) or `[hh:]mm:ss.cc` (macOS, the BSDs).
+ */
+export const PS_CPU_ARGS = ['-A', '-o', 'pid=', '-o', 'ppid=', '-o', 'time='];
+
+/** Seconds of a `time` field in either form, in ms; null when it is not one. */
+export function cpuMsOf(time: string): number | null {
+  const m = /^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$/.exec(time);
+  if (!m) return null;
+  return ((Number(m[1] ?? 0) * 24 + Number(m[2] ?? 0)) * 3600 + Number(m[3]) * 60 + Number(m[4])) * 1000;
+}
+
+/** The rows of `ps -A -o pid=,ppid=,time=` output; a line that is not a row is skipped. */
+export function parsePsCpu(text: string): ProcCpu[] {
+  const out: ProcCpu[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^\s*(\d+)\s+(\d+)\s+(\S+)\s*$/.exec(line);
+    const cpuMs = m ? cpuMsOf(m[3]!) : null;
+    if (m && cpuMs !== null) out.push({ pid: Number(m[1]), ppid: Number(m[2]), cpuMs });
+  }
+  return out;
 }
 
 function judge(view: Snapshot, id: ProcessIdentity): 'alive' | 'dead' | 'unchecked' {
@@ -191,6 +221,9 @@ export const ps: ProcBackend = {
   },
   processes() {
     return [...look().byPid.values()].filter((p) => !isZombie(p));
+  },
+  cpuTimes() {
+    return parsePsCpu(runPs(PS_CPU_ARGS).stdout);
   },
   forget() {
     kept = null;

@@ -14,38 +14,29 @@ export async function waitGone(seen: Seen[], ms: number): Promise<Seen[]> {
   return alive;
 }
 
-/** How to stop a run's processes (`stopProcesses`). */
-export interface StopPlan {
-  /** The run's processes as first seen (non-empty). */
-  seen: Seen[];
-  /** A new look at the run's processes (a parent-pid walk from the agent, and its marker). */
-  snapshot: () => Seen[];
-  /** The agent: with `wholeTree` false, the only process the first signal goes to. */
-  agent: ProcessIdentity | null;
+/** How a run's processes are stopped: its first signal, and to whom. */
+export interface Stop {
   signal: NodeJS.Signals;
-  /** The first signal to every process of the snapshot and their groups, not to the agent alone. */
+  /** The first signal goes to every process of the run and their groups; else to the agent alone (a CLI that ends its own tools on it). */
   wholeTree: boolean;
-  /** How long the first signal is given before TERM, then KILL. */
+  agent: ProcessIdentity | null;
+  /** How long the processes get after the first signal before TERM and KILL. */
   graceMs: number;
 }
 
 /**
- * The escalation of subagent-cancel, also the supervisor's when it stops a run at a spend cap: the first
- * signal (to the agent alone when it is trusted to stop its own tools, else to the whole tree), a grace,
- * then SIGTERM (when the first was neither TERM nor KILL) and SIGKILL to whatever of the run remains,
- * re-snapshotted each time. Every signal goes only to a process whose identity still matches.
- * Returns how many processes the first signal reached, and the last set of processes seen.
+ * Stops a run's processes (`seen`, and what `snapshot` finds of the run later): the first signal, the
+ * grace, then TERM (when the first was neither TERM nor KILL) and KILL to whatever remains. Returns how
+ * many processes the first signal reached and the last processes seen.
  */
-export async function stopProcesses(p: StopPlan): Promise<{ signalled: number; seen: Seen[] }> {
-  const { signal, snapshot } = p;
-  let seen = p.seen;
+export async function stopRun(seen: Seen[], snapshot: () => Seen[], s: Stop): Promise<{ signalled: number; seen: Seen[] }> {
   let signalled = 0;
-  if (p.wholeTree) signalled += signalAll(seen, signal, true);
-  else if (p.agent) signalled += signalIdentity(p.agent, signal) ? 1 : 0;
-  let left = await waitGone(seen, signal === 'SIGKILL' ? 1000 : p.graceMs);
+  if (s.wholeTree) signalled += signalAll(seen, s.signal, true);
+  else if (s.agent) signalled += signalIdentity(s.agent, s.signal) ? 1 : 0;
+  let left = await waitGone(seen, s.signal === 'SIGKILL' ? 1000 : s.graceMs);
   if (left.length || snapshot().length) {
     seen = [...left, ...snapshot()];
-    if (signal !== 'SIGTERM' && signal !== 'SIGKILL') {
+    if (s.signal !== 'SIGTERM' && s.signal !== 'SIGKILL') {
       signalAll(seen, 'SIGTERM', true);
       left = await waitGone(seen, 1000);
       seen = [...left, ...snapshot()];

@@ -6,6 +6,7 @@ import { probeKeys, statKey } from './stat-key.js';
 import { RECORD_FORMAT } from './record.js';
 import { escapeSeparators } from '../base/json-line.js';
 import { crc32 } from './crc32.js';
+import { PRIVATE_FILE } from './private.js';
 
 /**
  * The cache of finished runs behind the `status` listing (docs/design.md, "The status cache"). A run
@@ -44,7 +45,7 @@ import { crc32 } from './crc32.js';
 const FILE = 'status-cache';
 const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 6 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
+const VERSION = `subagents status cache 7 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
 const HEADER_BYTES = VERSION.length + 10 + 1;
 /**
  * Only records whose timestamps are older than this (before the cache was opened) are remembered. A
@@ -317,7 +318,7 @@ export class DoneCache {
     const body = Buffer.concat([head, pad, new Uint8Array(table.buffer), new Uint8Array(keys.buffer), ...paths, ...views]);
     const tmp = tempName(this.path);
     try {
-      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${String(crc(body)).padStart(10, '0')}\n`), body]));
+      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${String(crc(body)).padStart(10, '0')}\n`), body]), { mode: PRIVATE_FILE });
       renameSync(tmp, this.path);
     } catch {
       // A registry we cannot write to (read-only, full) is listed all the same, only not faster.

@@ -2,6 +2,7 @@ import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync, 
 import { basename, dirname, join } from 'node:path';
 import { unwritable } from '../base/errors.js';
 import { checkpoint } from '../base/checkpoint.js';
+import { PRIVATE_FILE } from './private.js';
 
 /** fsync a directory so a rename or a new entry in it survives a crash. */
 export function fsyncDir(dir: string): void {
@@ -33,7 +34,7 @@ export function replaceFileDurably(path: string, data: string | Buffer, label?: 
   const tmp = tempName(path);
   let fd: number | null = null;
   try {
-    fd = openSync(tmp, 'wx', 0o644);
+    fd = openSync(tmp, 'wx', PRIVATE_FILE);
     writeFileSync(fd, data);
     fsyncSync(fd);
     closeSync(fd);
@@ -60,7 +61,7 @@ export function replaceFileDurably(path: string, data: string | Buffer, label?: 
 
 /** Create a new file (it must not exist) and write it whole; `syncAll` makes it durable. */
 export function createFile(path: string, data: string | Buffer): void {
-  const fd = openSync(path, 'wx', 0o644);
+  const fd = openSync(path, 'wx', PRIVATE_FILE);
   try {
     writeFileSync(fd, data);
   } finally {

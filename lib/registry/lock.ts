@@ -2,6 +2,7 @@ import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, wri
 import { SubagentError, isErrno, unwritable } from '../base/errors.js';
 import { isIdentity, liveness, lookAgain, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { monotonicMs, sleepSync } from '../base/time.js';
+import { PRIVATE_FILE } from './private.js';
 
 /**
  * An exclusive lock file holding its owner's identity (pid + start time + boot id), git style:
@@ -55,7 +56,7 @@ function inspect(path: string): Owner {
 function tryCreate(path: string, me: ProcessIdentity): LockHandle | null {
   let fd: number;
   try {
-    fd = openSync(path, 'wx', 0o644);
+    fd = openSync(path, 'wx', PRIVATE_FILE);
   } catch (err) {
     if (isErrno(err, 'EEXIST')) return null;
     throw err;

@@ -4,6 +4,7 @@ import { isErrno, unwritable } from '../base/errors.js';
 import { isIdentity, liveness, type ProcessIdentity } from '../proc/identity.js';
 import { replaceFileDurably } from './durable.js';
 import { withLock } from './lock.js';
+import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
 
 /**
  * A concurrency limit per registry without a daemon. Each waiting supervisor holds a ticket, named so
@@ -43,7 +44,7 @@ export function readLimit(registry: string): number {
 export function writeLimit(registry: string, limit: number): void {
   if (readLimit(registry) === limit) return;
   try {
-    mkdirSync(queueDir(registry), { recursive: true });
+    mkdirSync(queueDir(registry), { recursive: true, mode: PRIVATE_DIR });
   } catch (err) {
     throw unwritable(registry, err);
   }
@@ -56,8 +57,8 @@ export function newTicket(runId: string): string {
 }
 
 function ensureDirs(registry: string): void {
-  mkdirSync(join(queueDir(registry), 'tickets'), { recursive: true });
-  mkdirSync(join(queueDir(registry), 'slots'), { recursive: true });
+  mkdirSync(join(queueDir(registry), 'tickets'), { recursive: true, mode: PRIVATE_DIR });
+  mkdirSync(join(queueDir(registry), 'slots'), { recursive: true, mode: PRIVATE_DIR });
 }
 
 function list(dir: string): string[] {
@@ -143,7 +144,7 @@ export function queueView(registry: string, probe: RunProbe): QueueView {
 export function enqueue(registry: string, ticket: string, dir: string): void {
   try {
     ensureDirs(registry);
-    writeFileSync(join(queueDir(registry), 'tickets', ticket), JSON.stringify({ dir }), { flag: 'wx' });
+    writeFileSync(join(queueDir(registry), 'tickets', ticket), JSON.stringify({ dir }), { flag: 'wx', mode: PRIVATE_FILE });
   } catch (err) {
     if (!isErrno(err, 'EEXIST')) throw unwritable(registry, err);
   }
@@ -193,7 +194,7 @@ function tryTake(registry: string, ticket: string, runId: string, dir: string, m
     const { live, first } = survey(base, ticket, true, probe);
     if (limit > 0 && live >= limit) return false;
     if (first !== ticket) return false;
-    writeFileSync(join(base, 'slots', runId), JSON.stringify({ owner: me, dir }));
+    writeFileSync(join(base, 'slots', runId), JSON.stringify({ owner: me, dir }), { mode: PRIVATE_FILE });
     removeQuietly(join(base, 'tickets', ticket));
     return true;
   });

@@ -1,5 +1,6 @@
 import { SubagentError } from '../base/errors.js';
 import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
+import { isExecutorName, type ExecutorName } from '../proc/engines.js';
 
 /** The on-disk run record (`<registry>/agents/<name>/<run>/record.json`). Owned by lib/registry only. */
 export const RECORD_FORMAT = 1;
@@ -23,6 +24,7 @@ export const REASONS = [
   'crashed',
   'exit-code',
   'cancelled',
+  'stalled',
   'spawn-failed',
   'unknown',
 ] as const;
@@ -55,20 +57,44 @@ export interface ChildAgent {
   id: string;
   cli: string;
   description: string | null;
-  status: 'running' | 'done' | 'failed' | 'unknown';
+  /** `cancelled`: stopped before it finished (its run was cancelled, or the agent stopped it). */
+  status: 'running' | 'done' | 'failed' | 'cancelled' | 'unknown';
   statusSource: 'stream' | 'transcript' | 'inferred';
   startedAt: string | null;
   finishedAt: string | null;
+}
+
+/**
+ * A cancelled run's children after its end: those still `running` (or, given `open`, those whose ids it
+ * holds: the ones the stream left running) are `cancelled`, `statusSource:"inferred"`. The cancel stopped
+ * them, and a CLI may report nothing for a child it killed (Claude 2.1.331 even ends with result/success).
+ */
+export function cancelledChildren(children: ChildAgent[], at: string, open?: ReadonlySet<string>): ChildAgent[] {
+  return children.map((c) =>
+    (open ? open.has(c.id) : c.status === 'running') ? { ...c, status: 'cancelled', statusSource: 'inferred', finishedAt: c.finishedAt ?? at } : c,
+  );
 }
 
 export interface CancelRequest {
   requestedAt: string;
   signal: string;
   by: number;
-  /** Set when the supervisor stopped the run at a spend cap: the run ends failed with this reason, not cancelled. */
+  /**
+   * Set when the supervisor stopped the run itself: `stalled` (--stall-action cancel; the run ends
+   * cancelled), or the spend cap it crossed (`max-cost`, `max-tokens`, `max-turns`; the run ends failed).
+   */
   reason?: Reason;
-  /** With `reason`: the run's error, in words. */
+  /** With a cap's `reason`: the run's error, in words. */
   message?: string;
+}
+
+/** Where a run's supervisor was placed (docs/scaling.md). */
+export interface Placement {
+  name: ExecutorName;
+  /** The caller's options for the engine (--slurm-arg), kept for resumes. */
+  args: string[];
+  /** The engine's job id, once the submission returned; always null for `local`. */
+  jobId: string | null;
 }
 
 export interface RunRecord {
@@ -125,6 +151,40 @@ export interface RunRecord {
    * Absent in records written before the field existed (read as 0).
    */
   skippedLines?: number;
+  // Stalls (docs/stalls.md) and the end hook (docs/hooks.md); absent in records written before they existed.
+  /** Seconds without a sign of work after which the run counts as stalled; null: not watched. */
+  stallAfterSec?: number | null;
+  stallAction?: 'none' | 'cancel';
+  /** While stalled (written by the supervisor): when the last sign of work was seen; else null. */
+  stalledSince?: string | null;
+  /** The last sign of work the supervisor saw (output, or CPU time of the agent's processes). */
+  lastWorkAt?: string | null;
+  /** The run's own end hook (--on-end), run by /bin/sh -c. */
+  onEnd?: string | null;
+  /** How long an end hook may run before it is killed. */
+  hookTimeoutSec?: number;
+  /** How long a cancel the supervisor makes itself (a stall's) waits after the first signal. */
+  cancelGraceMs?: number;
+  /** Where the supervisor was placed. Absent in records written before executors existed: local. */
+  executor?: Placement;
+}
+
+/** A run's placement; `local` for a record that predates the field. */
+export function placementOf(r: RunRecord): Placement {
+  return r.executor ?? { name: 'local', args: [], jobId: null };
+}
+
+function isPlacement(v: unknown): boolean {
+  const p = v as Record<string, unknown>;
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    typeof p.name === 'string' &&
+    isExecutorName(p.name) &&
+    Array.isArray(p.args) &&
+    p.args.every((a) => typeof a === 'string') &&
+    (p.jobId === null || typeof p.jobId === 'string')
+  );
 }
 
 const STRING_OR_NULL = [
@@ -181,6 +241,7 @@ export function parseRecord(text: string, path: string): RunRecord {
   for (const key of ['starter', 'supervisor', 'agentProcess'] as const) if (r[key] !== null && !isIdentity(r[key])) problems.push(key);
   if (r.reason !== undefined && r.reason !== null && typeof r.reason !== 'string') problems.push('reason');
   if (r.caps !== undefined && !isCaps(r.caps)) problems.push('caps');
+  if (r.executor !== undefined && !isPlacement(r.executor)) problems.push('executor');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   if (problems.length) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);
   return r as unknown as RunRecord;

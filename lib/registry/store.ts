@@ -1,4 +1,17 @@
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from '../base/errors.js';
 import { createFile, replaceFileDurably, syncAll } from './durable.js';
@@ -7,6 +20,7 @@ import { decodeName, encodeName, nameExists } from './names.js';
 import { parseRecord, serialiseRecord, type RunRecord } from './record.js';
 import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { nowIso } from '../base/time.js';
+import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
 
 /**
  * The registry on disk:
@@ -176,12 +190,14 @@ export function createName(registry: string, name: string, record: RunRecord, pr
   const target = nameDir(registry, name);
   let tmp: string | null = null;
   try {
-    mkdirSync(join(registry, 'tmp'), { recursive: true });
-    mkdirSync(agentsDir(registry), { recursive: true });
+    mkdirSync(join(registry, 'tmp'), { recursive: true, mode: PRIVATE_DIR });
+    mkdirSync(agentsDir(registry), { recursive: true, mode: PRIVATE_DIR });
+    // A registry made before it was private (or by hand) becomes private at its next start.
+    chmodSync(registry, PRIVATE_DIR);
     ignoreInGit(registry);
     tmp = mkdtempSync(join(registry, 'tmp', 'new-'));
     const run = join(tmp, '1');
-    mkdirSync(run);
+    mkdirSync(run, PRIVATE_DIR);
     createFile(join(run, FILES.prompt), prompt);
     createFile(recordPath(run), serialiseRecord(record));
     syncAll([join(run, FILES.prompt), recordPath(run), run, tmp]);
@@ -254,7 +270,7 @@ export function updateRecord(dir: string, mutate: (current: RunRecord) => RunRec
 /** A registry inside a git checkout should not show up in `git status`: it ignores itself. */
 function ignoreInGit(registry: string): void {
   const path = join(registry, '.gitignore');
-  if (!existsSync(path)) writeFileSync(path, '# created by subagents: the registry is not source\n*\n');
+  if (!existsSync(path)) writeFileSync(path, '# created by subagents: the registry is not source\n*\n', { mode: PRIVATE_FILE });
 }
 
 /**
@@ -266,7 +282,7 @@ export function writeLauncher(dir: string, identity: ProcessIdentity): void {
   const path = join(dir, FILES.launcher);
   const tmp = `${path}.tmp-${process.pid}`;
   try {
-    writeFileSync(tmp, JSON.stringify(identity));
+    writeFileSync(tmp, JSON.stringify(identity), { mode: PRIVATE_FILE });
     renameSync(tmp, path);
   } catch (err) {
     rmSync(tmp, { force: true });

@@ -1,7 +1,8 @@
 import type { Observation } from './observe.js';
-import type { Caps, ChildAgent, Outcome, Reason, RunRecord, Status, Usage } from '../registry/record.js';
+import { placementOf, type Caps, type ChildAgent, type Outcome, type Reason, type RunRecord, type Status, type Usage } from '../registry/record.js';
 import { durationMs } from '../base/time.js';
 import { capsOf, reasonOf } from './reason.js';
+import { stallOf } from './stall.js';
 
 /**
  * A run as `status` lists it in `agents` (documented field by field in docs/contract.md): the latest
@@ -22,8 +23,12 @@ export interface AgentEntry {
   agent: string | null;
   sessionId: string | null;
   cwd: string;
-  /** The supervisor's pid. */
+  /** The supervisor's pid (for a job-placed run: on its node, once it recorded the run). */
   pid: number | null;
+  /** Where the supervisor was placed: local or slurm. */
+  executor: string;
+  /** The engine's job id (slurm), else null. */
+  jobId: string | null;
   agentPid: number | null;
   agentAlive: boolean;
   exitCode: number | null;
@@ -50,6 +55,18 @@ export interface AgentEntry {
   children: ChildAgent[];
   extraArgs: string[];
   files: string[];
+  /** A running run that has shown no sign of work for `stallAfterSec` (docs/stalls.md); false otherwise. */
+  stalled: boolean;
+  /** While stalled: when the last sign of work was seen; else null. */
+  stalledSince: string | null;
+  /** The last sign of work the supervisor saw (output, or CPU time of the agent's processes); null when stalls are not watched. */
+  lastWorkAt: string | null;
+  /** Seconds without a sign of work after which the run counts as stalled; null: not watched. */
+  stallAfterSec: number | null;
+  /** What a stall does: `none` (only the flag) or `cancel`. */
+  stallAction: 'none' | 'cancel';
+  /** The run's own end hook (--on-end), or null. */
+  onEnd: string | null;
   /** Usage summed over every run of the name. */
   usageTotal: Usage | null;
   /** Scheduled and waiting for a slot of the registry's concurrency limit. */
@@ -77,6 +94,8 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     sessionId: r.sessionId,
     cwd: r.cwd,
     pid: o.supervisor?.pid ?? null,
+    executor: placementOf(r).name,
+    jobId: placementOf(r).jobId,
     agentPid: r.agentProcess?.pid ?? o.foundAgentPid ?? null,
     agentAlive: o.agentAlive,
     exitCode: r.exitCode,
@@ -101,6 +120,11 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     children: r.children,
     extraArgs: r.extraArgs,
     files: r.files,
+    ...stallOf(o),
+    lastWorkAt: r.lastWorkAt ?? null,
+    stallAfterSec: r.stallAfterSec ?? null,
+    stallAction: r.stallAction ?? 'none',
+    onEnd: r.onEnd ?? null,
     ...listing,
   };
 }

@@ -3,11 +3,13 @@ import { backend } from '../proc/backend.js';
 import { liveness, type Liveness, type ProcessIdentity } from '../proc/identity.js';
 import { snapshotRun } from '../proc/tree.js';
 import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from '../registry/store.js';
-import type { RunRecord, Status, Usage } from '../registry/record.js';
+import { placementOf, type RunRecord, type Status, type Usage } from '../registry/record.js';
+import { JobViews, jobVerdict } from './placed.js';
 import type { DoneCache, Stamp } from '../registry/done-cache.js';
 import type { RunProbe } from '../registry/queue.js';
 import { nameNotFound, validateName } from '../registry/names.js';
 import { usageOfName } from './usage.js';
+import { announceEnd } from './hooks.js';
 
 /** A run as it really is: its record plus what the process backend says about the processes it names. */
 export interface Observation {
@@ -49,9 +51,10 @@ function uncheckable(pid: number | null): string {
  * record. The record is read again after the liveness check, so a run that ended cleanly between the
  * two reads is reported `done`, never `unknown`.
  */
-export function observeRun(dir: string): Observation {
+export function observeRun(dir: string, jobs?: JobViews): Observation {
   const first = readRecord(dir);
   if (first.status === 'done') return doneObservation(dir, first);
+  if (first.executor && first.executor.name !== 'local') return observeJob(dir, first, jobs ?? new JobViews(false));
   checkpoint('observe-before-liveness');
   const w1 = watcher(dir, first);
   if (w1.state !== 'dead') return watched(dir, first, w1);
@@ -80,7 +83,7 @@ export function observeRun(dir: string): Observation {
       : agentPid !== null
         ? `its agent (pid ${agentPid}) is still alive`
         : 'processes of the run are still alive';
-  return {
+  const unknown: Observation = {
     record: again,
     status: 'unknown',
     statusReason: agentAlive ? `${reason}; ${alive}` : reason,
@@ -89,6 +92,22 @@ export function observeRun(dir: string): Observation {
     supervisor: w2.supervisor,
     ...(foundAgentPid !== null ? { foundAgentPid } : {}),
   };
+  // Nobody else will: the supervisor that would have is dead.
+  announceEnd(unknown);
+  return unknown;
+}
+
+/** A run placed on a job engine: liveness from the engine, one question per listing (lib/runs/placed.ts). */
+function observeJob(dir: string, first: RunRecord, jobs: JobViews): Observation {
+  const v = jobVerdict(first, placementOf(first), jobs, dir);
+  if (v.ended) {
+    const again = readRecord(dir);
+    if (again.status === 'done') return doneObservation(dir, again);
+  }
+  const o: Observation = { record: first, status: v.status, statusReason: v.statusReason, agentAlive: v.alive, dir, supervisor: first.supervisor };
+  // A job that ended without the supervisor's record: nobody else will announce it.
+  if (o.status === 'unknown') announceEnd(o);
+  return o;
 }
 
 /** A done record is the whole truth about its run: no process is asked. */
@@ -96,10 +115,10 @@ export function doneObservation(dir: string, record: RunRecord): Observation {
   return { record, status: 'done', statusReason: null, agentAlive: false, dir, supervisor: record.supervisor };
 }
 
-export function observeLatest(registry: string, name: string): Observation | null {
+export function observeLatest(registry: string, name: string, jobs?: JobViews): Observation | null {
   const run = latestRun(registry, name);
   if (run === null) return null;
-  return observeRun(runDir(registry, name, run));
+  return observeRun(runDir(registry, name, run), jobs);
 }
 
 export function isTerminal(status: Status): boolean {
@@ -118,12 +137,12 @@ export interface Listed {
  * listing's cache (which did not hold the run), the run's records are stamped first, so that the cache
  * can keep it once it is done.
  */
-export function observeListed(registry: string, name: string, cache?: DoneCache): Listed | null {
+export function observeListed(registry: string, name: string, cache?: DoneCache, jobs?: JobViews): Listed | null {
   const dir = latestRunDirOfListed(registry, name);
   if (dir === null) return null;
   const slash = dir.lastIndexOf('/');
   const stamp = cache?.stamp(dir.slice(0, slash), Number(dir.slice(slash + 1))) ?? null;
-  const observation = observeRun(dir);
+  const observation = observeRun(dir, jobs);
   return { observation, usageTotal: usageOfName(registry, observation.record), stamp };
 }
 

@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { SubagentError, unwritable } from '../base/errors.js';
 import { encodeName } from '../registry/names.js';
 import { childProcess } from '../proc/child-process.js';
+import { PRIVATE_DIR } from '../registry/private.js';
 
 /** A run's own git worktree: `<registry>/worktrees/<name>` on branch `subagents/<name>`. */
 export interface Worktree {
@@ -67,7 +68,7 @@ export function addWorktree(registry: string, name: string, cwd: string, base: s
   }
   const path = join(registry, 'worktrees', encodeName(name));
   try {
-    mkdirSync(join(registry, 'worktrees'), { recursive: true });
+    mkdirSync(join(registry, 'worktrees'), { recursive: true, mode: PRIVATE_DIR });
   } catch (err) {
     throw unwritable(registry, err);
   }

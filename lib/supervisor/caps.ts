@@ -1,20 +1,19 @@
 import type { AgentAdapter, StreamState } from '../agents/types.js';
 import { nowIso } from '../base/time.js';
 import type { ProcessIdentity } from '../proc/identity.js';
-import { stopProcesses } from '../proc/stop.js';
+import { stopRun } from '../proc/stop.js';
 import { snapshotRun } from '../proc/tree.js';
 import type { Caps, Reason, RunRecord } from '../registry/record.js';
 import { updateRecord } from '../registry/store.js';
+import { DEFAULT_CANCEL_GRACE_MS } from './stall.js';
 
 /**
  * The spend caps the supervisor holds a run to: those its adapter leaves to the stream (`CapMode`
  * `stream`; the `native` ones are the CLI's own). When the figures the stream reports cross one, the run
- * is stopped the way subagent-cancel stops it — the intent recorded first, then the CLI's graceful signal,
- * a grace, TERM, KILL — and its end is recorded `failed` with the cap as its reason (lib/runs/reason.ts).
+ * is stopped the way subagent-cancel stops it (and a stall with --stall-action cancel: lib/supervisor/stall.ts)
+ * — the intent recorded first, then the CLI's graceful signal, the run's cancel grace, TERM, KILL — and its
+ * end is recorded `failed` with the cap as its reason (lib/runs/reason.ts).
  */
-
-/** How long the graceful signal is given before TERM and KILL: cancel's default grace. */
-const GRACE_MS = 3000;
 
 /** A cap the stream's figures have crossed: its reason, and the run's error in words. */
 export interface Crossed {
@@ -72,21 +71,17 @@ export function capGuard(g: CapGuardInput): () => void {
     }
     if (!marked) return;
     g.log(`${crossed.message}; stopping the agent`);
-    void stopRun(g).catch((err: unknown) => g.log(`stopping the agent failed: ${(err as Error).message}`));
+    void stopCapped(g).catch((err: unknown) => g.log(`stopping the agent failed: ${(err as Error).message}`));
   };
 }
 
-async function stopRun(g: CapGuardInput): Promise<void> {
+async function stopCapped(g: CapGuardInput): Promise<void> {
   const roots = g.agent ? [g.agent] : [];
   const snapshot = () => snapshotRun(roots, `SUBAGENT_RUN_ID=${g.record.runId}`, new Set([process.pid]));
   const seen = snapshot();
   if (seen.length === 0) return;
-  await stopProcesses({
-    seen,
-    snapshot,
-    agent: g.agent,
-    signal: g.adapter.gracefulSignal,
-    wholeTree: g.adapter.gracefulSignal === 'SIGTERM',
-    graceMs: GRACE_MS,
-  });
+  const signal = g.adapter.gracefulSignal;
+  // The grace cancel would give (SUBAGENT_CANCEL_GRACE_MS at the run's start, in its record).
+  const graceMs = g.record.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
+  await stopRun(seen, snapshot, { signal, wholeTree: signal === 'SIGTERM', agent: g.agent, graceMs });
 }

@@ -4,7 +4,7 @@ import { loadAdapter } from '../agents/index.js';
 import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
 import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
-import type { RunRecord } from '../registry/record.js';
+import { cancelledChildren, type RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { monotonicMs, nowIso } from '../base/time.js';
 import { LineFollower } from '../base/lines.js';
@@ -12,7 +12,11 @@ import { leaveQueue, waitForSlot } from '../registry/queue.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { usageBefore } from '../runs/usage.js';
 import { skippedLines } from '../runs/transcript.js';
-import { runProbe } from '../runs/observe.js';
+import { PRIVATE_FILE } from '../registry/private.js';
+import { cancelRequested, endedByEngine, engineEndGrace, placedOnEngine } from './engine-end.js';
+import { doneObservation, runProbe } from '../runs/observe.js';
+import { announceEnd } from '../runs/hooks.js';
+import { StallWatch, stallEnd } from './stall.js';
 import { capsOf } from '../runs/reason.js';
 import { capGuard } from './caps.js';
 import { endOf } from './end.js';
@@ -28,6 +32,8 @@ const PROGRESS_INTERVAL_MS = 250;
 let agent: { child: Waited; adapter: AgentAdapter } | null = null;
 /** Our place in the registry's queue, when a concurrency limit applies. */
 let queued: { registry: string; ticket: string; runId: string } | null = null;
+/** Placed on a job engine (Slurm): a SIGTERM without a cancel is the engine ending the job (lib/supervisor/engine-end.ts). */
+let onEngine = false;
 
 function log(message: string): void {
   process.stderr.write(`${nowIso()} supervisor ${process.pid}: ${message}\n`);
@@ -47,9 +53,10 @@ async function main(): Promise<void> {
     log(`run already taken (status ${record.status}, supervisor ${record.supervisor?.pid}); exiting`);
     return;
   }
+  onEngine = placedOnEngine(record);
   const adapter = await loadAdapter(record.cli);
   if (record.cancel) {
-    updateRecord(dir, cancelledBeforeStart, 'done');
+    recordEnd(dir, cancelledBeforeStart, 'done');
     checkpoint('after-done');
     return;
   }
@@ -105,8 +112,8 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     log(`prepare failed (the agent is started anyway): ${(err as Error).message}`);
   }
   const stdin = openSync(join(dir, FILES.prompt), 'r');
-  const stdout = openSync(join(dir, FILES.events), 'a', 0o644);
-  const stderr = openSync(join(dir, FILES.stderr), 'a', 0o644);
+  const stdout = openSync(join(dir, FILES.events), 'a', PRIVATE_FILE);
+  const stderr = openSync(join(dir, FILES.stderr), 'a', PRIVATE_FILE);
   let child: Waited;
   try {
     child = await spawnWaited(launch.command, launch.args, { cwd: record.cwd, env, stdio: [stdin, stdout, stderr] });
@@ -149,8 +156,12 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   const checkCaps = capGuard({ dir, record, adapter, state: parser.state, agent: identity, log });
   const progress = new Progress(dir, parser, follower, checkCaps);
   progress.start();
+  const stall = new StallWatch(dir, record, child.pid, adapter, log);
+  stall.start();
   const exit = await exited;
+  if (onEngine && exit.signal !== null) await engineEndGrace(dir);
   progress.stop();
+  stall.stop();
   checkpoint('agent-exited');
   follower.flush();
   parser.end?.();
@@ -247,16 +258,20 @@ type End =
 function finish(dir: string, end: End): void {
   const s = end.kind === 'exited' ? end.parser.state : null;
   const exit = end.kind === 'exited' ? end.exit : { code: null, signal: null };
+  // Children the stream never ended: if the run was cancelled, the cancel stopped them (a CLI may report
+  // nothing for a child it killed: Claude 2.1.331 then even ends with result/success and exit 0).
+  const open = new Set((s?.children ?? []).filter((c) => c.status === 'running').map((c) => c.id));
   // The verdict first: it may settle children the stream never ended (statusSource "inferred").
   const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error, reason: null } : end.adapter.verdict(exit, s ?? emptyState());
   if (verdict.outcome === 'failed' && end.kind === 'exited' && !s?.fatalError) {
     const said = lastLine(join(dir, FILES.stderr));
     if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
   }
-  updateRecord(
+  recordEnd(
     dir,
     (r) => {
       if (r.status === 'done') return null;
+      const cancelled = r.cancel !== null;
       return {
         ...r,
         status: 'done',
@@ -264,11 +279,12 @@ function finish(dir: string, end: End): void {
         exitCode: exit.code,
         signal: exit.signal,
         endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
+        ...stallEnd(r),
         finishedAt: nowIso(),
         sessionId: r.sessionId ?? s?.sessionId ?? null,
         toolUses: s?.toolUses ?? r.toolUses,
         usage: s?.usage ?? r.usage,
-        children: s?.children ?? r.children,
+        children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), open) : (s?.children ?? r.children),
         skippedLines: end.kind === 'exited' ? end.skipped : (r.skippedLines ?? 0),
         lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
       };
@@ -276,6 +292,12 @@ function finish(dir: string, end: End): void {
     'done',
   );
   checkpoint('after-done');
+}
+
+/** Records the end (`mutate` returns a done record, or null when one is there) and fires the end hooks. */
+function recordEnd(dir: string, mutate: (r: RunRecord) => RunRecord | null, label?: string): void {
+  const ended = updateRecord(dir, mutate, label);
+  if (ended.status === 'done') announceEnd(doneObservation(dir, ended));
 }
 
 /**
@@ -331,6 +353,7 @@ function lastLine(path: string): string | null {
  */
 process.on('SIGTERM', () => {
   const dir = process.argv[3];
+  if (onEngine && dir && !cancelRequested(dir)) endedByEngine(log);
   if (agent) {
     log('SIGTERM: stopping the agent');
     try {
@@ -342,7 +365,7 @@ process.on('SIGTERM', () => {
   }
   if (!dir) process.exit(0);
   try {
-    updateRecord(dir, cancelledBeforeStart);
+    recordEnd(dir, cancelledBeforeStart);
     if (queued) leaveQueue(queued.registry, queued.ticket, queued.runId);
     process.exit(0);
   } catch (err) {

@@ -2,6 +2,7 @@ import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { FILES } from '../registry/store.js';
+import { PRIVATE_FILE } from '../registry/private.js';
 import { spawnDetached } from '../proc/spawn.js';
 
 /** Bundled builds (scripts/bundle.mjs) define the bundled supervisor's path: next to the verb. */
@@ -24,17 +25,34 @@ export const NODE_FLAGS = Number(process.versions.node.split('.')[0]) >= 24 ? ['
 /** Variables that describe the caller's own run; a new run must not inherit them as its own. */
 const RUN_SCOPED = ['SUBAGENT_RUN_ID', 'SUBAGENT_TEST_CRASH_AT_AGENT'];
 
+/** The supervisor's command line, wherever it is placed: this Node, its flags, the bundle, the run. */
+export function supervisorCommand(registry: string, dir: string): string[] {
+  return [process.execPath, ...NODE_FLAGS, supervisorEntry(), registry, dir];
+}
+
+/** The environment a run's supervisor gets: the caller's, without what describes the caller's own run. */
+export function supervisorEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const childEnv: NodeJS.ProcessEnv = { ...env };
+  for (const key of RUN_SCOPED) delete childEnv[key];
+  return childEnv;
+}
+
+/** The run's supervisor.log, created private (its supervisor, or a job engine, appends to it). */
+export function openSupervisorLog(dir: string): { path: string; fd: number } {
+  const path = join(dir, FILES.supervisorLog);
+  return { path, fd: openSync(path, 'a', PRIVATE_FILE) };
+}
+
 /**
  * Starts the supervisor detached: its own session (setsid), stdin from /dev/null, stdout and stderr
  * into the run's supervisor.log — nothing tied to the caller's terminal, so the caller's exit, Ctrl-C
  * and SIGHUP do not reach it. Returns its pid.
  */
 export async function spawnSupervisor(registry: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const log = openSync(join(dir, FILES.supervisorLog), 'a', 0o644);
+  const log = openSupervisorLog(dir).fd;
   try {
-    const childEnv: NodeJS.ProcessEnv = { ...env };
-    for (const key of RUN_SCOPED) delete childEnv[key];
-    return await spawnDetached(process.execPath, [...NODE_FLAGS, supervisorEntry(), registry, dir], { cwd: '/', env: childEnv, stdio: ['ignore', log, log] });
+    const [program, ...args] = supervisorCommand(registry, dir);
+    return await spawnDetached(program!, args, { cwd: '/', env: supervisorEnv(env), stdio: ['ignore', log, log] });
   } finally {
     closeSync(log);
   }

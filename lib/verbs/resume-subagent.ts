@@ -1,9 +1,10 @@
 import { runVerb } from '../cli/main.js';
-import { parseFlags, str } from '../cli/flags.js';
+import { list, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
 import { readPrompt } from '../commands/prompt.js';
 import { validateName } from '../registry/names.js';
 import { parseLimit } from '../commands/settings.js';
+import { watchFlags } from '../cli/watch-flags.js';
 import { resume } from '../commands/resume.js';
 import { CAP_FLAGS, parseCapFlags } from '../commands/caps.js';
 
@@ -19,6 +20,12 @@ Send a new prompt to the session of a finished run: starts its next run in the b
   --variant V          default: the run's variant
   --max-concurrent N   at most N runs of this registry run at once; the rest wait as scheduled,
                        queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]
+  --executor E         local | slurm (default: the run's own executor)
+  --slurm-arg ARG      an sbatch option for the job (repeatable; default: the run's own)
+  --stall-after SEC    seconds without a sign of work before the run counts as stalled; 0 or off:
+                       never (default: the run's)
+  --stall-action A     none | cancel (default: the run's)
+  --on-end CMD         the end hook (default: the run's; "" for none)
   --max-cost USD       spend caps (see start-subagent --help); default: the earlier run's,
   --max-tokens N         "none" drops one
   --max-turns N
@@ -26,13 +33,29 @@ Send a new prompt to the session of a finished run: starts its next run in the b
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
   -h, --help           this text
 
-Output: {"ok":true,"registry","name","pid","status","sessionId","cli","model","mode":"resume","run","startedAt"}
+Output: {"ok":true,"registry","name","pid","executor","jobId","status","sessionId","cli","model","mode":"resume","run","startedAt"}
 Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD_MISMATCH, … (docs/contract.md)
 `;
 
 const SPEC: FlagSpec = {
-  string: ['name', 'prompt', 'prompt-file', 'cwd', 'model', 'variant', 'registry', 'max-concurrent', ...CAP_FLAGS],
+  string: [
+    'name',
+    'prompt',
+    'prompt-file',
+    'cwd',
+    'model',
+    'variant',
+    'registry',
+    'max-concurrent',
+    'executor',
+    'slurm-arg',
+    'stall-after',
+    'stall-action',
+    'on-end',
+    ...CAP_FLAGS,
+  ],
   boolean: [],
+  repeatable: ['slurm-arg'],
   passthrough: true,
 };
 
@@ -55,6 +78,9 @@ export function main(): Promise<void> {
         registry: str(values, 'registry'),
         maxConcurrent: limit,
         ...caps,
+        executor: str(values, 'executor'),
+        executorArgs: values['slurm-arg'] === undefined ? undefined : list(values, 'slurm-arg'),
+        ...watchFlags(values),
       }),
     };
   });

@@ -22,6 +22,7 @@ const COLORS: Record<string, string> = {
   failed: '31',
   cancelled: '33',
   unknown: '35',
+  stalled: '33',
 };
 
 export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
@@ -36,6 +37,12 @@ export function ago(iso: unknown, now: number): string {
   if (s < 3600) return `${Math.floor(s / 60)}m ago`;
   if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
   return `${Math.floor(s / 86400)}d ago`;
+}
+
+/** The last output, or the last sign of work when that is later (CPU time: docs/stalls.md), else the last change. */
+function lastSign(a: Row): string {
+  const seen = [a.lastActivityAt, a.lastWorkAt].filter((t): t is string => typeof t === 'string').sort();
+  return seen.at(-1) ?? a.updatedAt;
 }
 
 export function elapsed(a: Row, now: number): string {
@@ -57,21 +64,23 @@ function tokens(a: Row): string {
 }
 
 /** The STATUS cell: a failure says why (`failed (rate-limit)`) unless `short` (a cancel needs no more than its outcome). */
-export function stateOf(a: Row, short = false): string {
+export function stateOf(a: Row, now: number, short = false): string {
   if (a.status === 'done') return a.outcome === 'failed' && a.reason && !short ? `failed (${String(a.reason)})` : String(a.outcome ?? 'done');
+  // "stalled 4m": running, without a sign of work for 4 minutes.
+  if (a.status === 'running' && a.stalled) return `stalled ${ago(a.stalledSince, now).replace(/ ago$/, '')}`;
   if (a.status === 'scheduled' && a.queued) return `queued #${a.queuePosition}`;
   return String(a.status);
 }
 
 function colorKey(a: Row): string {
-  return a.status === 'done' ? String(a.outcome) : String(a.status);
+  return a.status === 'done' ? String(a.outcome) : a.status === 'running' && a.stalled ? 'stalled' : String(a.status);
 }
 
 interface Column {
   head: string;
   get: (a: Row, now: number) => string;
   /** A shorter form, used when even NAME and STATUS alone do not fit. */
-  short?: (a: Row) => string;
+  short?: (a: Row, now: number) => string;
   /** Lower drops first when the terminal is narrow. */
   keep: number;
   right?: boolean;
@@ -80,12 +89,12 @@ interface Column {
 const COLUMNS: Column[] = [
   { head: 'NAME', get: (a) => String(a.name), keep: 100 },
   { head: 'CLI', get: (a) => String(a.cli), keep: 40 },
-  { head: 'STATUS', get: (a) => stateOf(a), short: (a) => stateOf(a, true), keep: 90 },
+  { head: 'STATUS', get: (a, now) => stateOf(a, now), short: (a, now) => stateOf(a, now, true), keep: 90 },
   { head: 'RUN', get: (a) => String(a.run), keep: 30, right: true },
   { head: 'ELAPSED', get: (a, now) => elapsed(a, now), keep: 60, right: true },
   { head: 'TOOLS', get: (a) => String(a.toolUses ?? 0), keep: 20, right: true },
   { head: 'TOKENS/COST', get: (a) => tokens(a), keep: 10, right: true },
-  { head: 'LAST ACTIVITY', get: (a, now) => ago(a.lastActivityAt ?? a.updatedAt, now), keep: 50 },
+  { head: 'LAST ACTIVITY', get: (a, now) => ago(lastSign(a), now), keep: 50 },
 ];
 
 export function renderTable(agents: Row[], o: TableOptions): string {
@@ -94,7 +103,7 @@ export function renderTable(agents: Row[], o: TableOptions): string {
   const lines: Line[] = [];
   for (const a of agents) {
     const cells = COLUMNS.map((c) => printable(c.get(a, now)));
-    lines.push({ cells, short: COLUMNS.map((c, i) => (c.short ? printable(c.short(a)) : cells[i]!)), key: colorKey(a) });
+    lines.push({ cells, short: COLUMNS.map((c, i) => (c.short ? printable(c.short(a, now)) : cells[i]!)), key: colorKey(a) });
     for (const c of a.children ?? []) {
       const desc = c.description ? ` ${c.description}` : '';
       lines.push({
@@ -154,6 +163,8 @@ export function summaryLine(agents: Row[]): string {
   ];
   const cancelled = count((a) => a.status === 'done' && a.outcome === 'cancelled');
   const unknown = count((a) => a.status === 'unknown');
+  const stalled = count((a) => a.status === 'running' && a.stalled);
+  if (stalled) parts.splice(1, 0, `${stalled} stalled`);
   if (cancelled) parts.push(`${cancelled} cancelled`);
   if (unknown) parts.push(`${unknown} unknown`);
   return `${agents.length} run${agents.length === 1 ? '' : 's'}: ${parts.join(' · ')}`;

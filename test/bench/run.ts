@@ -8,7 +8,7 @@
  * Environment:
  *   BENCH_QUICK=1              fewer repetitions, to try the bench itself out (the figures are rough)
  *   BENCH_ONLY="floor,row 2"   run only the sections whose titles start with one of these; the page is not
- *                              written (titles: floor, row 1 … row 6, fast paths, node <version>, profile)
+ *                              written (titles: floor, row 1 … row 7, fast paths, node <version>, profile)
  *   SUBAGENT_BENCH_NODES       other Nodes to measure beside the main one, colon-separated, each a `node`
  *                              binary or the directory that holds it, e.g.
  *                              SUBAGENT_BENCH_NODES=/opt/node22/bin/node:/opt/node26/bin/node
@@ -46,6 +46,7 @@ import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { summarise, type ProfileSummary } from './profile.js';
+import { slurmRow } from './slurm.js';
 import {
   BENCH_DIST,
   BIN,
@@ -1607,6 +1608,16 @@ await section('row 3: status --wait-terminal latency', () => waitRow(MAIN, true)
 await section('row 4: 200 concurrent starts', fanoutRow);
 await section('row 5: supervisor memory', () => memoryRow(MAIN, true));
 await section('row 6: result and search on a 50 MB event log', bigLogRow);
+await section('row 7: runs on Slurm', async () => {
+  const r = await slurmRow(AREA, QUICK ? 3 : 10);
+  if (typeof r === 'string') {
+    problems.push(`row 7: ${r}`);
+    return;
+  }
+  rows.push(r.row);
+  methods.push(r.method);
+  details.push(r.details);
+});
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the

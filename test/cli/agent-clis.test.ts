@@ -1,9 +1,10 @@
 /**
  * The core's handling of the real agent CLIs' streams, through the real verbs with fake `claude`,
- * `codex` and `opencode` programs on PATH that replay captured streams (test/fixtures/agents/) and add
+ * `codex`, `opencode` and `copilot` programs on PATH that replay captured streams (test/fixtures/agents/) and add
  * what real CLIs sometimes print: non-JSON noise, a line longer than the 16 MiB line limit, a torn last
  * line. Also: a CLI missing from PATH is refused before anything is recorded (start and resume), and a
- * child id that is not the name's is E_CHILD_NOT_FOUND for every CLI with children.
+ * child id that is not the name's is E_CHILD_NOT_FOUND for every CLI with children; a child the stream left
+ * running is recorded cancelled when its run was cancelled.
  * The real programs are exercised in test/e2e/.
  */
 import { describe, test } from 'node:test';
@@ -21,6 +22,7 @@ const CLIS = [
   { cli: 'claude', fixture: 'claude/plain-reply.ndjson', answer: 'hello world', sessionId: /^[0-9a-f-]{36}$/ },
   { cli: 'codex', fixture: 'codex/plain-reply.jsonl', answer: 'Hello from the fake model', sessionId: /^[0-9a-f-]{36}$/ },
   { cli: 'opencode', fixture: 'opencode/plain.jsonl', answer: 'hello from the fake model', sessionId: /^ses_/ },
+  { cli: 'copilot', fixture: 'copilot/plain.jsonl', answer: 'hello from the fake model', sessionId: /^[0-9a-f-]{36}$/ },
 ] as const;
 /** Over twice LineFollower.MAX_LINE (16 MiB): read in many pieces, still one skipped line. */
 const OVERLONG = 2 * 16 * 1024 * 1024 + 1;
@@ -128,10 +130,11 @@ for (const c of CLIS) {
   });
 }
 
-test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex and opencode children (fixture streams)", async () => {
+test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex, opencode and copilot children (fixture streams)", async () => {
   const cases = [
     { cli: 'codex', fixture: 'codex/spawn-subagent.jsonl', child: '01a2007a-6c58-73d2-87b7-9908ebb79c3f' },
     { cli: 'opencode', fixture: 'opencode/task.jsonl', child: 'ses_dff5bec07ffeTWwDmTiFGv0naG' },
+    { cli: 'copilot', fixture: 'copilot/task.jsonl', child: '9332245c-4384-4764-8158-453031591858' },
   ];
   for (const c of cases) {
     fakeCli(c.cli, `cat '${join(FIXTURES, c.fixture)}'`);
@@ -152,8 +155,8 @@ test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex and open
     const own = box.run('result', ['--name', name, '--child', c.child, '--json'], { env: withFakes });
     assert.equal(own.code, 0, own.stdout + own.stderr);
     assert.equal(own.json.child, c.child);
-    // The other CLI's child, and a made-up id: neither belongs to this name.
-    for (const foreign of [cases[1 - i]!.child, 'no-such-child']) {
+    // Another CLI's child, and a made-up id: neither belongs to this name.
+    for (const foreign of [cases[(i + 1) % cases.length]!.child, 'no-such-child']) {
       for (const verb of ['result', 'search'] as const) {
         const args = ['--name', name, '--child', foreign, ...(verb === 'search' ? ['--pattern', '.'] : [])];
         const e = assertError(box.run(verb, args, { env: withFakes }), 'E_CHILD_NOT_FOUND');
@@ -161,4 +164,32 @@ test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex and open
       }
     }
   }
+});
+
+test('a child the stream left running when its run is cancelled is recorded cancelled, even though the CLI then reports success (claude 2.1.331)', async () => {
+  // Claude 2.1.331, SIGINT while a background child works: no end event for the child, then result/success
+  // and exit 0 (test/fixtures/agents/claude/2.1.331/agent-slow-SIGINT.ndjson: its last line is the result).
+  const fixture = join(FIXTURES, 'claude', '2.1.331', 'agent-slow-SIGINT.ndjson');
+  fakeCli('claude', [`trap 'tail -n 1 "${fixture}"; exit 0' INT`, `head -n 13 '${fixture}'`, 'while :; do sleep 0.05; done'].join('\n'));
+  const name = 'kids/cancelled';
+  const s = box.run('start-subagent', ['--cli', 'claude', '--name', name, '--prompt', 'spawn a child'], { env: withFakes });
+  assert.equal(s.code, 0, s.stdout + s.stderr);
+  const live = await untilStatus(box, name, (a) => a.children.length === 1, 'the child listed');
+  assert.deepEqual(
+    live.children.map((k: any) => [k.id, k.status, k.statusSource]),
+    [['a51c19559766113d9', 'running', 'stream']],
+  );
+  const c = box.run('cancel', ['--name', name], { env: withFakes });
+  assert.equal(c.code, 0, c.stdout + c.stderr);
+  assert.equal(c.json.signalSent, 'INT');
+  const a = waitTerminal(box, [name])[name];
+  assert.equal(a.outcome, 'cancelled');
+  assert.equal(a.exitCode, 0, 'the fake printed the result line and exited 0 on SIGINT');
+  assert.deepEqual(
+    a.children.map((k: any) => [k.id, k.status, k.statusSource]),
+    [['a51c19559766113d9', 'cancelled', 'inferred']],
+  );
+  assert.ok(a.children[0].finishedAt);
+  const r = box.run('result', ['--name', name, '--child', 'a51c19559766113d9', '--json'], { env: withFakes });
+  assert.equal(r.json.childStatus, 'cancelled');
 });

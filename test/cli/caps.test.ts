@@ -205,6 +205,18 @@ describe('held by the supervisor: the run is stopped, failed with the cap as its
     assert.equal(under.cancelRequested, false);
   });
 
+  test('copilot --max-turns: its own turns (assistant.turn_start) are counted; stopped as its second begins', async () => {
+    // bash.jsonl: turn 1 calls the tool (line 5), turn 2 begins on line 37.
+    fakeCli('copilot', `${printLines('copilot/bash.jsonl', 37)}\nexec sleep 300`);
+    const a = await capped('held/copilot', 'copilot', ['--max-turns', '1']);
+    assert.equal(a.outcome, 'failed', a.error);
+    assert.equal(a.reason, 'max-turns');
+    assert.equal(a.error, 'stopped at --max-turns 1: the run began turn 2');
+    expectError(box, 'start-subagent', ['--name', 'held/copilot-cost', '--cli', 'copilot', '--prompt', 'x', '--max-cost', '1'], 'E_ARG_UNSUPPORTED', {
+      env: withFakes,
+    });
+  });
+
   test('a run that reached its end over a cap still failed with the cap (over is over, however fast)', async () => {
     fakeCli('opencode', `cat '${join(AGENTS, 'opencode', 'steps-cost.jsonl')}'`);
     const a = await capped('held/late', 'opencode', ['--max-cost', '10']);

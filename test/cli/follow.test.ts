@@ -11,7 +11,7 @@ import { startAnthropic } from '../fakes/anthropic.js';
 import { startOpenAIResponses } from '../fakes/openai-responses.js';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
 import type { FakeOptions, FakeServer } from '../fakes/script.js';
-import { claudeSetup, codexSetup, opencodeSetup, requireCli, type CliName } from '../fakes/env.js';
+import { claudeSetup, codexSetup, copilotSetup, opencodeSetup, requireCli, type CliName } from '../fakes/env.js';
 import { assertError, type RunOpts, type Spawned } from '../support/run.js';
 import { LONG, until } from '../support/wait.js';
 import { hasInotify } from '../support/procs.js';
@@ -209,7 +209,9 @@ async function world(t: { after(fn: () => void | Promise<void>): void }, cli: Cl
       ? claudeSetup({ home, baseUrl: srv.url })
       : cli === 'codex'
         ? codexSetup({ home, baseUrl: srv.url })
-        : opencodeSetup({ home, baseUrl: srv.url });
+        : cli === 'copilot'
+          ? copilotSetup({ home, baseUrl: srv.url })
+          : opencodeSetup({ home, baseUrl: srv.url });
   for (const k of Object.keys(box.env)) delete box.env[k];
   const tmp = join(box.dir, 'tmp');
   mkdirSync(tmp);
@@ -221,11 +223,12 @@ async function world(t: { after(fn: () => void | Promise<void>): void }, cli: Cl
 const PROMPTS: Record<CliName, { extra: string[] }> = {
   claude: { extra: ['--', '--allowedTools', 'Bash'] },
   codex: { extra: [] },
+  copilot: { extra: [] },
   opencode: { extra: [] },
 };
 
 describe('result --follow on the real agent CLIs (fake model servers)', { concurrency: true }, () => {
-  for (const cli of ['claude', 'codex', 'opencode'] as const) {
+  for (const cli of ['claude', 'codex', 'copilot', 'opencode'] as const) {
     test(`${cli}: the answer text and a [tool] line stream, then the --json result`, async (t) => {
       if (!requireCli(t, cli)) return;
       // The model's answer after the tool call is held back until the test has seen the [tool] line:

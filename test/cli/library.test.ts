@@ -341,7 +341,7 @@ const ba: Promise<BatchResult> = batch({ batch: '-' });
 void [p, q, h, ra, rs, se, ca, ba, resume];
 async function typed(): Promise<number | null> {
   const first: AgentEntry | undefined = (await q).agents[0];
-  const pid: number = (await p).pid;
+  const pid: number | null = (await p).pid;
   return first?.exitCode ?? pid;
 }
 void typed;

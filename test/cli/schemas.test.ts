@@ -244,6 +244,24 @@ describe('real outputs against the schemas', () => {
     assert.equal(f.junit, join(box.dir, 'reports', 'ci.xml'));
   });
 
+  test('a stall: the stalled run, its change, a run cancelled for it, and the settings of a run', async () => {
+    // Three seconds: the waiter takes its first look well before the stall.
+    start('stall/quiet', 'sleep 600', ['--stall-after', '3', '--on-end', 'true']);
+    await untilRunning('stall/quiet');
+    const waiter = box.spawn('status', ['--wait', '--name', 'stall/quiet', '--timeout', WAIT_SEC]);
+    const w = assertOk(await waiter.done, '--wait');
+    check('status.schema.json', w, 'status --wait woken by a stall');
+    assert.deepEqual(
+      w.changed.map((c: any) => [c.previousStatus, c.status, c.stalled]),
+      [['running', 'running', true]],
+    );
+    assert.equal(w.agents[0].onEnd, 'true');
+    start('stall/cancelled', 'sleep 600', ['--stall-after', '1', '--stall-action', 'cancel']);
+    const end = waitTerminalChecked(['stall/cancelled']).agents[0];
+    assert.deepEqual([end.outcome, end.endReason, end.stalled], ['cancelled', 'stalled', false]);
+    assertOk(box.run('cancel', ['--name', 'stall/quiet']), 'cancel');
+  });
+
   test('status --runs: status-runs.schema.json', () => {
     const j = assertOk(box.run('status', ['--name', 'life', '--runs']), '--runs');
     check('status-runs.schema.json', j, 'status --runs');

@@ -1,4 +1,4 @@
-// Fake Anthropic Messages API for Claude Code: `HEAD /` → 200, `POST /v1/messages[?beta=true]` with
+// Fake Anthropic Messages API for Claude Code (2.1.197, 2.1.331): `HEAD /` → 200, `POST /v1/messages[?beta=true]` with
 // `stream:true` → SSE (message_start, content_block_start/delta/stop per text and tool_use block,
 // message_delta with stop_reason and usage, message_stop); `stream:false` → one JSON message;
 // `POST /v1/messages/count_tokens` → a count. Behaviour per request: see script.ts and README.md.
@@ -28,6 +28,28 @@ import {
   tokens,
 } from './script.js';
 
+/**
+ * A sub-agent's answer as the parent's model reads it: Claude 2.1.331 prefixes a foreground child's with
+ * `<tools-used-before-summary>…</…>` and frames it ("[Subagent hand-back] … The report follows:");
+ * a background child's tool result is only "Async agent launched successfully…".
+ */
+function childReport(text: string): string {
+  const t = text.replace(/<tools-used-before-summary>[\s\S]*?<\/tools-used-before-summary>/g, '');
+  if (/^\s*Async agent launched/.test(t)) return 'child started in the background';
+  const follows = /\[Subagent hand-back\][\s\S]*?The report follows:\n/.exec(t);
+  return follows ? t.slice(follows.index + follows[0].length) : t;
+}
+
+/** Claude's `<task-notification>` in the request's last message (a user message of the CLI's own), if any. */
+function taskNotification(last: Record<string, unknown> | undefined): Conversation['taskNotification'] {
+  if (last?.role !== 'user') return undefined;
+  const text = contentText(last.content);
+  const n = /<task-notification>([\s\S]*?)<\/task-notification>/.exec(text)?.[1];
+  if (n === undefined) return undefined;
+  const tag = (name: string) => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(n)?.[1]?.trim() ?? '';
+  return { taskId: tag('task-id'), status: tag('status'), result: tag('result') };
+}
+
 /** Claude Code's tool names: `Bash {command, description}`, sub-agents `Agent` (older builds: `Task`). */
 export const claudeFlavor: Flavor = {
   bash(command) {
@@ -39,7 +61,12 @@ export const claudeFlavor: Flavor = {
     return { name, input: { description, prompt, subagent_type: 'general-purpose' } };
   },
   summarize(output: ToolOutput) {
-    return firstLine(output.text);
+    return firstLine(output.name === 'Agent' || output.name === 'Task' ? childReport(output.text) : output.text);
+  },
+  // The turn Claude takes on its own when a background child ended: say what the child reported.
+  aux(conv) {
+    const n = conv.taskNotification;
+    return n ? { type: 'text', text: `child ${n.status}: ${firstLine(n.result)}` } : undefined;
   },
 };
 
@@ -67,6 +94,7 @@ export function anthropicConversation(body: unknown): Conversation {
     lastUserText = text;
     break;
   }
+  const notification = taskNotification(messages[messages.length - 1]);
   const toolOutputs: ToolOutput[] = [];
   for (const m of messages.slice(lastUser + 1)) {
     if (m.role !== 'user') continue;
@@ -85,6 +113,7 @@ export function anthropicConversation(body: unknown): Conversation {
       .filter((n) => n !== ''),
     system: contentText(b.system),
     model: asString(b.model),
+    ...(notification ? { taskNotification: notification } : {}),
   };
 }
 

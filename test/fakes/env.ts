@@ -29,43 +29,74 @@ export interface SetupOptions {
   model?: string;
   /** Environment to start from (default: process.env minus agent/provider variables, see baseEnv()). */
   base?: Env;
+  /** Which installed version of the CLI runs (default: its first in cliVersions()): its directory goes first on PATH. */
+  version?: string;
 }
 
-/** Where test/clis/install.sh puts the pinned CLIs. */
-export const CLIS_BIN = path.join(ROOT, 'test', '.clis', 'node_modules', '.bin');
+/** The environment a setup starts from: `base` or baseEnv(home), with version `version` of `cli` first on PATH. */
+function startEnv(cli: CliName, opts: SetupOptions): Env {
+  return withClisOnPath(opts.base ?? baseEnv(opts.home), cliBinDir(cli, opts.version));
+}
 
-export type CliName = 'claude' | 'codex' | 'opencode';
+/** Where test/clis/install.sh puts the pinned CLIs: test/.clis/bin/<cli> is each CLI's default version. */
+export const CLIS_BIN = path.join(ROOT, 'test', '.clis', 'bin');
 
-/** Absolute path of a pinned CLI binary. */
-export function cliBin(name: CliName): string {
-  return path.join(CLIS_BIN, name);
+export type CliName = 'claude' | 'codex' | 'copilot' | 'opencode';
+
+interface Pin {
+  package: string;
+  versions: string[];
+}
+const PINS: Record<CliName, Pin> = JSON.parse(fs.readFileSync(path.join(ROOT, 'test', 'clis', 'pins.json'), 'utf8'));
+
+/**
+ * The versions of `name` the e2e tests run: every version pinned in test/clis/pins.json (the default
+ * first), or the one `SUBAGENT_TEST_CLI_VERSIONS` names (`claude=2.1.400,codex=0.170.0`: what
+ * scripts/clis-latest.sh sets to run the suite against the latest releases).
+ */
+export function cliVersions(name: CliName): string[] {
+  for (const pair of (process.env.SUBAGENT_TEST_CLI_VERSIONS ?? '').split(',')) {
+    const [cli, version] = pair.split('=');
+    if (cli === name && version) return [version];
+  }
+  return PINS[name].versions;
+}
+
+/** The directory holding version `version` of `name` (default: its first pin), test/.clis/<cli>-<version>/node_modules/.bin. */
+export function cliBinDir(name: CliName, version: string = cliVersions(name)[0]!): string {
+  return path.join(ROOT, 'test', '.clis', `${name}-${version}`, 'node_modules', '.bin');
+}
+
+/** Absolute path of a pinned CLI binary (default: its first pinned version). */
+export function cliBin(name: CliName, version?: string): string {
+  return path.join(cliBinDir(name, version), name);
 }
 
 /**
- * Whether an end-to-end test of `name` can run. Without the pinned CLI the test is skipped with the
- * reason; under CI (CI set, as every CI service does) that is a failure instead: there the e2e tests
- * must run, never pass by skipping.
+ * Whether an end-to-end test of `name` (at `version`, default its first) can run. Without the CLI the
+ * test is skipped with the reason; under CI (CI set, as every CI service does) that is a failure
+ * instead: there the e2e tests must run, never pass by skipping.
  */
-export function requireCli(t: TestContext, name: CliName): boolean {
-  if (fs.existsSync(cliBin(name))) return true;
-  skipUnlessCi(t, `the pinned ${name} is not installed (${cliBin(name)}); run: bash test/clis/install.sh`);
+export function requireCli(t: TestContext, name: CliName, version?: string): boolean {
+  if (fs.existsSync(cliBin(name, version))) return true;
+  skipUnlessCi(t, `${name} ${version ?? cliVersions(name)[0]} is not installed (${cliBin(name, version)}); run: bash test/clis/install.sh`);
   return false;
 }
 
-/** True when test/clis/install.sh has installed all three CLIs. */
+/** True when test/clis/install.sh has installed every CLI's default version. */
 export function clisInstalled(): boolean {
-  return (['claude', 'codex', 'opencode'] as const).every((n) => fs.existsSync(cliBin(n)));
+  return (Object.keys(PINS) as CliName[]).every((n) => fs.existsSync(cliBin(n)));
 }
 
-/** `PATH` with test/.clis/node_modules/.bin first. */
-export function pathWithClis(pathVar: string | undefined = process.env.PATH): string {
-  const rest = (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(path.delimiter).filter((p) => p !== '' && p !== CLIS_BIN);
-  return [CLIS_BIN, ...rest].join(path.delimiter);
+/** `PATH` with `dir` first (default: test/.clis/bin, every CLI at its default version). */
+export function pathWithClis(pathVar: string | undefined = process.env.PATH, dir: string = CLIS_BIN): string {
+  const rest = (pathVar ?? '/usr/local/bin:/usr/bin:/bin').split(path.delimiter).filter((p) => p !== '' && p !== dir && p !== CLIS_BIN);
+  return [dir, ...rest].join(path.delimiter);
 }
 
-/** Returns `env` with PATH starting with test/.clis/node_modules/.bin. */
-export function withClisOnPath(env: Env): Env {
-  return { ...env, PATH: pathWithClis(env.PATH) };
+/** Returns `env` with PATH starting with `dir` (default: test/.clis/bin). */
+export function withClisOnPath(env: Env, dir?: string): Env {
+  return { ...env, PATH: pathWithClis(env.PATH, dir) };
 }
 
 // Variables from the caller's environment that would point a CLI somewhere else (a real API key, a
@@ -90,6 +121,8 @@ const DROP = [
   /^DISABLE_/,
   /^SUBAGENT_/,
   /^OPENCODE_PSA_/,
+  /^COPILOT_/,
+  /^(GH|GITHUB)_TOKEN$/,
 ];
 
 /** process.env without the variables that would leak the caller's accounts or config into a test run,
@@ -123,7 +156,7 @@ export function claudeSetup(opts: SetupOptions): CliSetup {
   const configDir = path.join(opts.home, '.claude');
   mkdirs(opts.home, configDir);
   const env: Env = {
-    ...(opts.base ?? baseEnv(opts.home)),
+    ...startEnv('claude', opts),
     HOME: opts.home,
     CLAUDE_CONFIG_DIR: configDir,
     ANTHROPIC_BASE_URL: opts.baseUrl,
@@ -179,7 +212,7 @@ export function codexSetup(opts: SetupOptions): CliSetup {
   const configFile = path.join(codexHome, 'config.toml');
   fs.writeFileSync(configFile, codexConfigToml(opts.baseUrl, opts.model));
   const env: Env = {
-    ...(opts.base ?? baseEnv(opts.home)),
+    ...startEnv('codex', opts),
     HOME: opts.home,
     CODEX_HOME: codexHome,
     FAKE_API_KEY: 'sk-fake-key-for-tests',
@@ -221,7 +254,7 @@ export function opencodeSetup(opts: SetupOptions): CliSetup {
   const configFile = path.join(xdg.XDG_CONFIG_HOME, 'opencode', 'opencode.json');
   fs.writeFileSync(configFile, JSON.stringify(opencodeConfig(opts.baseUrl, opts.model), null, 2) + '\n');
   const env: Env = {
-    ...(opts.base ?? baseEnv(opts.home)),
+    ...startEnv('opencode', opts),
     HOME: opts.home,
     ...xdg,
     OPENCODE_DISABLE_MODELS_FETCH: '1',
@@ -235,9 +268,41 @@ export function opencodeSetup(opts: SetupOptions): CliSetup {
   return { env, extraArgs: [], files: [configFile] };
 }
 
+// ---------------------------------------------------------------------------------------------------
+
+/** Where every Copilot test run unpacks the CLI's package (~235 MB, once per version) instead of per HOME. */
+export const COPILOT_PKG_CACHE = path.join(os.tmpdir(), 'subagents-e2e-copilot-pkg-cache');
+
+/** A long fake key: Copilot masks the key's value wherever it appears in its output (a short one masks JSON keys). */
+export const COPILOT_FAKE_KEY = 'sk-fake-copilot-key-for-tests-5d2b8e0c1f7a4c39';
+
+/**
+ * GitHub Copilot CLI → fake chat completions server, in its offline bring-your-own-key mode: no GitHub
+ * account, no traffic off loopback, no config file. Sessions go to `<home>/.copilot` (COPILOT_HOME).
+ */
+export function copilotSetup(opts: SetupOptions): CliSetup {
+  const copilotHome = path.join(opts.home, '.copilot');
+  mkdirs(opts.home, copilotHome);
+  const env: Env = {
+    ...startEnv('copilot', opts),
+    HOME: opts.home,
+    COPILOT_HOME: copilotHome,
+    COPILOT_OFFLINE: 'true',
+    COPILOT_PROVIDER_BASE_URL: `${opts.baseUrl.replace(/\/+$/, '')}/v1`,
+    COPILOT_PROVIDER_API_KEY: COPILOT_FAKE_KEY,
+    COPILOT_MODEL: opts.model ?? 'fake-model',
+    COPILOT_AUTO_UPDATE: 'false',
+    // The model's prompt budget, which BYOK cannot look up: 128 000 tokens by default, too few for 300 KB of dense text.
+    COPILOT_PROVIDER_MAX_PROMPT_TOKENS: '1000000',
+    COPILOT_PKG_CACHE_HOME: COPILOT_PKG_CACHE,
+  };
+  return { env, extraArgs: [], files: [] };
+}
+
 /** The setup function for a CLI by name. */
 export function cliSetup(name: CliName, opts: SetupOptions): CliSetup {
   if (name === 'claude') return claudeSetup(opts);
   if (name === 'codex') return codexSetup(opts);
+  if (name === 'copilot') return copilotSetup(opts);
   return opencodeSetup(opts);
 }

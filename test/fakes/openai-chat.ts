@@ -51,6 +51,28 @@ export const opencodeFlavor: Flavor = {
   },
 };
 
+/** GitHub Copilot CLI's tools (BYOK, chat completions): `bash {command, description, initial_wait}`, sub-agents
+ * `task {name, description, prompt, agent_type, mode}` run in the foreground (`mode: "sync"`), whose tool result is
+ * the child's answer. Recognised by the tools only Copilot offers (`list_agents`, `read_agent`). */
+export const copilotFlavor: Flavor = {
+  bash(command) {
+    // initial_wait (30–600 s): how long Copilot waits before moving a command to the background.
+    return { name: 'bash', input: { command, description: 'Run the command the fake model was told to run', initial_wait: 600 } };
+  },
+  task(description, prompt, conv) {
+    if (conv.toolOutputs.length > 0) return undefined;
+    return { name: 'task', input: { name: 'fake-child', description, prompt, agent_type: 'general-purpose', mode: 'sync' } };
+  },
+  summarize(output: ToolOutput) {
+    return firstLine(output.text);
+  },
+};
+
+/** The flavor of the CLI that sent `conv`: Copilot's when it offers its agent tools, else OpenCode's. */
+export function chatFlavor(conv: Conversation): Flavor {
+  return conv.toolNames.includes('list_agents') && conv.toolNames.includes('read_agent') ? copilotFlavor : opencodeFlavor;
+}
+
 /** Reads a chat completions request body into a Conversation. */
 export function chatConversation(body: unknown): Conversation {
   const b = asRecord(body);
@@ -148,7 +170,7 @@ async function route(req: FakeRequest, res: http.ServerResponse, ctx: RouteConte
   if (req.method !== 'POST' || path !== '/v1/chat/completions') return false;
   const conv = chatConversation(req.body);
   req.conversation = conv;
-  const action = await ctx.choose(req, conv, opencodeFlavor);
+  const action = await ctx.choose(req, conv, chatFlavor(conv));
   req.action = action;
   if (!(await applyDelay(action, res, ctx))) return true;
   if (res.destroyed) return true;

@@ -60,6 +60,8 @@ export interface Conversation {
   system: string;
   /** Model name the CLI asked for. */
   model: string;
+  /** The request is the CLI's own turn on a background task's end (Claude's `<task-notification>`): what it said. */
+  taskNotification?: { taskId: string; status: string; result: string };
 }
 
 export interface FakeRequest {

@@ -32,6 +32,7 @@ export interface World {
 const START: Record<CliName, (o: FakeOptions) => Promise<FakeServer>> = {
   claude: startAnthropic,
   codex: startOpenAIResponses,
+  copilot: startOpenAIChat,
   opencode: startOpenAIChat,
 };
 

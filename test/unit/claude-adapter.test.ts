@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { claude } from '../../lib/agents/claude/index.js';
+import { CLAUDE_KNOWN_VERSIONS, claude } from '../../lib/agents/claude/index.js';
+import { childAnswerText } from '../../lib/agents/claude/handback.js';
 import { claudeConfigDir, findChildTranscript, projectSlug } from '../../lib/agents/claude/store.js';
 import { toolHeadline, OUTPUT_MAX } from '../../lib/agents/claude/stream.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
@@ -62,6 +63,7 @@ test('every fixture of the claude CLI is covered by this file', () => {
     'task-subagent.ndjson',
     'README.md',
     'transcript',
+    '2.1.331',
   ]);
   for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
 });
@@ -729,4 +731,238 @@ test('system/api_retry lines are retries, not failures', () => {
     ['hello world'],
   );
   assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Claude Code 2.1.331 (test/fixtures/agents/claude/2.1.331/): background sub-agents by default, usage per
+// result line, the hand-back wrapping of a foreground child's answer, SIGINT exits 0.
+
+const FIX331 = join(FIX, '2.1.331');
+const parse331 = (name: string): Parsed => parseText(readFileSync(join(FIX331, name), 'utf8'));
+const lines331 = (name: string): string[] => readFileSync(join(FIX331, name), 'utf8').split('\n').filter(Boolean);
+
+test('the adapter knows 2.1.197 and 2.1.331, the versions test/clis/pins.json pins; every 2.1.331 fixture is covered here', () => {
+  assert.deepEqual([...CLAUDE_KNOWN_VERSIONS], ['2.1.197', '2.1.331']);
+  const pins = JSON.parse(readFileSync(join(ROOT, 'test', 'clis', 'pins.json'), 'utf8'));
+  for (const v of pins.claude.versions) assert.ok((CLAUDE_KNOWN_VERSIONS as readonly string[]).includes(v), `pinned ${v} is a known version`);
+  const covered = new Set([
+    'agent-fg.ndjson',
+    'agent-slow-SIGINT.ndjson',
+    'agent-slow.ndjson',
+    'bash-sleep47.ndjson',
+    'plain.ndjson',
+    'resume.ndjson',
+    'sigint-bash.ndjson',
+    'sigint-during-api.ndjson',
+    'transcript',
+  ]);
+  for (const f of readdirSync(FIX331)) assert.ok(covered.has(f), `fixture 2.1.331/${f} has no test`);
+});
+
+test('2.1.331 plain: result lines without "type" first; usage from model_usage_since_last_result', () => {
+  const p = parse331('plain.ndjson');
+  assert.equal(p.state.lastAssistantText, 'hello-plain');
+  assert.deepEqual(p.state.usage, {
+    inputTokens: 12275,
+    outputTokens: 10,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 12285,
+    costUsd: 0.0493,
+  });
+  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test("2.1.331 resume: the run's own usage and cost, not the session's (modelUsage and total_cost_usd count the earlier run)", () => {
+  const p = parse331('resume.ndjson');
+  const result = JSON.parse(lines331('resume.ndjson').at(-1)!);
+  assert.equal(result.modelUsage['claude-opus-5-5'].inputTokens, 24579, 'the session so far');
+  assert.equal(result.total_cost_usd, 0.098716);
+  assert.equal(p.state.usage?.inputTokens, 12304);
+  assert.equal(p.state.usage?.outputTokens, 10);
+  assert.equal(p.state.usage?.costUsd, 0.049416);
+  assert.equal(p.state.lastAssistantText, 'hello-resume');
+});
+
+test('2.1.331 agent-slow: a background child; the answer is the last result (after the child reported); usage summed over both result lines', () => {
+  const p = parse331('agent-slow.ndjson');
+  const id = 'a70d15dc6d82a9e40';
+  assert.deepEqual(
+    p.state.children.map((c) => [c.id, c.description, c.status, c.statusSource, c.finishedAt]),
+    [[id, 'fake subtask', 'done', 'stream', new Date(1795534854298).toISOString()]],
+  );
+  const agentCall = tools(p).find((m) => m.tool?.name === 'Agent')!;
+  assert.equal(agentCall.tool!.status, 'async_launched');
+  // The child's lines stream; its report (task_notification summary) is the same text: not repeated.
+  assert.deepEqual(assistantTexts(p, id), ['Calling Bash.', 'DONE. Last tool result: child-done']);
+  assert.deepEqual(assistantTexts(p), [
+    'Spawning a sub-agent.',
+    'parent-final',
+    'DONE. Last tool result: Async agent launched successfully. (This tool result is internal metadata — never quote or paste any part of it, including the agentId below, into a user-facing reply.)\nagentId: a70d15dc6d82a9e40 (int',
+  ]);
+  // result 0 says "parent-final" (the turn before the child reported), result 1 (origin task-notification) the last turn
+  const results = lines331('agent-slow.ndjson')
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === 'result');
+  assert.deepEqual(
+    results.map((r) => [r.result_index, r.origin?.kind ?? null]),
+    [
+      [0, null],
+      [1, 'task-notification'],
+    ],
+  );
+  assert.equal(p.state.lastAssistantText, results[1].result);
+  // model_usage_since_last_result: everything on result 0, {} on result 1 (both printed at the end)
+  assert.equal(p.state.usage?.inputTokens, 52739);
+  assert.equal(p.state.usage?.outputTokens, 198);
+  assert.equal(p.state.usage?.costUsd, 0.214916);
+  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+});
+
+test("2.1.331: a background child's report comes from its task_notification (summary_is_report, handback_report); an earlier result_index never gives the answer", () => {
+  const lines = lines331('agent-slow.ndjson');
+  const id = 'a70d15dc6d82a9e40';
+  const at = lines.findIndex((l) => l.includes('"subtype":"task_notification"') && l.includes(`"task_id":"${id}"`));
+  const withNotification = (patch: Record<string, unknown>, drop: string[] = []) => {
+    const n = JSON.parse(lines[at]!);
+    for (const k of drop) delete n[k];
+    return parseText([...lines.slice(0, at), L({ ...n, ...patch }), ...lines.slice(at + 1)].join('\n'));
+  };
+  // a report the child's lines did not say (their last text is another): it becomes the child's answer
+  let p = withNotification({ summary: 'the full report' });
+  assert.equal(assistantTexts(p, id).at(-1), 'the full report');
+  // a summary that does not say it is the report (a description, an interim text) is not an answer
+  p = withNotification({ summary: 'Agent "fake subtask" finished' }, ['summary_is_report']);
+  assert.equal(assistantTexts(p, id).at(-1), 'DONE. Last tool result: child-done');
+  // handback_report wins over summary, unwrapped
+  p = withNotification({ summary: 'harness notes', summary_is_report: false, handback_report: { text: '  the hand-back report\n' } });
+  assert.equal(assistantTexts(p, id).at(-1), 'the hand-back report');
+  // a stopped child (killed by its parent or the user) is cancelled
+  p = withNotification({ status: 'stopped' });
+  assert.equal(p.state.children[0]!.status, 'cancelled');
+  // result lines out of order: result_index 1 still gives the answer
+  const r0 = lines.length - 2;
+  p = parseText([...lines.slice(0, r0), lines[r0 + 1], lines[r0]].join('\n'));
+  assert.equal(p.state.lastAssistantText, JSON.parse(lines[r0 + 1]!).result);
+});
+
+test('2.1.331 agent-slow-SIGINT: the killed background child gets no end event and the run ends result/success, exit 0', () => {
+  const p = parse331('agent-slow-SIGINT.ndjson');
+  // The child's Bash task is reported stopped (it is not a child of the run); the child itself stays open.
+  assert.deepEqual(
+    p.state.children.map((c) => [c.id, c.status]),
+    [['a51c19559766113d9', 'running']],
+  );
+  assert.equal(p.state.lastAssistantText, 'parent-final');
+  // The stream cannot tell the child was killed: the verdict settles it from the run's end; when the run
+  // was cancelled the supervisor records it cancelled instead (test/e2e/claude.test.ts).
+  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.deepEqual(
+    p.state.children.map((c) => [c.status, c.statusSource]),
+    [['done', 'inferred']],
+  );
+});
+
+test("2.1.331 agent-fg: a foreground child's answer and the Agent call's output without <tools-used-before-summary> and the hand-back frame", () => {
+  const p = parse331('agent-fg.ndjson');
+  const id = 'a0030756cac3ff176';
+  const raw = lines331('agent-fg.ndjson').join('\n');
+  assert.ok(raw.includes('<tools-used-before-summary>') && raw.includes('[Subagent hand-back]'), 'the stream has both');
+  assert.deepEqual(
+    p.messages.filter((m) => m.childId === id && m.role !== 'tool').map((m) => [m.role, m.text]),
+    [
+      ['user', 'TOOL:Bash:sleep 6; echo child-done'],
+      ['assistant', 'DONE. Last tool result: child-done'],
+    ],
+  );
+  const agentCall = tools(p).find((m) => m.tool?.name === 'Agent')!;
+  assert.equal(agentCall.tool!.output, 'DONE. Last tool result: child-done');
+  assert.equal(agentCall.tool!.status, 'completed');
+  assert.ok(!p.messages.some((m) => /tools-used-before-summary|Subagent hand-back/.test(`${m.text} ${m.tool?.output ?? ''}`)));
+  assert.deepEqual(
+    p.state.children.map((c) => [c.id, c.status, c.statusSource]),
+    [[id, 'done', 'stream']],
+  );
+  assert.equal(p.state.lastAssistantText, 'parent-final');
+});
+
+test('childAnswerText: the wrapping removed, a plain (2.1.197) answer kept as it is', () => {
+  const framed = [
+    '  <tools-used-before-summary>Bash, Read</tools-used-before-summary>',
+    '  ',
+    '[Subagent hand-back] The text below is the final report of a subagent. The report follows:',
+    '  line one',
+    '    indented more',
+    '  line three',
+    "agentId: a0030756cac3ff176 (use SendMessage with to: 'a0030756cac3ff176' to continue this agent)",
+    '<usage>subagent_tokens: 8754',
+    'tool_uses: 1</usage>',
+  ].join('\n');
+  assert.equal(childAnswerText(framed), 'line one\n  indented more\nline three');
+  assert.equal(childAnswerText('<tools-used-before-summary>Bash</tools-used-before-summary>\n\ndone: x'), 'done: x');
+  assert.equal(childAnswerText('child says hi'), 'child says hi');
+  assert.equal(childAnswerText('a <b>tag</b> stays\nagentId: not a trailer without the frame'), 'a <b>tag</b> stays\nagentId: not a trailer without the frame');
+});
+
+test('2.1.331 bash-sleep47: the Bash tool refuses `sleep 47.5; …` (tool_use_error), the run still succeeds', () => {
+  const p = parse331('bash-sleep47.ndjson');
+  const bash = tools(p)[0]!;
+  assert.equal(bash.tool!.status, 'error');
+  assert.match(bash.tool!.output!, /^<tool_use_error>Blocked: sleep 47\.5/);
+  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+});
+
+test('2.1.331 sigint-bash: SIGINT during a tool → result/error_during_execution and exit 0 (2.1.197: exit 1) → failed', () => {
+  const p = parse331('sigint-bash.ndjson');
+  const bash = tools(p)[0]!;
+  assert.equal(bash.tool!.status, 'error');
+  assert.ok(!p.messages.some((m) => m.role === 'user'), "Claude's own interrupt note is not a user message");
+  const v = claude.verdict({ code: 0, signal: null }, p.state);
+  assert.equal(v.outcome, 'failed');
+  assert.match(v.error!, /error_during_execution, aborted_tools/);
+  assert.equal(p.state.usage?.inputTokens, 21873);
+});
+
+test('2.1.331 sigint-during-api: SIGINT while waiting on the API → a result line now (error_during_execution, aborted_streaming), exit 0 → failed', () => {
+  const p = parse331('sigint-during-api.ndjson');
+  assert.equal(p.messages.length, 0);
+  assert.equal(p.state.lastAssistantText, null);
+  const v = claude.verdict({ code: 0, signal: null }, p.state);
+  assert.equal(v.outcome, 'failed');
+  assert.match(v.error!, /error_during_execution, aborted_streaming/);
+  assert.equal(p.state.usage?.costUsd, 0, 'model_usage_since_last_result is empty: nothing spent');
+});
+
+test("2.1.331 transcript: a background child's transcript on disk (new record types api-request*, attachment) reads as its messages", async () => {
+  const home = mkdtempSync(join(tmpdir(), 'claude-store-'));
+  try {
+    const session = 'dd6a5d4b-cd44-47f2-b221-d2d3cf946038';
+    const id = 'a8ad3d6f3a423a387';
+    const sub = join(home, '.claude', 'projects', projectSlug('/home/dev/project'), session, 'subagents');
+    mkdirSync(sub, { recursive: true });
+    for (const ext of ['jsonl', 'meta.json']) copyFileSync(join(FIX331, 'transcript', `subagent-agent-${id}.${ext}`), join(sub, `agent-${id}.${ext}`));
+    const got: Message[] = [];
+    const found = await claude.childMessages!({ sessionId: session, cwd: '/home/dev/project', childId: id, storeEnv: { HOME: home } }, (m) => got.push(m));
+    assert.equal(found, true);
+    assert.deepEqual(
+      got.map((m) => [m.role, m.text]),
+      [
+        ['user', 'TOOL:Bash:sleep 3; echo childword'],
+        ['tool', 'Bash: sleep 3; echo childword'],
+        ['assistant', 'done: childword'],
+      ],
+    );
+    // asked by the Agent call's id (the .meta.json's toolUseId)
+    const byTool: Message[] = [];
+    assert.equal(
+      await claude.childMessages!({ sessionId: session, cwd: '/home/dev/project', childId: 'toolu_fake_12071_11', storeEnv: { HOME: home } }, (m) =>
+        byTool.push(m),
+      ),
+      true,
+    );
+    assert.equal(byTool.at(-1)?.text, 'done: childword');
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });

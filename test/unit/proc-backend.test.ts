@@ -10,7 +10,8 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chooseBackend } from '../../lib/proc/backend.js';
 import { epochOfTicks, linux, readStat } from '../../lib/proc/linux.js';
-import { parsePs, ps, snapshotOf } from '../../lib/proc/ps.js';
+import { cpuMsOf, parsePs, parsePsCpu, ps, snapshotOf } from '../../lib/proc/ps.js';
+import { cpuUsedSince, treeCpu } from '../../lib/proc/cpu.js';
 import { epochStartTime, readStartTime } from '../../lib/proc/start-time.js';
 import { SubagentError } from '../../lib/base/errors.js';
 import { until } from '../support/wait.js';
@@ -139,6 +140,53 @@ test('a kept ps view never invents a death: a process started after the view is 
   } finally {
     child.kill('SIGKILL');
   }
+});
+
+test('CPU time: ps prints it as procps and as macOS do; a row that is not one is skipped', () => {
+  assert.equal(cpuMsOf('00:00:01'), 1000);
+  assert.equal(cpuMsOf('01:02:03'), (3600 + 2 * 60 + 3) * 1000);
+  assert.equal(cpuMsOf('2-01:00:00'), (2 * 24 + 1) * 3600 * 1000);
+  assert.equal(cpuMsOf('0:00.03'), 30);
+  assert.equal(cpuMsOf('123:45.67'), (123 * 60 + 45.67) * 1000);
+  for (const bad of ['-', '', '1:2:3:4', 'abc']) assert.equal(cpuMsOf(bad), null, bad);
+  assert.deepEqual(parsePsCpu('    1     0 00:00:01\nnot a row\n  812     1   0:00.50\n  813   812 -\n'), [
+    { pid: 1, ppid: 0, cpuMs: 1000 },
+    { pid: 812, ppid: 1, cpuMs: 500 },
+  ]);
+});
+
+test('CPU time of a tree: both backends see a busy grandchild; what a look adds over the last one', async () => {
+  // sh → sh → the busy loop: the tree is walked by parent pid.
+  const child = spawn('/bin/sh', ['-c', "sh -c 'while :; do :; done' & wait"], { stdio: 'ignore', detached: true });
+  try {
+    const root = child.pid!;
+    const busy = await until('the loop runs', () => linux.cpuTimes().find((p) => p.ppid === root), 10_000);
+    await until('the loop used a second and a half of CPU', () => (treeCpu(root).get(busy.pid) ?? 0) >= 1500, 30_000);
+    const fromProc = linux.cpuTimes().find((p) => p.pid === busy.pid)!.cpuMs;
+    const fromPs = ps.cpuTimes().find((p) => p.pid === busy.pid)!.cpuMs;
+    // ps looked later, in whole seconds (procps): at least what /proc said, truncated.
+    assert.ok(fromPs >= Math.floor(fromProc / 1000) * 1000, `ps ${fromPs} ms, /proc ${fromProc} ms`);
+    const tree = treeCpu(root);
+    assert.deepEqual([...tree.keys()].sort(), [root, busy.pid].sort(), 'the root and its descendant, nothing else');
+    assert.deepEqual(treeCpu(999_999_999), new Map(), 'a gone root: no tree');
+  } finally {
+    process.kill(-child.pid!, 'SIGKILL'); // its group: the shell and the loop
+  }
+  assert.equal(
+    cpuUsedSince(
+      new Map([
+        [1, 100],
+        [2, 50],
+      ]),
+      new Map([
+        [1, 160],
+        [3, 40],
+      ]),
+    ),
+    60 + 40,
+    'growth, and all of a new process',
+  );
+  assert.equal(cpuUsedSince(new Map([[1, 500]]), new Map([[1, 20]])), 20, 'a pid whose count went down is a new process');
 });
 
 test('the backend: the platform chooses, SUBAGENT_PROC_BACKEND overrides, anything else is a clear error', () => {

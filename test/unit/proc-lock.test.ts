@@ -21,6 +21,7 @@ test('stat is parsed after the last ")" even when the command name holds ") ("',
   assert.equal(s.ppid, 1);
   assert.equal(s.pgid, 4242);
   assert.equal(s.startTime, '987654');
+  assert.equal(s.cpuTicks, 3, 'utime + stime + cutime + cstime (fields 14-17)');
 });
 
 test('identity: the same pid with another start time or boot id is not alive', () => {

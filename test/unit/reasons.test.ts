@@ -42,6 +42,7 @@ test('apiErrorReason: the HTTP status first, else the words the CLIs print', () 
     [null, 'We’re currently experiencing high demand, which may cause temporary errors.', 'api-error'],
     [null, 'stream disconnected before completion: the model exploded', 'api-error'],
     [null, 'Unable to connect to API (ConnectionRefused)', 'api-error'],
+    [null, 'Could not connect to local model provider at http://127.0.0.1:1/v1.', 'api-error'],
     [null, 'API Error: 500 fake failure 500', 'api-error'],
     [null, 'the tool crashed', null],
     [null, 'listening on 127.0.0.1:4010', null],

@@ -4,9 +4,18 @@ import { childMessages } from './store.js';
 import { streamJsonParser, streamJsonVerdict, type StreamJsonParser } from './stream.js';
 
 /**
- * Claude Code (`claude`, measured with 2.1.197; see docs/agents/claude.md): the command line in
+ * The Claude Code versions this adapter knows: measured (../shared/AGENT-CLIS.md), pinned in
+ * test/clis/pins.json and proven end to end. 2.1.197 runs sub-agents in the foreground; 2.1.331 in the
+ * background by default (the run's answer is then the turn after they reported). A later version is
+ * driven the same way; `make test-latest` proves it before it joins this list.
+ */
+export const CLAUDE_KNOWN_VERSIONS = ['2.1.197', '2.1.331'] as const;
+
+/**
+ * Claude Code (`claude`, the versions above; see docs/agents/claude.md): the command line in
  * launch.ts, the stream-json parser and verdict in stream.ts (shareable with other stream-json CLIs),
- * the sub-agents' transcripts of its own store in store.ts.
+ * its usage in usage.ts, a sub-agent's hand-back in handback.ts, the sub-agents' transcripts of its own
+ * store in store.ts.
  */
 export const claude: AgentAdapter = {
   cli: 'claude',

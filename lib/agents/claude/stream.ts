@@ -1,19 +1,23 @@
-import type { ChildAgent, Usage } from '../../registry/record.js';
+import type { ChildAgent } from '../../registry/record.js';
 import type { CliName, Message, StreamParser, StreamState, ToolCall, Verdict, VerdictReason } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
 import { emptyState, eventOf } from '../types.js';
 import { isoOf, nowIso } from '../../base/time.js';
-import { capCounted, fields, num, obj, str, type JsonObject } from '../../base/json.js';
+import { capCounted, obj, str, type JsonObject } from '../../base/json.js';
+import { childAnswerText } from './handback.js';
+import { UsageTally } from './usage.js';
 
 /**
- * The stream-json format of Claude Code (`--output-format stream-json --verbose`, measured with 2.1.197),
- * which is also the format of its transcripts on disk (one event per line). Nothing here is about how
- * the CLI is launched or where it files its transcripts: another CLI that speaks stream-json builds its
- * parser and verdict from this module, naming itself in `cli`.
+ * The stream-json format of Claude Code (`--output-format stream-json --verbose`, measured with 2.1.197
+ * and 2.1.331), which is also the format of its transcripts on disk (one event per line). Nothing here
+ * is about how the CLI is launched or where it files its transcripts: another CLI that speaks
+ * stream-json builds its parser and verdict from this module, naming itself in `cli`.
  *
  * One JSON object per line: system/init, assistant (ONE LINE PER CONTENT BLOCK, several lines share a
  * message id), user (tool results; `tool_use_result` holds the structured result), system/task_*
  * (sub-agents), result (`is_error` is the verdict: an API error is subtype "success" with is_error true).
+ * Background sub-agents (2.1.331's default) make one process print several init and result lines: the
+ * answer is the last result's (`result_index`), given after the children reported (task_notification).
  */
 
 /** What a stream-json parser reads as, besides the messages it emits. */
@@ -90,62 +94,6 @@ function isAgentTool(name: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Usage
-
-interface Tokens {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-}
-
-function tokensOf(u: unknown): Tokens {
-  const o = fields(u);
-  return {
-    input: num(o.input_tokens),
-    output: num(o.output_tokens),
-    cacheRead: num(o.cache_read_input_tokens),
-    cacheWrite: num(o.cache_creation_input_tokens),
-  };
-}
-
-function addTokens(a: Tokens, b: Tokens): Tokens {
-  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite };
-}
-
-const ZERO: Tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-
-/** `modelUsage` of a result line: per model, camelCase, cumulative for the process, sub-agents included. */
-function modelUsageTokens(mu: unknown): Tokens | null {
-  const o = obj(mu);
-  if (!o) return null;
-  let t: Tokens | null = null;
-  for (const v of Object.values(o)) {
-    const m = obj(v);
-    if (!m) continue;
-    t = addTokens(t ?? ZERO, {
-      input: num(m.inputTokens),
-      output: num(m.outputTokens),
-      cacheRead: num(m.cacheReadInputTokens),
-      cacheWrite: num(m.cacheCreationInputTokens),
-    });
-  }
-  return t;
-}
-
-function toUsage(t: Tokens, costUsd: number | null): Usage {
-  return {
-    inputTokens: t.input,
-    outputTokens: t.output,
-    cacheReadTokens: t.cacheRead,
-    cacheWriteTokens: t.cacheWrite,
-    reasoningTokens: 0,
-    totalTokens: t.input + t.output + t.cacheRead + t.cacheWrite,
-    costUsd,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------
 // The normaliser: one per stream (or per child transcript). Sees one JSON object at a time.
 
 interface PendingTool {
@@ -178,11 +126,12 @@ function childStatus(s: unknown): ChildAgent['status'] | null {
       return 'done';
     case 'failed':
     case 'error':
+      return 'failed';
     case 'killed':
     case 'stopped':
     case 'cancelled':
     case 'aborted':
-      return 'failed';
+      return 'cancelled';
     case 'running':
     case 'pending':
     case 'async_launched':
@@ -252,10 +201,9 @@ class Normaliser {
   private readonly agentOfTool = new Map<string, string>();
   /** The last text each child said in the stream (to avoid repeating its answer from tool_use_result). */
   private readonly childLastText = new Map<string, string>();
-  private readonly liveUsage = new Map<string, Tokens>();
-  private resultTokens: Tokens = ZERO;
-  private modelTokens: Tokens | null = null;
-  private costUsd: number | null = null;
+  private readonly usage = new UsageTally();
+  /** The highest `result_index` seen (Claude 2.1.331 numbers a process's result lines): an earlier one never gives the answer. */
+  private resultIndex = -1;
   private readonly cli: CliName;
   /** Child transcript mode: every message belongs to this child. */
   private readonly fixedChildId: string | null;
@@ -315,8 +263,8 @@ class Normaliser {
     const childId = this.childIdOf(parent);
     const id = str(message.id);
     if (id && message.usage !== undefined && !this.fixedChildId) {
-      this.liveUsage.set(id, tokensOf(message.usage));
-      this.refreshUsage();
+      this.usage.message(id, message.usage);
+      this.state.usage = this.usage.usage();
     }
     if (id && parent === null && !this.fixedChildId && !this.turnIds.has(id)) {
       this.turnIds.add(id);
@@ -373,10 +321,12 @@ class Normaliser {
     const call = this.pending.get(toolId);
     this.pending.delete(toolId);
     const name = call?.name ?? 'tool';
-    const output = contentText(block.content);
+    const agentCall = isAgentTool(name);
+    // An Agent call's output is the child's answer, in Claude's hand-back frame in 2.1.331.
+    const output = agentCall ? childAnswerText(contentText(block.content)) : contentText(block.content);
     const s = obj(structured);
     let status = block.is_error === true ? 'error' : s?.interrupted === true ? 'interrupted' : 'completed';
-    if (call && isAgentTool(name) && !this.fixedChildId) {
+    if (call && agentCall && !this.fixedChildId) {
       const agentId = str(s?.agentId);
       const direct = (this.agentCalls.get(toolId) ?? null) === null;
       if (s && typeof s.status === 'string' && block.is_error !== true) status = s.status;
@@ -388,19 +338,22 @@ class Normaliser {
           this.upsertChild(agentId, { description, status: cs, ...(cs !== 'running' ? { finishedAt: nowIso() } : {}) });
         }
         // A foreground sub-agent's final answer reaches the stream only here.
-        if (s?.status === 'completed' && Array.isArray(s.content)) {
-          const answer = contentText(s.content);
-          if (answer.trim() && this.childLastText.get(agentId) !== answer) {
-            this.childLastText.set(agentId, answer);
-            this.emit({ role: 'assistant', text: answer, childId: agentId });
-          }
-        }
+        if (s?.status === 'completed')
+          this.childAnswer(agentId, str(obj(s.handbackReport)?.text) ?? (Array.isArray(s.content) ? contentText(s.content) : null));
       } else if (block.is_error === true) {
         const known = this.agentOfTool.get(toolId);
         if (known && direct) this.upsertChild(known, { status: 'failed', finishedAt: nowIso() });
       }
     }
     this.emitTool(call ?? { id: toolId, name, input: undefined, parentToolUseId: null }, output, status);
+  }
+
+  /** A child's final answer from the parent's side (tool result, notification), unless the child's own lines said it already. */
+  private childAnswer(childId: string, text: string | null): void {
+    const answer = text === null ? '' : childAnswerText(text);
+    if (!answer || this.childLastText.get(childId) === answer) return;
+    this.childLastText.set(childId, answer);
+    this.emit({ role: 'assistant', text: answer, childId });
   }
 
   private emitTool(call: PendingTool, output: string | null, status: string): void {
@@ -436,6 +389,9 @@ class Normaliser {
       this.upsertChild(taskId, { description, status: 'running', startedAt: nowIso() });
     } else if (sub === 'task_updated' || sub === 'task_notification') {
       if (!this.state.children.some((c) => c.id === taskId)) return;
+      // A background child's report (2.1.331): `handback_report`, else `summary` when it says it is the
+      // report (otherwise it can be a description or an interim text). A later one replaces it.
+      if (sub === 'task_notification') this.childAnswer(taskId, str(obj(o.handback_report)?.text) ?? (o.summary_is_report === true ? str(o.summary) : null));
       const status = childStatus(sub === 'task_updated' ? obj(o.patch)?.status : o.status);
       if (!status) return;
       const end = sub === 'task_updated' ? isoOf(obj(o.patch)?.end_time) : null;
@@ -476,14 +432,16 @@ class Normaliser {
       const key = str(denial.tool_use_id) ?? `#${this.internal.denials.size}`;
       if (!this.internal.denials.has(key)) this.internal.denials.set(key, toolHeadline(name, denial.tool_input));
     }
-    const text = str(o.result);
-    if (text !== null && o.is_error !== true) this.state.lastAssistantText = text;
-    else if (text?.trim() && this.state.lastAssistantText === null) this.state.lastAssistantText = text;
-    this.resultTokens = addTokens(this.resultTokens, tokensOf(o.usage));
-    const mu = modelUsageTokens(o.modelUsage);
-    if (mu) this.modelTokens = mu;
-    if (typeof o.total_cost_usd === 'number' && Number.isFinite(o.total_cost_usd)) this.costUsd = Math.max(this.costUsd ?? 0, o.total_cost_usd);
-    this.refreshUsage();
+    const index = typeof o.result_index === 'number' ? o.result_index : null;
+    if (index === null || index >= this.resultIndex) {
+      // The last turn's answer: with background sub-agents, the turn after they reported.
+      const text = str(o.result);
+      if (text !== null && o.is_error !== true) this.state.lastAssistantText = text;
+      else if (text?.trim() && this.state.lastAssistantText === null) this.state.lastAssistantText = text;
+    }
+    if (index !== null) this.resultIndex = Math.max(this.resultIndex, index);
+    this.usage.result(o);
+    this.state.usage = this.usage.usage();
     // The turn is over: a call of the run itself that got no result never will.
     for (const call of [...this.pending.values()]) {
       if (call.parentToolUseId === null) {
@@ -491,18 +449,6 @@ class Normaliser {
         this.emitTool(call, null, 'incomplete');
       }
     }
-  }
-
-  private refreshUsage(): void {
-    if (this.internal.results > 0) {
-      this.state.usage = toUsage(this.modelTokens ?? this.resultTokens, this.costUsd);
-      return;
-    }
-    // Before any result line: an estimate from the assistant lines seen so far (their output_tokens
-    // are the count at the start of the message, so outputs are under-counted), no cost.
-    let t = ZERO;
-    for (const u of this.liveUsage.values()) t = addTokens(t, u);
-    this.state.usage = toUsage(t, null);
   }
 
   /** End of the stream: tool calls that never got a result are still part of the transcript. */

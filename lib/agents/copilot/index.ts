@@ -1,0 +1,31 @@
+import type { AgentAdapter } from '../types.js';
+import { chooseSessionId, launch } from './launch.js';
+import { childMessages, STORE_ENV_KEYS } from './store.js';
+import { parser, verdict } from './stream.js';
+
+/**
+ * GitHub Copilot CLI (`copilot`, `@github/copilot`, measured with 1.0.102; see docs/agents/copilot.md):
+ * the command line in launch.ts, the `--output-format json` stream and the verdict in stream.ts, the
+ * sessions' event logs of its own store in store.ts.
+ */
+export const copilot: AgentAdapter = {
+  cli: 'copilot',
+  program: 'copilot',
+  // --variant is --reasoning-effort and --agent a custom agent (~/.copilot/agents, .github/agents);
+  // --attachment takes images and PDFs only, so --file is refused rather than half-honoured.
+  supports: { model: true, variant: true, agent: true, files: false },
+  // No tokens nor cost anywhere in its stream (BYOK), no limits of its own; its turns are events
+  // (assistant.turn_start), which the supervisor counts.
+  caps: { cost: null, tokens: null, turns: 'stream' },
+  // The npm `copilot` is a loader that runs the native binary and dies on any signal without passing
+  // it on. With SIGTERM, cancel signals every process of the run: the native binary aborts its turn and
+  // ends its tools (it treats SIGTERM as SIGINT), and each tool gets the signal too.
+  gracefulSignal: 'SIGTERM',
+  stream: 'ndjson',
+  storeEnvKeys: STORE_ENV_KEYS,
+  chooseSessionId,
+  launch,
+  parser: (onMessage) => parser(onMessage),
+  verdict,
+  childMessages,
+};

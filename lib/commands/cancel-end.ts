@@ -1,0 +1,26 @@
+import { updateRecord } from '../registry/store.js';
+import { cancelledChildren, type RunRecord } from '../registry/record.js';
+import { nowIso } from '../base/time.js';
+import { cancelledEnd } from '../runs/reason.js';
+
+/**
+ * The end of a cancelled run as cancel records it when its supervisor could not (dead, or too slow):
+ * `done`/`cancelled` (or, stopped by the supervisor at a spend cap, `failed` with the cap's reason), the
+ * exit status unknown, children still open cancelled, and why in `endReason`. A record already done stays.
+ */
+export function recordCancelledEnd(dir: string, signal: string, endReason: string): RunRecord {
+  return updateRecord(dir, (r) => {
+    if (r.status === 'done') return null;
+    const at = nowIso();
+    return {
+      ...r,
+      status: 'done',
+      ...cancelledEnd(r.cancel ?? { requestedAt: at, signal, by: process.pid }),
+      exitCode: null,
+      signal: null,
+      finishedAt: at,
+      children: cancelledChildren(r.children, at),
+      endReason,
+    };
+  });
+}

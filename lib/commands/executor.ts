@@ -1,0 +1,63 @@
+import { SubagentError } from '../base/errors.js';
+import { EXECUTOR_NAMES, isExecutorName, jobEngine } from '../proc/engines.js';
+import { findOnPath } from '../proc/path.js';
+import { refusedArg } from '../proc/slurm.js';
+import type { Placement } from '../registry/record.js';
+import { fromEnv } from './settings.js';
+
+/** What start, resume and batch lines take about where a run's supervisor goes. */
+export interface ExecutorOptions {
+  /** local (default) or slurm; default SUBAGENT_EXECUTOR (resume: the run's own executor). */
+  executor?: string | undefined;
+  /** Options passed through to the engine's submission (`--slurm-arg`, repeatable); resume: the run's. */
+  executorArgs?: string[] | undefined;
+}
+
+/**
+ * The placement a new run records, resolved at the command's entrance: the option, else the earlier
+ * run's (a resume), else SUBAGENT_EXECUTOR, else local. Checked before anything is written: a name
+ * that is no executor, engine options for `local`, options that would break the run (a requeue, an
+ * array), and an engine whose submit program is not on PATH.
+ */
+export function placementFrom(o: ExecutorOptions, env: NodeJS.ProcessEnv, earlier: Placement | null = null): Placement {
+  const name = o.executor ?? earlier?.name ?? fromEnv(env, 'executor') ?? 'local';
+  if (!isExecutorName(name)) {
+    throw new SubagentError('E_ARG_INVALID', `"${name}" is not an executor`, {
+      value: name,
+      hint: `give --executor ${EXECUTOR_NAMES.join(' or ')} (or SUBAGENT_EXECUTOR)`,
+    });
+  }
+  const args = o.executorArgs ?? (earlier?.name === name ? earlier.args : []);
+  const engine = jobEngine(name);
+  if (!engine) {
+    if (args.length) throw new SubagentError('E_ARG_INVALID', '--slurm-arg needs --executor slurm', { hint: 'add --executor slurm, or drop --slurm-arg' });
+    return { name, args: [], jobId: null };
+  }
+  const refused = refusedArg(args);
+  if (refused !== null) {
+    throw new SubagentError('E_ARG_INVALID', `--slurm-arg ${refused} cannot be passed through: a run is one job, submitted once`, {
+      value: refused,
+      hint: 'drop it (docs/scaling.md lists what subagents sets itself and what it refuses)',
+    });
+  }
+  if (!findOnPath(engine.submitProgram, env)) {
+    throw new SubagentError('E_CMD_MISSING', `--executor ${name} needs ${engine.submitProgram}, which is not on PATH`, {
+      program: engine.submitProgram,
+      executor: name,
+      hint: `run it where the ${name} client commands are installed, or put them on PATH`,
+    });
+  }
+  return { name, args, jobId: null };
+}
+
+/**
+ * The registry's concurrency limit counts this machine's supervisors: a run placed on a job engine is
+ * limited by the engine's own limits instead (docs/scaling.md), so --max-concurrent is refused with
+ * it, and SUBAGENT_MAX_CONCURRENT does not apply to it.
+ */
+export function checkLimitFor(placement: Placement, maxConcurrent: number | undefined): void {
+  if (placement.name === 'local' || maxConcurrent === undefined) return;
+  throw new SubagentError('E_ARG_INVALID', `--max-concurrent limits this machine's runs; a run placed on ${placement.name} is limited by ${placement.name}`, {
+    hint: `drop --max-concurrent, and use ${placement.name}'s own limits (docs/scaling.md, "How many at once")`,
+  });
+}

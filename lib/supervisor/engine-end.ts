@@ -1,0 +1,36 @@
+import { readRecord } from '../registry/store.js';
+import type { RunRecord } from '../registry/record.js';
+import { sleep } from '../base/time.js';
+
+/**
+ * A supervisor placed on a job engine (Slurm) gets SIGTERM in two ways: from `cancel`, which records its
+ * intent first and then signals the job's one process, and from the engine itself, which ends the job
+ * (its time limit, a preemption, a cancel by someone else) by signalling every process of the job. The
+ * second is not ours to explain: the supervisor leaves at once without a record, and `status` reports
+ * the run `unknown` with the engine's own state and reason (TIMEOUT, TimeLimit…) — docs/scaling.md.
+ */
+export function placedOnEngine(r: RunRecord): boolean {
+  return r.executor !== undefined && r.executor.name !== 'local';
+}
+
+export function cancelRequested(dir: string): boolean {
+  try {
+    return readRecord(dir).cancel !== null;
+  } catch {
+    return false;
+  }
+}
+
+export function endedByEngine(log: (message: string) => void): never {
+  log('SIGTERM without a cancel: the job engine is ending the job; its state says how the run ended');
+  process.exit(143);
+}
+
+/**
+ * The engine signals the agent and the supervisor at about the same moment, so the agent's death may be
+ * seen first. An agent ended by a signal that no cancel asked for, on an engine: the engine's SIGTERM
+ * to the supervisor gets a moment to arrive (the handler then leaves) before the end is recorded.
+ */
+export async function engineEndGrace(dir: string): Promise<void> {
+  if (!cancelRequested(dir)) await sleep(1000);
+}

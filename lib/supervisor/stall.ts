@@ -1,0 +1,155 @@
+import { statSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentAdapter } from '../agents/types.js';
+import { monotonicMs, nowIso } from '../base/time.js';
+import { cpuUsedSince, treeCpu } from '../proc/cpu.js';
+import { stopRun } from '../proc/stop.js';
+import { snapshotRun } from '../proc/tree.js';
+import type { RunRecord } from '../registry/record.js';
+import { FILES, updateRecord } from '../registry/store.js';
+
+/**
+ * Stalls (docs/stalls.md): the supervisor looks for signs of work every check — the event log
+ * or stderr grew (a child's events arrive in the event log too), or the agent's process tree used CPU —
+ * and flags the run `stalledSince` once it has seen none for the run's `stallAfterSec`; the next sign of
+ * work clears the flag. With `stallAction: cancel` it then cancels the run as subagent-cancel would.
+ *
+ * CPU counts as work when the tree used at least CPU_SHARE of one CPU between two checks: an idle Node
+ * CLI's timers cost far less, a tool that computes silently far more. The ps backend on Linux reads CPU
+ * time in whole seconds, so there a second of CPU shows at once, less only when it adds up to one.
+ */
+const CPU_SHARE = 0.01;
+/** A check every tenth of the stall time, between these bounds. */
+const MIN_CHECK_MS = 250;
+const MAX_CHECK_MS = 10_000;
+/** Only for a record without `cancelGraceMs`, which has no stall time either (both came in together). */
+export const DEFAULT_CANCEL_GRACE_MS = 3000;
+
+export class StallWatch {
+  private timer: NodeJS.Timeout | null = null;
+  private watcher: FSWatcher | null = null;
+  private readonly afterMs: number;
+  private lastCheckMs = monotonicMs();
+  private lastWorkMs = this.lastCheckMs;
+  private lastWorkAt = nowIso();
+  private cpu = new Map<number, number>();
+  private sizes = '';
+  private stalled = false;
+  private written = '';
+  private cancelling = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly record: RunRecord,
+    private readonly agentPid: number,
+    private readonly adapter: AgentAdapter,
+    private readonly log: (message: string) => void,
+  ) {
+    this.afterMs = (record.stallAfterSec ?? 0) * 1000;
+  }
+
+  /** Starts watching when the run asked for it (a stall time above 0). */
+  start(): void {
+    if (!(this.afterMs > 0)) return;
+    this.timer = setInterval(() => this.check(), Math.min(MAX_CHECK_MS, Math.max(MIN_CHECK_MS, this.afterMs / 10)));
+    try {
+      // A stalled run that writes again is cleared at once, not at the next check.
+      this.watcher = watch(this.dir, (_, file) => {
+        if (this.stalled && (file === FILES.events || file === FILES.stderr)) this.check();
+      });
+      this.watcher.on('error', () => this.watcher?.close());
+    } catch {
+      /* the checks alone see it */
+    }
+    this.check();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.watcher?.close();
+    this.watcher = null;
+  }
+
+  private check(): void {
+    const now = monotonicMs();
+    const elapsed = now - this.lastCheckMs;
+    this.lastCheckMs = now;
+    const sizes = `${sizeOf(join(this.dir, FILES.events))} ${sizeOf(join(this.dir, FILES.stderr))}`;
+    const wrote = sizes !== this.sizes;
+    this.sizes = sizes;
+    let used = 0;
+    try {
+      const cpu = treeCpu(this.agentPid);
+      used = cpuUsedSince(this.cpu, cpu);
+      this.cpu = cpu;
+    } catch (err) {
+      this.log(`stall check: cannot read the CPU time of the agent's processes: ${(err as Error).message}`);
+    }
+    if (wrote || (used > 0 && used >= CPU_SHARE * elapsed)) {
+      this.lastWorkMs = now;
+      this.lastWorkAt = nowIso();
+      if (this.stalled) this.log('working again: no longer stalled');
+      this.stalled = false;
+      this.write();
+    } else if (!this.stalled && now - this.lastWorkMs >= this.afterMs) {
+      this.stalled = true;
+      this.log(`stalled: no sign of work since ${this.lastWorkAt}`);
+      this.write();
+      if (this.record.stallAction === 'cancel') void this.cancel();
+    }
+  }
+
+  /** The flag and the last sign of work into the record, when either changed. */
+  private write(): void {
+    const stalledSince = this.stalled ? this.lastWorkAt : null;
+    const key = `${stalledSince} ${this.lastWorkAt}`;
+    if (key === this.written) return;
+    this.written = key;
+    try {
+      updateRecord(this.dir, (r) => (r.status === 'done' ? null : { ...r, stalledSince, lastWorkAt: this.lastWorkAt }));
+    } catch (err) {
+      this.log(`stall update failed: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * --stall-action cancel: the cancel intent (with reason `stalled`) first, then the run's processes are
+   * stopped as subagent-cancel stops them; the supervisor records the end when the agent exits.
+   */
+  private async cancel(): Promise<void> {
+    if (this.cancelling) return;
+    this.cancelling = true;
+    const signal = this.adapter.gracefulSignal;
+    try {
+      const marked = updateRecord(this.dir, (r) =>
+        r.status === 'done' || r.cancel ? null : { ...r, cancel: { requestedAt: nowIso(), signal, by: process.pid, reason: 'stalled' } },
+      );
+      if (marked.status === 'done' || marked.cancel?.reason !== 'stalled') return;
+      this.log(`cancelling the run: stalled for ${this.record.stallAfterSec} s (--stall-action cancel)`);
+      const roots = marked.agentProcess ? [marked.agentProcess] : [];
+      const snapshot = () => snapshotRun(roots, `SUBAGENT_RUN_ID=${marked.runId}`);
+      await stopRun(snapshot(), snapshot, {
+        signal,
+        wholeTree: signal === 'SIGTERM',
+        agent: marked.agentProcess,
+        graceMs: this.record.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+      });
+    } catch (err) {
+      this.log(`stall cancel failed: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** What a run the supervisor cancelled for a stall records as its end, over the plain cancel's. */
+export function stallEnd(r: RunRecord): Partial<Pick<RunRecord, 'error' | 'endReason'>> {
+  return r.cancel?.reason === 'stalled' ? { error: `cancelled: no sign of work for ${r.stallAfterSec} s (--stall-action cancel)`, endReason: 'stalled' } : {};
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return -1;
+  }
+}

@@ -1,0 +1,385 @@
+// The copilot adapter against every captured fixture of the real CLI (test/fixtures/agents/copilot/,
+// GitHub Copilot CLI 1.0.102 in its offline BYOK mode against the fake chat-completions server): session
+// id, transcript, answer, children, verdict (with the exit status each real run had), noise, launch argv,
+// and childMessages reading a session's events.jsonl from a temp store built from the captured one.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { copilot } from '../../lib/agents/copilot/index.js';
+import { copilotHome } from '../../lib/agents/copilot/store.js';
+import { copilotEnd } from '../../lib/agents/copilot/stream.js';
+import { SubagentError } from '../../lib/base/errors.js';
+import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
+import { NO_CAPS } from '../../lib/registry/record.js';
+import { ROOT } from '../support/paths.js';
+
+const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'copilot');
+
+/** How each captured run ended (the npm loader's status: a SIGTERM kills it, whatever the native binary does). */
+const EXITS: Record<string, { code: number | null; signal: string | null }> = {
+  'plain.jsonl': { code: 0, signal: null },
+  'bash.jsonl': { code: 0, signal: null },
+  'bash-denied.jsonl': { code: 0, signal: null },
+  'bash-failing.jsonl': { code: 0, signal: null },
+  'task.jsonl': { code: 0, signal: null },
+  'task-child-tool.jsonl': { code: 0, signal: null },
+  'task-background.jsonl': { code: 0, signal: null },
+  'resume-1.jsonl': { code: 0, signal: null },
+  'resume-2.jsonl': { code: 0, signal: null },
+  'error-500.jsonl': { code: 1, signal: null },
+  'error-401.jsonl': { code: 1, signal: null },
+  'error-429.jsonl': { code: 1, signal: null },
+  'prompt-budget.jsonl': { code: 1, signal: null },
+  'sigterm-bash.jsonl': { code: null, signal: 'SIGTERM' },
+  'sigterm-bash-result.jsonl': { code: null, signal: 'SIGTERM' },
+  'sigterm-task.jsonl': { code: null, signal: 'SIGTERM' },
+};
+
+interface Parsed {
+  messages: Message[];
+  state: StreamState;
+}
+
+function parseText(text: string): Parsed {
+  const messages: Message[] = [];
+  const p = copilot.parser((m) => messages.push(m));
+  for (const line of text.split('\n')) p.line(line);
+  p.end?.();
+  return { messages, state: p.state };
+}
+
+const parse = (name: string): Parsed => parseText(readFileSync(join(FIX, name), 'utf8'));
+const verdictOf = (name: string, p: Parsed) => copilot.verdict(EXITS[name]!, p.state);
+const texts = (p: Parsed, role: Message['role'], childId?: string) => p.messages.filter((m) => m.role === role && m.childId === childId).map((m) => m.text);
+
+function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
+  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
+}
+
+test('every fixture of the copilot CLI is covered by this file', () => {
+  for (const f of readdirSync(FIX)) assert.ok(f === 'store' || f in EXITS, `fixture ${f} has no test`);
+});
+
+test('adapter identity: program, signal, supports, store env, a UUID chosen for each new session', () => {
+  assert.equal(copilot.cli, 'copilot');
+  assert.equal(copilot.program, 'copilot');
+  assert.equal(copilot.gracefulSignal, 'SIGTERM', 'the npm loader passes no signal on: cancel signals every process');
+  assert.equal(copilot.stream, 'ndjson');
+  assert.deepEqual(copilot.supports, { model: true, variant: true, agent: true, files: false });
+  assert.deepEqual([...copilot.storeEnvKeys], ['COPILOT_HOME', 'HOME']);
+  const a = copilot.chooseSessionId();
+  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.notEqual(copilot.chooseSessionId(), a);
+});
+
+test('launch: a new run takes our session id, the flags, then the caller arguments last', () => {
+  const id = '11111111-2222-4333-8444-555555555555';
+  assert.deepEqual(copilot.launch(launchInput({ sessionId: id })), {
+    command: 'copilot',
+    args: ['--output-format', 'json', '--allow-all-tools', '--session-id', id],
+    env: {},
+  });
+  const l = copilot.launch(launchInput({ sessionId: id, model: 'gpt-x', variant: 'high', agent: 'reviewer', extraArgs: ['--deny-tool', 'shell(rm)'] }));
+  assert.deepEqual(l.args, [
+    '--output-format',
+    'json',
+    '--allow-all-tools',
+    '--session-id',
+    id,
+    '--model',
+    'gpt-x',
+    '--reasoning-effort',
+    'high',
+    '--agent',
+    'reviewer',
+    '--deny-tool',
+    'shell(rm)',
+  ]);
+  assert.ok(!l.args.includes('-p'), 'the prompt is stdin');
+});
+
+test('launch: a resume is --resume <uuid> with the same flags; anything but a UUID is refused (Copilot would match it as a name or prefix)', () => {
+  const id = '63c45e13-31ce-4fbc-8220-84045cf2e6cf';
+  const l = copilot.launch(launchInput({ mode: 'resume', sessionId: id, agent: 'reviewer' }));
+  assert.deepEqual(l.args, ['--output-format', 'json', '--allow-all-tools', '--resume', id, '--agent', 'reviewer']);
+  assert.ok(!l.args.includes('--session-id'), '--session-id would start a new session for an unknown id');
+  for (const bad of [null, '', '63c45e1', 'my session', `${id} --yolo`]) {
+    assert.throws(
+      () => copilot.launch(launchInput({ mode: 'resume', sessionId: bad })),
+      (e: unknown) => e instanceof SubagentError && e.code === 'E_SESSION_NOT_FOUND' && typeof e.details.hint === 'string',
+      String(bad),
+    );
+  }
+});
+
+test('plain: the answer, the session id of the result line, no usage (the stream has no tokens), succeeded', () => {
+  const p = parse('plain.jsonl');
+  assert.deepEqual(p.messages, [{ role: 'assistant', text: 'hello from the fake model' }]);
+  assert.equal(p.state.sessionId, '9f22b837-867f-4912-adde-05749be90764');
+  assert.equal(p.state.lastAssistantText, 'hello from the fake model');
+  assert.equal(p.state.usage, null);
+  assert.equal(p.state.toolUses, 0);
+  assert.deepEqual(p.state.children, []);
+  assert.equal(p.state.skippedLines, 0);
+  assert.equal(p.state.lastActivityAt, '2026-11-24T22:19:39.798Z', "the time of the last event, from the event's timestamp");
+  assert.equal(copilotEnd(p.state)?.resultExitCode, 0);
+  assert.deepEqual(verdictOf('plain.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test('bash: one tool message with the command and its output (the shellId trailer cut), then the answer', () => {
+  const p = parse('bash.jsonl');
+  assert.deepEqual(p.messages, [
+    {
+      role: 'tool',
+      text: 'bash: echo hello-from-bash; pwd',
+      tool: { name: 'bash', input: 'echo hello-from-bash; pwd', output: 'hello-from-bash\n/tmp/cpcap/bash/project', status: 'completed' },
+    },
+    { role: 'assistant', text: 'done: hello-from-bash' },
+  ]);
+  assert.equal(p.state.toolUses, 1);
+  assert.equal(p.state.lastAssistantText, 'done: hello-from-bash');
+  assert.deepEqual(verdictOf('bash.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test('bash-failing: a command that exits non-zero is status failed with its exit code before its output (Copilot says success:true)', () => {
+  const p = parse('bash-failing.jsonl');
+  const [tool] = p.messages;
+  assert.deepEqual(tool?.tool, { name: 'bash', input: 'echo out-before-fail; exit 3', output: '[exit 3] out-before-fail', status: 'failed' });
+  assert.equal(p.state.lastAssistantText, 'done: out-before-fail');
+  assert.deepEqual(verdictOf('bash-failing.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test('bash-denied: a tool Copilot refused (a path outside the cwd) is status "denied", noted; the run answered, but failed: permission-denied', () => {
+  const p = parse('bash-denied.jsonl');
+  const [tool] = p.messages;
+  assert.equal(tool?.tool?.status, 'denied');
+  assert.match(tool?.tool?.output ?? '', /^Permission denied because no interactive user response was available/);
+  assert.deepEqual(copilotEnd(p.state)?.deniedTools, ['bash: cat /etc/hostname']);
+  // Headless, nobody can grant the permission: the task is not done whatever the model said (as for Claude).
+  assert.deepEqual(verdictOf('bash-denied.jsonl', p), {
+    outcome: 'failed',
+    error: 'copilot was refused permission for 1 tool call: bash: cat /etc/hostname (grant what the task needs: docs/agents/copilot.md)',
+    reason: 'permission-denied',
+  });
+});
+
+test('task: the sub-agent is a child (its agentId), its prompt and answer are tagged with it, the task result is the parent tool output', () => {
+  const p = parse('task.jsonl');
+  const child = '9332245c-4384-4764-8158-453031591858';
+  assert.deepEqual(p.state.children, [
+    {
+      id: child,
+      cli: 'copilot',
+      description: 'look around',
+      status: 'done',
+      statusSource: 'stream',
+      startedAt: '2026-11-24T22:19:51.597Z',
+      finishedAt: '2026-11-24T22:19:51.667Z',
+    },
+  ]);
+  assert.deepEqual(texts(p, 'user', child), ['REPLY:child says hi']);
+  assert.deepEqual(texts(p, 'assistant', child), ['child says hi']);
+  assert.deepEqual(texts(p, 'assistant'), ['done: child says hi']);
+  const task = p.messages.find((m) => m.tool?.name === 'task');
+  assert.deepEqual(task, {
+    role: 'tool',
+    text: 'task: look around',
+    tool: { name: 'task', input: 'look around: REPLY:child says hi', output: 'child says hi', status: 'completed' },
+  });
+  assert.equal(p.state.lastAssistantText, 'done: child says hi', "the run's answer, not the child's");
+  assert.equal(p.state.toolUses, 1);
+  assert.deepEqual(verdictOf('task.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test("task-child-tool: the child's own tool call is counted and tagged with the child", () => {
+  const p = parse('task-child-tool.jsonl');
+  const child = '4e064fc7-19c6-4f53-849f-faeb212b37dc';
+  assert.equal(p.state.children.length, 1);
+  assert.equal(p.state.children[0]!.id, child);
+  assert.equal(p.state.toolUses, 2, 'the task and the child bash');
+  const bash = p.messages.find((m) => m.tool?.name === 'bash');
+  assert.equal(bash?.childId, child);
+  assert.deepEqual(bash?.tool, { name: 'bash', input: 'echo child-ran-this', output: 'child-ran-this', status: 'completed' });
+  assert.deepEqual(texts(p, 'assistant', child), ['done: child-ran-this']);
+  assert.equal(p.state.lastAssistantText, 'done: done: child-ran-this');
+});
+
+test('task-background: the child answers after the turn that launched it; the answer is the turn after the injected read_agent', () => {
+  const p = parse('task-background.jsonl');
+  const child = '51e26743-b84b-4817-a8f3-ed7f8a8ab03f';
+  assert.deepEqual(
+    p.state.children.map((c) => [c.id, c.description, c.status, c.statusSource]),
+    [[child, 'background child', 'done', 'stream']],
+  );
+  assert.deepEqual(texts(p, 'assistant', child), ['background child says hi']);
+  assert.equal(p.state.lastAssistantText, 'ok (no directive)', 'the last turn of the run, after its child reported');
+  assert.deepEqual(
+    p.messages.filter((m) => m.role === 'tool').map((m) => m.tool!.name),
+    ['task', 'read_agent'],
+  );
+  assert.deepEqual(verdictOf('task-background.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test('resume: both runs report the same session; each answer is its own run', () => {
+  const one = parse('resume-1.jsonl');
+  const two = parse('resume-2.jsonl');
+  assert.equal(one.state.sessionId, '63c45e13-31ce-4fbc-8220-84045cf2e6cf');
+  assert.equal(two.state.sessionId, one.state.sessionId);
+  assert.equal(one.state.lastAssistantText, 'first answer');
+  assert.deepEqual(texts(two, 'assistant'), ['second answer']);
+  assert.deepEqual(verdictOf('resume-2.jsonl', two), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test("turns: one per assistant.turn_start of the run itself (a sub-agent's carry its agentId); the caps it can be held to", () => {
+  assert.equal(parse('plain.jsonl').state.turns, 1);
+  assert.equal(parse('bash.jsonl').state.turns, 2);
+  assert.equal(parse('task.jsonl').state.turns, 2, "the child's turn is not the run's");
+  assert.deepEqual(copilot.caps, { cost: null, tokens: null, turns: 'stream' });
+});
+
+test("API errors: session.error is the run's error in Copilot's words, with its errorType and status kept", () => {
+  const cases = [
+    ['error-500.jsonl', 'query', 500, 'api-error', /^Failed to get response from the AI model; retried 5 times .*Last error: 500 fake upstream failure$/],
+    ['error-429.jsonl', 'rate_limit', 429, 'rate-limit', /^Failed to get response from the AI model; retried 5 times .*Last error: 429 fake slow down$/],
+    [
+      'error-401.jsonl',
+      'authentication',
+      401,
+      'auth',
+      /^Authentication failed with provider at http:\/\/127\.0\.0\.1:\d+\/v1 \(HTTP 401\)\. Check your COPILOT_PROVIDER_API_KEY/,
+    ],
+    ['prompt-budget.jsonl', 'query', null, 'api-error', /^Request exceeds the model's prompt budget after reserving output \(16010 tokens; limit 14000\)/],
+  ] as const;
+  for (const [name, type, statusCode, reason, message] of cases) {
+    const p = parse(name);
+    const v = verdictOf(name, p);
+    assert.equal(v.outcome, 'failed', name);
+    assert.equal(v.reason, reason, name);
+    assert.match(v.error ?? '', message, name);
+    assert.ok(!v.error?.includes('\n'), `${name}: one line`);
+    assert.equal(p.state.fatalError, v.error);
+    const end = copilotEnd(p.state);
+    assert.equal(end?.error?.type, type, name);
+    assert.equal(end?.error?.statusCode, statusCode, name);
+    assert.equal(end?.resultExitCode, 1, name);
+    assert.equal(p.state.lastAssistantText, null, name);
+    assert.match(p.state.sessionId ?? '', /^[0-9a-f-]{36}$/, `${name}: the result line still names the session`);
+  }
+});
+
+test('SIGTERM during a tool: abort (user_abort), the cut tool call is incomplete; with or without the result line Copilot may print', () => {
+  for (const name of ['sigterm-bash.jsonl', 'sigterm-bash-result.jsonl']) {
+    const p = parse(name);
+    assert.equal(copilotEnd(p.state)?.aborted, 'user_abort', name);
+    assert.deepEqual(
+      p.messages.map((m) => [m.role, m.text, m.tool?.status]),
+      [['tool', 'bash: sleep 300; echo never-printed', 'incomplete']],
+      name,
+    );
+    assert.equal(p.state.lastAssistantText, null);
+    assert.deepEqual(verdictOf(name, p), { outcome: 'failed', error: 'copilot aborted the turn (user_abort)', reason: 'crashed' }, name);
+  }
+  assert.equal(parse('sigterm-bash.jsonl').state.sessionId, null, 'no result line: the session id is only ours (chosen before the run)');
+  assert.equal(copilotEnd(parse('sigterm-bash-result.jsonl').state)?.resultExitCode, 0, 'an aborted turn can still say exitCode 0');
+});
+
+test('SIGTERM during a child: the child is torn down (subagent.completed cancelled) and recorded failed, never done', () => {
+  const p = parse('sigterm-task.jsonl');
+  assert.deepEqual(
+    p.state.children.map((c) => [c.id, c.status, c.statusSource]),
+    [['1161fdb6-ce93-4d9c-9b18-1e1c9a2143b2', 'failed', 'stream']],
+  );
+  assert.deepEqual(
+    p.messages.filter((m) => m.role === 'tool').map((m) => [m.tool!.name, m.tool!.status, m.childId ?? null]),
+    [
+      ['task', 'incomplete', null],
+      ['bash', 'incomplete', '1161fdb6-ce93-4d9c-9b18-1e1c9a2143b2'],
+    ],
+  );
+  assert.equal(verdictOf('sigterm-task.jsonl', p).outcome, 'failed');
+});
+
+test('verdict: exit statuses without a Copilot error; a child the stream never ended takes the run end, marked inferred', () => {
+  const plain = readFileSync(join(FIX, 'plain.jsonl'), 'utf8');
+  const noResult = plain
+    .split('\n')
+    .filter((l) => !l.startsWith('{"type":"result"'))
+    .join('\n');
+  assert.deepEqual(copilot.verdict({ code: 0, signal: null }, parseText(noResult).state), {
+    outcome: 'failed',
+    error: 'copilot exited with status 0 without its result line',
+    reason: 'crashed',
+  });
+  // An unknown --resume id: nothing on stdout, exit 1 (the core adds stderr's "Error: No session … matched").
+  assert.deepEqual(copilot.verdict({ code: 1, signal: null }, parseText('').state), {
+    outcome: 'failed',
+    error: 'copilot exited with status 1',
+    reason: 'crashed',
+  });
+  assert.deepEqual(copilot.verdict({ code: null, signal: 'SIGKILL' }, parseText(plain).state), {
+    outcome: 'failed',
+    error: 'copilot was killed by SIGKILL',
+    reason: 'crashed',
+  });
+  const started = readFileSync(join(FIX, 'task.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => !l.startsWith('{"type":"subagent.completed"'))
+    .join('\n');
+  const p = parseText(started);
+  assert.equal(p.state.children[0]!.status, 'running');
+  assert.equal(copilot.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.deepEqual([p.state.children[0]!.status, p.state.children[0]!.statusSource], ['done', 'inferred']);
+});
+
+test('noise and a torn line are skipped and counted; the rest still parses', () => {
+  const plain = readFileSync(join(FIX, 'plain.jsonl'), 'utf8');
+  const p = parseText(`Warning: not JSON\n{"broken":\n${plain}{"type":"assistant.message","data":{"content":"torn`);
+  assert.equal(p.state.skippedLines, 3);
+  assert.equal(p.state.lastAssistantText, 'hello from the fake model');
+});
+
+test("childMessages: the child's events from its session's events.jsonl in the run's store ($COPILOT_HOME, else $HOME/.copilot)", async () => {
+  const home = mkdtempSync(join(tmpdir(), 'copilot-store-'));
+  try {
+    cpSync(join(FIX, 'store'), join(home, '.copilot'), { recursive: true });
+    const session = 'b8b5862c-c6f4-46f0-bfe9-c165f60b10b2';
+    const child = '4e064fc7-19c6-4f53-849f-faeb212b37dc';
+    const read = async (q: { childId?: string; sessionId?: string | null; storeEnv: Record<string, string> }) => {
+      const got: Message[] = [];
+      const found = await copilot.childMessages!(
+        { sessionId: q.sessionId === undefined ? session : q.sessionId, cwd: '/w', childId: q.childId ?? child, storeEnv: q.storeEnv },
+        (m) => got.push(m),
+      );
+      return { found, got };
+    };
+    let r = await read({ storeEnv: { HOME: home } });
+    assert.equal(r.found, true);
+    assert.deepEqual(
+      r.got.map((m) => [m.role, m.role === 'tool' ? m.tool!.output : m.text, m.childId]),
+      [
+        ['user', 'TOOL:Bash:echo child-ran-this', child],
+        ['tool', 'child-ran-this', child],
+        ['assistant', 'done: child-ran-this', child],
+      ],
+    );
+    r = await read({ storeEnv: { HOME: '/nonexistent', COPILOT_HOME: join(home, '.copilot') } });
+    assert.equal(r.found, true, 'COPILOT_HOME wins over HOME');
+    assert.equal(copilotHome({ HOME: '/h' }), '/h/.copilot');
+    for (const q of [
+      { childId: '00000000-0000-4000-8000-000000000000' },
+      { sessionId: '00000000-0000-4000-8000-000000000000' },
+      { sessionId: null },
+      { childId: '../../etc' },
+      { sessionId: '../session-state' },
+    ]) {
+      r = await read({ ...q, storeEnv: { HOME: home } });
+      assert.deepEqual(r, { found: false, got: [] }, JSON.stringify(q));
+    }
+    r = await read({ storeEnv: { HOME: join(home, 'elsewhere') } });
+    assert.equal(r.found, false, "another store: the run's own is read, never the caller's");
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
