@@ -164,3 +164,30 @@ test('opencode: --max-cost held by the supervisor from the cost of each step —
   assert.equal(a.signal, 'SIGTERM');
   await nothingLeft(w, 'cost');
 });
+
+test('copilot: 401 and 429 each failed with its reason; --max-turns held by the supervisor from its own turns, nothing left', async (t) => {
+  const marker = uniq('cp-turns');
+  const w = await fakeWorld(t, 'copilot', {
+    handler: toolThenHold(marker, { name: 'bash', input: { command: `echo ${marker}`, description: 'say the marker', initial_wait: 600 } }),
+  });
+  if (!w) return;
+  await expectReasons(w, [
+    { name: 'auth', prompt: 'ERROR:401', reason: 'auth', error: /Authentication failed with provider/ },
+    { name: 'limit', prompt: 'ERROR:429:fake slow down', reason: 'rate-limit', error: /Last error: 429 fake slow down/ },
+  ]);
+  await w.start('turns', `do it ${marker}`, ['--max-turns', '1']);
+  const a = await w.wait('turns');
+  assert.equal(a.outcome, 'failed', `${a.error} ${stderrTail(w.box.registry, 'turns')}`);
+  assert.equal(a.reason, 'max-turns');
+  assert.equal(a.error, 'stopped at --max-turns 1: the run began turn 2');
+  assert.equal(a.toolUses, 1, 'its first turn (the tool call) was done');
+  assert.equal(a.cancelRequested, true);
+  await nothingLeft(w, 'turns');
+  const e = expectError(
+    w.box,
+    'start-subagent',
+    ['--name', 'tokens', '--cli', 'copilot', '--cwd', w.cwd, '--prompt', 'REPLY:x', '--max-tokens', '10'],
+    'E_ARG_UNSUPPORTED',
+  );
+  assert.equal(e.details.flag, '--max-tokens');
+});
