@@ -211,6 +211,26 @@ export interface AgentAdapter {
   prepare?(env: NodeJS.ProcessEnv, cwd: string): Promise<void>;
 }
 
+/** The counts of a `Usage`, each of which a session-cumulative counter grows. */
+const COUNTS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens'] as const;
+
+/**
+ * This run's usage from the totals a CLI reports over a whole session (Codex's thread, Qwen Code's
+ * session) after it and before it (`ParserContext.threadUsageBefore`). A baseline that does not fit (a
+ * count would go negative: it is not this session's past) is ignored and the session total is returned.
+ * No cost: the totals have none.
+ */
+export function runUsage(thread: Usage, before: Usage | null | undefined): Usage {
+  if (!before) return thread;
+  const out = { ...thread, costUsd: null };
+  for (const k of COUNTS) {
+    const d = thread[k] - (before[k] ?? 0);
+    if (d < 0) return thread;
+    out[k] = d;
+  }
+  return out;
+}
+
 /** The state of a stream that has said nothing yet. */
 export function emptyState(): StreamState {
   return { sessionId: null, toolUses: 0, usage: null, children: [], fatalError: null, lastAssistantText: null, skippedLines: 0, lastActivityAt: null };
