@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { qwen } from '../../lib/agents/qwen/index.js';
 import { findChildTranscript, projectDirName, qwenRuntimeDir } from '../../lib/agents/qwen/store.js';
 import { qwenAgentId } from '../../lib/agents/qwen/stream.js';
+import { transcriptReader } from '../../lib/agents/qwen/transcript.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
 import type { Usage } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
@@ -339,6 +340,8 @@ test("childMessages: a sub-agent's transcript (Gemini-style parts) from projects
     assert.equal(qwenRuntimeDir({ HOME: '/h' }), '/h/.qwen');
     assert.equal(qwenRuntimeDir({ HOME: '/h', QWEN_HOME: '/q' }), '/q');
     assert.equal(qwenRuntimeDir({ HOME: '/h', QWEN_HOME: '/q', QWEN_RUNTIME_DIR: '/r' }), '/r');
+    assert.equal(qwenRuntimeDir({ HOME: '/h', QWEN_HOME: '~/q' }), '/h/q');
+    assert.equal(qwenRuntimeDir({ HOME: '/h', QWEN_RUNTIME_DIR: 'out' }, '/w/p'), '/w/p/out', "relative: the run's cwd's");
     // another session's child, an unknown child, another store, no session, hostile ids
     assert.equal((await read({ childId: 'general-purpose-call_fake_6845_15' })).found, false);
     assert.equal((await read({ childId: 'general-purpose-call_nope' })).found, false);
@@ -377,4 +380,25 @@ test('childMessages: a child cut off by a cancel (its tool answered with an erro
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+});
+
+test("transcriptReader: Qwen's own additions to a user turn are not the child's words; reasoning is skipped; an unanswered call is incomplete", () => {
+  const got: Message[] = [];
+  const r = transcriptReader('c1', (m) => got.push(m));
+  const line = (o: unknown) => r.line(JSON.stringify(o));
+  line({ type: 'user', message: { role: 'user', parts: [{ text: '<system-reminder>\nrestored\n</system-reminder>\n\n' }, { text: 'do the thing' }] } });
+  line({ type: 'system', subtype: 'ui_telemetry', systemPayload: {} });
+  line({ type: 'assistant', message: { role: 'model', parts: [{ text: 'thinking…', thought: true }, { text: 'on it' }] } });
+  line({ type: 'user', subtype: 'notification', message: { role: 'user', parts: [{ text: '<task-notification>…</task-notification>' }] } });
+  line({ type: 'assistant', message: { role: 'model', parts: [{ functionCall: { id: 'k1', name: 'read_file', args: { file_path: '/etc/hosts' } } }] } });
+  r.line('{"type":"tool_res');
+  r.end();
+  assert.deepEqual(
+    got.map((m) => [m.role, m.text, m.tool?.status ?? null, m.childId]),
+    [
+      ['user', 'do the thing', null, 'c1'],
+      ['assistant', 'on it', null, 'c1'],
+      ['tool', 'read_file: /etc/hosts', 'incomplete', 'c1'],
+    ],
+  );
 });

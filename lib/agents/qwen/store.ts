@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { listDir } from '../../base/dir.js';
 import { parseObject, str } from '../../base/json.js';
 import { LineFollower } from '../../base/lines.js';
@@ -17,11 +17,15 @@ import { transcriptReader } from './transcript.js';
  * (`advanced.runtimeOutputDir`) is not followed.
  */
 
-/** The store of a run: the runtime directory its environment names. */
-export function qwenRuntimeDir(storeEnv: Record<string, string>, fallback: NodeJS.ProcessEnv = process.env): string {
+/**
+ * The store of a run: the runtime directory its environment names, resolved as Qwen resolves it (`~`
+ * is the home directory, a relative path is the run's cwd's).
+ */
+export function qwenRuntimeDir(storeEnv: Record<string, string>, cwd = '/', fallback: NodeJS.ProcessEnv = process.env): string {
   const pick = (env: Record<string, string | undefined>): string | null => {
-    if (env.QWEN_RUNTIME_DIR && isAbsolute(env.QWEN_RUNTIME_DIR)) return env.QWEN_RUNTIME_DIR;
-    if (env.QWEN_HOME && isAbsolute(env.QWEN_HOME)) return env.QWEN_HOME;
+    const home = env.HOME || homedir();
+    const dir = env.QWEN_RUNTIME_DIR || env.QWEN_HOME;
+    if (dir) return resolve(cwd, dir === '~' || dir.startsWith('~/') ? join(home, dir.slice(1)) : dir);
     return env.HOME ? join(env.HOME, '.qwen') : null;
   };
   return pick(storeEnv) ?? pick(fallback) ?? join(homedir(), '.qwen');
@@ -40,7 +44,7 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,200}$/;
  */
 export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 'storeEnv'>): string | null {
   if (!q.sessionId || !SAFE_ID.test(q.childId) || !SAFE_ID.test(q.sessionId)) return null;
-  const projects = join(qwenRuntimeDir(q.storeEnv), 'projects');
+  const projects = join(qwenRuntimeDir(q.storeEnv, q.cwd), 'projects');
   const own = projectDirName(q.cwd);
   const dirs = [own, ...listDir(projects).filter((p) => p !== own)].map((p) => join(projects, p, 'subagents', q.sessionId!));
   for (const d of dirs) {

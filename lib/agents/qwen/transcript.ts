@@ -45,6 +45,8 @@ export function transcriptReader(childId: string, onMessage: (m: Message) => voi
         const response = obj(part.functionResponse);
         if (typeof part.text === 'string') {
           if (part.thought === true || !part.text.trim()) continue;
+          // Qwen's own additions to a user turn: a task notification, a <system-reminder> part.
+          if (record.type === 'user' && (record.subtype !== undefined || /^\s*<system-reminder>[\s\S]*<\/system-reminder>\s*$/.test(part.text))) continue;
           if (record.type === 'user') onMessage({ role: 'user', text: part.text, childId });
           else if (record.type === 'assistant') onMessage({ role: 'assistant', text: part.text, childId });
         } else if (call) {
