@@ -11,6 +11,10 @@ import { streamJsonParser, streamJsonVerdict, type StreamJsonParser } from '../c
  * (its goal state) are passed over.
  */
 
+/** Qwen's shell tool and its sub-agent tool. */
+export const SHELL_TOOL = 'run_shell_command';
+export const AGENT_TOOL = 'agent';
+
 /** The id Qwen gives the sub-agent of an `agent` call (its task id, and its transcript's name). */
 export function qwenAgentId(toolUseId: string, input: unknown): string | null {
   const type = str(obj(input)?.subagent_type);
@@ -21,8 +25,8 @@ export function qwenAgentId(toolUseId: string, input: unknown): string | null {
 export function parser(onMessage?: (m: Message) => void, context?: ParserContext): StreamJsonParser {
   return streamJsonParser(onMessage, {
     cli: 'qwen',
-    agentTools: ['agent'],
-    shellTools: ['run_shell_command'],
+    agentTools: [AGENT_TOOL],
+    shellTools: [SHELL_TOOL],
     agentIdOfCall: qwenAgentId,
     usageScope: 'session',
     usageBefore: context?.threadUsageBefore ?? null,

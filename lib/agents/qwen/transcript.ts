@@ -1,6 +1,7 @@
 import { capCounted, fields, obj, parseObject, str } from '../../base/json.js';
 import { OUTPUT_MAX, toolHeadline, toolInputSummary } from '../claude/stream.js';
 import type { Message } from '../types.js';
+import { AGENT_TOOL, SHELL_TOOL } from './stream.js';
 
 /**
  * Qwen Code's transcript format (its chat recording: `chats/<session>.jsonl` and a sub-agent's
@@ -25,7 +26,7 @@ interface Call {
 export function transcriptReader(childId: string, onMessage: (m: Message) => void): TranscriptReader {
   const pending = new Map<string, Call>();
   const emitTool = (call: Call, output: string | null, status: string): void => {
-    const kind = call.name === 'run_shell_command' ? 'shell' : call.name === 'agent' ? 'agent' : null;
+    const kind = call.name === SHELL_TOOL ? 'shell' : call.name === AGENT_TOOL ? 'agent' : null;
     onMessage({
       role: 'tool',
       text: toolHeadline(call.name, call.args),
