@@ -204,6 +204,29 @@ test('cancel during a long tool: SIGTERM reaches the inner qwen process, no proc
   assert.match(found.matches[0].snippet, /run_shell_command/);
 });
 
+test('cancel while a background child runs its tool: the child is cancelled (never done), no process of the run is left', async (t) => {
+  if (!requireCli(t, 'qwen')) return;
+  const b = await box(t, 'cancel-child');
+  const marker = uniq('childloop');
+  start(b, 'bg', `TASK:slow child:TOOL:Bash:for i in $(seq 600); do sleep 1; done; echo ${marker}`);
+  const runId = recordOf(b.registry, 'bg').runId as string;
+  await untilInRun("the child's shell tool to be running", runDirPath(b.registry, 'bg'), () => pidsWithCmdline(marker).length > 0);
+  const running = await until('the child listed running', async () => {
+    const a = assertOk(await b.runAsync('status', ['--name', 'bg']), 'status').agents[0];
+    return a.children.length === 1 && a.children[0].status === 'running' ? a : null;
+  });
+  assert.match(running.children[0].id, /^general-purpose-call_/);
+  const c = assertOk(await b.runAsync('cancel', ['--name', 'bg']), 'cancel');
+  assert.deepEqual(c.survivors, []);
+  const a = await waitDone(b, 'bg');
+  assert.equal(a.outcome, 'cancelled');
+  assert.deepEqual(
+    a.children.map((k: any) => [k.id, k.status]),
+    [[running.children[0].id, 'cancelled']],
+  );
+  await until('no process of the run', () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0 && pidsWithCmdline(marker).length === 0);
+});
+
 test("failures are recorded failed with Qwen's own words: HTTP 500 (after its retries), 401, 429, an unknown resume id; unsupported flags are refused", async (t) => {
   if (!requireCli(t, 'qwen')) return;
   const b = await box(t, 'errors');

@@ -219,11 +219,11 @@ test('agent-failed: a background child whose request failed is failed (task_noti
   assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null });
 });
 
-test('sigterm-agent-background: a child the cancel killed is reported (status cancelled) and is not done; no result line → failed', () => {
+test('sigterm-agent-background: a child the cancel killed is reported by Qwen itself (task_notification cancelled); no result line → failed', () => {
   const p = parseFixture('sigterm-agent-background.ndjson');
   assert.deepEqual(
     p.state.children.map((c) => [c.status, c.statusSource]),
-    [['failed', 'stream']],
+    [['cancelled', 'stream']],
   );
   const v = qwen.verdict(exit(null, 'SIGTERM'), p.state);
   assert.equal(v.outcome, 'failed');
