@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codex } from '../../lib/agents/codex/index.js';
 import { commandText } from '../../lib/agents/codex/items.js';
-import { runUsage, usageFromCodex, type CodexStreamParser } from '../../lib/agents/codex/stream.js';
+import { usageFromCodex, type CodexStreamParser } from '../../lib/agents/codex/stream.js';
 import type { Message } from '../../lib/agents/types.js';
-import { emptyState } from '../../lib/agents/types.js';
+import { emptyState, runUsage } from '../../lib/agents/types.js';
 import { SubagentError } from '../../lib/base/errors.js';
 import { ROOT } from '../support/paths.js';
 
