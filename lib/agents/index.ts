@@ -9,6 +9,7 @@ const loaders: Record<CliName, () => Promise<AgentAdapter>> = {
   claude: async () => (await import('./claude/index.js')).claude,
   codex: async () => (await import('./codex/index.js')).codex,
   copilot: async () => (await import('./copilot/index.js')).copilot,
+  qwen: async () => (await import('./qwen/index.js')).qwen,
 };
 
 export function checkCliName(cli: string): CliName {

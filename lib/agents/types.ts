@@ -9,7 +9,7 @@ import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
  */
 
 /** The agent CLIs, by the name `--cli` takes; one list, so a new CLI is added here once. */
-export const CLI_NAMES = ['opencode', 'claude', 'codex', 'copilot', 'shell'] as const;
+export const CLI_NAMES = ['opencode', 'claude', 'codex', 'copilot', 'qwen', 'shell'] as const;
 export type CliName = (typeof CLI_NAMES)[number];
 
 /** What `launch` builds a run's command line from: the run's record, as start or resume made it. */
@@ -252,6 +252,26 @@ export interface AgentAdapter {
    * database without a lock). A failure is logged and the agent is started anyway.
    */
   prepare?(env: NodeJS.ProcessEnv, cwd: string): Promise<void>;
+}
+
+/** The counts of a `Usage`, each of which a session-cumulative counter grows. */
+const COUNTS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens'] as const;
+
+/**
+ * This run's usage from the totals a CLI reports over a whole session (Codex's thread, Qwen Code's
+ * session) after it and before it (`ParserContext.threadUsageBefore`). A baseline that does not fit (a
+ * count would go negative: it is not this session's past) is ignored and the session total is returned.
+ * No cost: the totals have none.
+ */
+export function runUsage(thread: Usage, before: Usage | null | undefined): Usage {
+  if (!before) return thread;
+  const out = { ...thread, costUsd: null };
+  for (const k of COUNTS) {
+    const d = thread[k] - (before[k] ?? 0);
+    if (d < 0) return thread;
+    out[k] = d;
+  }
+  return out;
 }
 
 /** The state of a stream that has said nothing yet. */

@@ -9,7 +9,7 @@
  */
 export type ApiReason = 'auth' | 'rate-limit' | 'api-error';
 
-const AUTH = /\b(401|403)\b|unauthori[sz]ed|failed to authenticate|authentication|invalid[ _-](x-)?api[ _-]?key|forbidden/i;
+const AUTH = /\b(401|403)\b|unauthori[sz]ed|failed to authenticate|authentication|(invalid|missing)[ _-](x-)?api[ _-]?key|forbidden/i;
 const LIMIT = /\b(402|429)\b|too many requests|rate[ _-]?limit|usage limit|quota|credit balance|billing/i;
 const API =
   /\b5\d\d\b|api error|server error|overloaded|high demand|stream disconnected|(unable to|could not|cannot) connect|connection (refused|reset|error|failed)|bad request|invalid_request/i;

@@ -1,6 +1,6 @@
 /**
  * The core's handling of the real agent CLIs' streams, through the real verbs with fake `claude`,
- * `codex`, `opencode` and `copilot` programs on PATH that replay captured streams (test/fixtures/agents/) and add
+ * `codex`, `opencode`, `copilot` and `qwen` programs on PATH that replay captured streams (test/fixtures/agents/) and add
  * what real CLIs sometimes print: non-JSON noise, a line longer than the 16 MiB line limit, a torn last
  * line. Also: a CLI missing from PATH is refused before anything is recorded (start and resume), and a
  * child id that is not the name's is E_CHILD_NOT_FOUND for every CLI with children; a child the stream left
@@ -23,6 +23,7 @@ const CLIS = [
   { cli: 'codex', fixture: 'codex/plain-reply.jsonl', answer: 'Hello from the fake model', sessionId: /^[0-9a-f-]{36}$/ },
   { cli: 'opencode', fixture: 'opencode/plain.jsonl', answer: 'hello from the fake model', sessionId: /^ses_/ },
   { cli: 'copilot', fixture: 'copilot/plain.jsonl', answer: 'hello from the fake model', sessionId: /^[0-9a-f-]{36}$/ },
+  { cli: 'qwen', fixture: 'qwen/plain-reply.ndjson', answer: 'hello world', sessionId: /^[0-9a-f-]{36}$/ },
 ] as const;
 /** Over twice LineFollower.MAX_LINE (16 MiB): read in many pieces, still one skipped line. */
 const OVERLONG = 2 * 16 * 1024 * 1024 + 1;
@@ -130,11 +131,12 @@ for (const c of CLIS) {
   });
 }
 
-test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex, opencode and copilot children (fixture streams)", async () => {
+test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex, opencode, copilot and qwen children (fixture streams)", async () => {
   const cases = [
     { cli: 'codex', fixture: 'codex/spawn-subagent.jsonl', child: '01a2007a-6c58-73d2-87b7-9908ebb79c3f' },
     { cli: 'opencode', fixture: 'opencode/task.jsonl', child: 'ses_dff5bec07ffeTWwDmTiFGv0naG' },
     { cli: 'copilot', fixture: 'copilot/task.jsonl', child: '9332245c-4384-4764-8158-453031591858' },
+    { cli: 'qwen', fixture: 'qwen/agent-background.ndjson', child: 'general-purpose-call_fake_6845_6' },
   ];
   for (const c of cases) {
     fakeCli(c.cli, `cat '${join(FIXTURES, c.fixture)}'`);

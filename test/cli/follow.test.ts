@@ -225,6 +225,7 @@ const PROMPTS: Record<CliName, { extra: string[] }> = {
   codex: { extra: [] },
   copilot: { extra: [] },
   opencode: { extra: [] },
+  qwen: { extra: [] },
 };
 
 describe('result --follow on the real agent CLIs (fake model servers)', { concurrency: true }, () => {

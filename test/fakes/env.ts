@@ -41,7 +41,7 @@ function startEnv(cli: CliName, opts: SetupOptions): Env {
 /** Where test/clis/install.sh puts the pinned CLIs: test/.clis/bin/<cli> is each CLI's default version. */
 export const CLIS_BIN = path.join(ROOT, 'test', '.clis', 'bin');
 
-export type CliName = 'claude' | 'codex' | 'copilot' | 'opencode';
+export type CliName = 'claude' | 'codex' | 'copilot' | 'opencode' | 'qwen';
 
 interface Pin {
   package: string;
@@ -123,6 +123,7 @@ const DROP = [
   /^OPENCODE_PSA_/,
   /^COPILOT_/,
   /^(GH|GITHUB)_TOKEN$/,
+  /^QWEN_/,
 ];
 
 /** process.env without the variables that would leak the caller's accounts or config into a test run,
@@ -299,10 +300,43 @@ export function copilotSetup(opts: SetupOptions): CliSetup {
   return { env, extraArgs: [], files: [] };
 }
 
+// ---------------------------------------------------------------------------------------------------
+
+/** Qwen Code's user settings for a test run: OpenAI-compatible auth, the shell and agent tools allowed
+ * headless, no retries of its OpenAI client, no telemetry, usage statistics or memory side requests. */
+export function qwenSettings(): Record<string, unknown> {
+  return {
+    security: { auth: { selectedType: 'openai' } },
+    permissions: { allow: ['run_shell_command', 'agent'] },
+    model: { generationConfig: { maxRetries: 0 } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    memory: { enableManagedAutoMemory: false, enableManagedAutoDream: false },
+  };
+}
+
+/** Qwen Code → fake chat completions server. `<home>/.qwen/settings.json` (qwenSettings()) and the
+ * OpenAI variables; sessions and sub-agent transcripts go to `<home>/.qwen/projects/`. */
+export function qwenSetup(opts: SetupOptions): CliSetup {
+  const qwenDir = path.join(opts.home, '.qwen');
+  mkdirs(opts.home, qwenDir);
+  const settingsFile = path.join(qwenDir, 'settings.json');
+  fs.writeFileSync(settingsFile, JSON.stringify(qwenSettings(), null, 2) + '\n');
+  const env: Env = {
+    ...startEnv('qwen', opts),
+    HOME: opts.home,
+    OPENAI_BASE_URL: opts.baseUrl.replace(/\/+$/, '') + '/v1',
+    OPENAI_API_KEY: 'sk-fake-key-for-tests',
+    OPENAI_MODEL: opts.model ?? 'fake-model',
+  };
+  return { env, extraArgs: [], files: [settingsFile] };
+}
+
 /** The setup function for a CLI by name. */
 export function cliSetup(name: CliName, opts: SetupOptions): CliSetup {
   if (name === 'claude') return claudeSetup(opts);
   if (name === 'codex') return codexSetup(opts);
   if (name === 'copilot') return copilotSetup(opts);
+  if (name === 'qwen') return qwenSetup(opts);
   return opencodeSetup(opts);
 }

@@ -1,4 +1,4 @@
-// Fake OpenAI chat completions API for OpenCode (provider "@ai-sdk/openai-compatible"):
+// Fake OpenAI chat completions API for OpenCode (provider "@ai-sdk/openai-compatible") and Qwen Code:
 // `POST /v1/chat/completions` with stream:true → SSE chunks (role, content deltas, tool_calls deltas,
 // finish_reason "stop" | "tool_calls", a usage chunk, `data: [DONE]`); stream:false → one JSON
 // completion. Behaviour per request: see script.ts and README.md.
@@ -24,6 +24,7 @@ import {
   sseEvent,
   startFake,
   startSse,
+  stripReminders,
   tokens,
 } from './script.js';
 
@@ -68,8 +69,40 @@ export const copilotFlavor: Flavor = {
   },
 };
 
-/** The flavor of the CLI that sent `conv`: Copilot's when it offers its agent tools, else OpenCode's. */
-export function chatFlavor(conv: Conversation): Flavor {
+/** Qwen Code's tools: `run_shell_command {command, description, is_background}`, sub-agents
+ * `agent {description, prompt, subagent_type}` (background by default: its tool output is a launch
+ * notice, the child's answer comes later as a `<task-notification>` user message). */
+export const qwenFlavor: Flavor = {
+  bash(command) {
+    return { name: 'run_shell_command', input: { command, description: 'Run the command the fake model was told to run', is_background: false } };
+  },
+  task(description, prompt, conv) {
+    if (conv.toolOutputs.length > 0) return undefined;
+    return { name: 'agent', input: { description, prompt, subagent_type: 'general-purpose' } };
+  },
+  summarize(output: ToolOutput) {
+    // run_shell_command output: Command: …\nDirectory: …\nOutput: <stdout>\nError: …\nExit Code: …
+    const m = /^Output: ([\s\S]*?)\n(?:Error|Exit Code):/m.exec(output.text);
+    return firstLine(m ? (m[1] ?? '') : output.text);
+  },
+  aux(conv) {
+    // Its "auto" approval mode asks the model whether a tool call may run (a forced respond_in_schema call).
+    if (conv.toolNames.length === 1 && conv.toolNames[0] === 'respond_in_schema' && /security classifier/i.test(conv.system)) {
+      return { type: 'tool', calls: [{ name: 'respond_in_schema', input: { shouldBlock: false } }] };
+    }
+    // A background sub-agent's end comes back as a user message; answer like a finished TASK.
+    const note = /^\s*<task-notification>[\s\S]*?<result>([\s\S]*?)<\/result>/.exec(conv.lastUserText);
+    if (note) return { type: 'text', text: `done: ${firstLine(note[1] ?? '')}` };
+    return undefined;
+  },
+};
+
+/**
+ * The flavor of the CLI that sent a request: Qwen Code's when its user agent says so
+ * (`QwenCode/0.24.4 (linux; x64)`), Copilot's when it offers its agent tools, else OpenCode's.
+ */
+export function chatFlavor(conv: Conversation, userAgent = ''): Flavor {
+  if (/^QwenCode\//.test(userAgent)) return qwenFlavor;
   return conv.toolNames.includes('list_agents') && conv.toolNames.includes('read_agent') ? copilotFlavor : opencodeFlavor;
 }
 
@@ -86,7 +119,8 @@ export function chatConversation(body: unknown): Conversation {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i] ?? {};
     if (m.role !== 'user') continue;
-    const text = contentText(m.content);
+    // Qwen Code puts <system-reminder> parts (its skills, the date…) before the prompt.
+    const text = stripReminders(contentText(m.content));
     if (!text.trim()) continue;
     lastUser = i;
     lastUserText = text;
@@ -170,7 +204,7 @@ async function route(req: FakeRequest, res: http.ServerResponse, ctx: RouteConte
   if (req.method !== 'POST' || path !== '/v1/chat/completions') return false;
   const conv = chatConversation(req.body);
   req.conversation = conv;
-  const action = await ctx.choose(req, conv, chatFlavor(conv));
+  const action = await ctx.choose(req, conv, chatFlavor(conv, String(req.headers['user-agent'] ?? '')));
   req.action = action;
   if (!(await applyDelay(action, res, ctx))) return true;
   if (res.destroyed) return true;

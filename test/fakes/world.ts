@@ -34,6 +34,7 @@ const START: Record<CliName, (o: FakeOptions) => Promise<FakeServer>> = {
   codex: startOpenAIResponses,
   copilot: startOpenAIChat,
   opencode: startOpenAIChat,
+  qwen: startOpenAIChat,
 };
 
 /** A world for `cli`, or null (the test is skipped, or failed under CI) when the pinned CLI is missing. */

@@ -285,11 +285,11 @@ test('SIGTERM during a tool: abort (user_abort), the cut tool call is incomplete
   assert.equal(copilotEnd(parse('sigterm-bash-result.jsonl').state)?.resultExitCode, 0, 'an aborted turn can still say exitCode 0');
 });
 
-test('SIGTERM during a child: the child is torn down (subagent.completed cancelled) and recorded failed, never done', () => {
+test('SIGTERM during a child: the child is torn down (subagent.completed cancelled) and recorded cancelled, never done', () => {
   const p = parse('sigterm-task.jsonl');
   assert.deepEqual(
     p.state.children.map((c) => [c.id, c.status, c.statusSource]),
-    [['1161fdb6-ce93-4d9c-9b18-1e1c9a2143b2', 'failed', 'stream']],
+    [['1161fdb6-ce93-4d9c-9b18-1e1c9a2143b2', 'cancelled', 'stream']],
   );
   assert.deepEqual(
     p.messages.filter((m) => m.role === 'tool').map((m) => [m.tool!.name, m.tool!.status, m.childId ?? null]),

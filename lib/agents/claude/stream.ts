@@ -1,9 +1,9 @@
-import type { ChildAgent } from '../../registry/record.js';
+import type { ChildAgent, Usage } from '../../registry/record.js';
 import type { CliName, Message, StreamParser, StreamState, ToolCall, Verdict, VerdictReason } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, eventOf } from '../types.js';
+import { emptyState, eventOf, runUsage } from '../types.js';
 import { isoOf, nowIso } from '../../base/time.js';
-import { capCounted, obj, str, type JsonObject } from '../../base/json.js';
+import { capCounted, fields, obj, str, type JsonObject } from '../../base/json.js';
 import { childAnswerText } from './handback.js';
 import { UsageTally } from './usage.js';
 
@@ -29,6 +29,24 @@ export interface StreamJsonOptions {
    * and the run's facts (usage, children, result) are not taken from it.
    */
   childId?: string | null;
+  /** The CLI's sub-agent tool (default Claude's `Agent`, `Task`; Qwen Code: `agent`). */
+  agentTools?: readonly string[];
+  /** The CLI's shell tool, whose input is summarised by its command (default Claude's `Bash`). */
+  shellTools?: readonly string[];
+  /**
+   * For a CLI whose sub-agent results carry no `tool_use_result` (Qwen Code): the id a sub-agent gets
+   * from the call that starts it, or null. Its lines are then that child's from the first, and a call's
+   * result ends a foreground child (the result's text is its answer); a background child (announced by
+   * task_started) keeps running until its task_notification.
+   */
+  agentIdOfCall?: (toolUseId: string, input: unknown) => string | null;
+  /**
+   * `session`: the result lines count the whole session, earlier runs included (Qwen Code); this run's
+   * usage is its result line's minus `usageBefore`. Default `run`: the result lines count this run.
+   */
+  usageScope?: 'run' | 'session';
+  /** With `usageScope: 'session'`, what the session's earlier runs reported (`ParserContext.threadUsageBefore`). */
+  usageBefore?: Usage | null;
 }
 
 export interface StreamJsonParser extends StreamParser {
@@ -77,11 +95,14 @@ export function toolHeadline(name: string, input: unknown): string {
   return name;
 }
 
-export function toolInputSummary(name: string, input: unknown): string | null {
+/** What kind of tool a call is, by Claude's names unless the CLI's own are given. */
+type ToolKind = 'shell' | 'agent' | null;
+
+export function toolInputSummary(name: string, input: unknown, kind: ToolKind = name === 'Bash' ? 'shell' : isAgentTool(name) ? 'agent' : null): string | null {
   if (input === undefined || input === null) return null;
   const o = obj(input);
-  if (o && name === 'Bash' && typeof o.command === 'string') return capCounted(o.command, INPUT_MAX);
-  if (o && (name === 'Agent' || name === 'Task') && typeof o.prompt === 'string') {
+  if (o && kind === 'shell' && typeof o.command === 'string') return capCounted(o.command, INPUT_MAX);
+  if (o && kind === 'agent' && typeof o.prompt === 'string') {
     const d = typeof o.description === 'string' ? `${o.description}: ` : '';
     return capCounted(`${d}${o.prompt}`, INPUT_MAX);
   }
@@ -144,7 +165,7 @@ function childStatus(s: unknown): ChildAgent['status'] | null {
 function resultError(r: JsonObject, cli: string): string {
   const subtype = str(r.subtype) ?? 'error';
   const errors = Array.isArray(r.errors) ? r.errors.filter((e): e is string => typeof e === 'string') : [];
-  const text = str(r.result);
+  const text = str(r.result) ?? str(fields(r.error).message);
   let why: string;
   if (errors.length) why = errors.join('; ');
   else if (text?.trim()) why = text.trim();
@@ -164,8 +185,12 @@ function resultReason(r: JsonObject): VerdictReason {
       return 'max-turns';
     case 'error_max_budget_usd':
       return 'max-cost';
-    case 'error_during_execution':
-      return 'crashed';
+    case 'error_during_execution': {
+      // Claude: interrupted (a signal nobody here sent); Qwen: also an API error, in its words.
+      const errors = Array.isArray(r.errors) ? r.errors.filter((e): e is string => typeof e === 'string') : [];
+      const said = [str(r.result) ?? '', str(obj(r.error)?.message) ?? '', ...errors].join(' ');
+      return apiErrorReason(typeof r.api_error_status === 'number' ? r.api_error_status : null, said) ?? 'crashed';
+    }
     case 'success':
     case null: {
       // An API error (measured: subtype "success" with is_error): its status, else its words.
@@ -204,17 +229,35 @@ class Normaliser {
   private readonly usage = new UsageTally();
   /** The highest `result_index` seen (Claude 2.1.331 numbers a process's result lines): an earlier one never gives the answer. */
   private resultIndex = -1;
+  /** Children announced by task_started (they run in the background). */
+  private readonly announced = new Set<string>();
+  /** Agent tool_use id → when its child first said something in the stream (it started then). */
+  private readonly callsWithLines = new Map<string, string>();
   private readonly cli: CliName;
   /** Child transcript mode: every message belongs to this child. */
   private readonly fixedChildId: string | null;
+  private readonly agentTools: ReadonlySet<string>;
+  private readonly shellTools: ReadonlySet<string>;
 
   constructor(
     private readonly onMessage: ((m: Message) => void) | undefined,
-    options: StreamJsonOptions,
+    private readonly options: StreamJsonOptions,
   ) {
     this.cli = options.cli;
     this.fixedChildId = options.childId ?? null;
+    this.agentTools = new Set(options.agentTools ?? ['Agent', 'Task']);
+    this.shellTools = new Set(options.shellTools ?? ['Bash']);
     internals.set(this.state, this.internal);
+  }
+
+  private isAgentTool(name: string): boolean {
+    return this.agentTools.has(name);
+  }
+
+  /** The run's usage so far; with `usageScope: 'session'`, a result's session figure less the earlier runs'. */
+  private refreshUsage(): void {
+    const usage = this.usage.usage();
+    this.state.usage = usage && this.internal.results > 0 && this.options.usageScope === 'session' ? runUsage(usage, this.options.usageBefore) : usage;
   }
 
   private emit(m: Message): void {
@@ -224,6 +267,7 @@ class Normaliser {
   private childIdOf(parentToolUseId: unknown): string | undefined {
     if (this.fixedChildId) return this.fixedChildId;
     if (typeof parentToolUseId !== 'string' || !parentToolUseId) return undefined;
+    if (!this.callsWithLines.has(parentToolUseId)) this.callsWithLines.set(parentToolUseId, nowIso());
     return this.agentOfTool.get(parentToolUseId) ?? parentToolUseId;
   }
 
@@ -264,7 +308,7 @@ class Normaliser {
     const id = str(message.id);
     if (id && message.usage !== undefined && !this.fixedChildId) {
       this.usage.message(id, message.usage);
-      this.state.usage = this.usage.usage();
+      this.refreshUsage();
     }
     if (id && parent === null && !this.fixedChildId && !this.turnIds.has(id)) {
       this.turnIds.add(id);
@@ -286,7 +330,11 @@ class Normaliser {
         this.state.toolUses++;
         const name = str(block.name) ?? 'tool';
         this.pending.set(toolId, { id: toolId, name, input: block.input, parentToolUseId: this.fixedChildId ? null : parent });
-        if (isAgentTool(name) && !this.fixedChildId) this.agentCalls.set(toolId, parent);
+        if (this.isAgentTool(name) && !this.fixedChildId) {
+          this.agentCalls.set(toolId, parent);
+          const predicted = this.options.agentIdOfCall?.(toolId, block.input);
+          if (predicted) this.agentOfTool.set(toolId, predicted);
+        }
       }
     }
   }
@@ -321,12 +369,14 @@ class Normaliser {
     const call = this.pending.get(toolId);
     this.pending.delete(toolId);
     const name = call?.name ?? 'tool';
-    const agentCall = isAgentTool(name);
+    const agentCall = this.isAgentTool(name);
     // An Agent call's output is the child's answer, in Claude's hand-back frame in 2.1.331.
     const output = agentCall ? childAnswerText(contentText(block.content)) : contentText(block.content);
     const s = obj(structured);
     let status = block.is_error === true ? 'error' : s?.interrupted === true ? 'interrupted' : 'completed';
-    if (call && agentCall && !this.fixedChildId) {
+    if (call && agentCall && !s && this.options.agentIdOfCall && !this.fixedChildId) {
+      this.agentResult(toolId, call, block.is_error === true, output);
+    } else if (call && agentCall && !this.fixedChildId) {
       const agentId = str(s?.agentId);
       const direct = (this.agentCalls.get(toolId) ?? null) === null;
       if (s && typeof s.status === 'string' && block.is_error !== true) status = s.status;
@@ -356,11 +406,25 @@ class Normaliser {
     this.emit({ role: 'assistant', text: answer, childId });
   }
 
+  /**
+   * The result of an agent call without `tool_use_result` (`agentIdOfCall`): a foreground child ends
+   * with it, and its text is the child's answer; a background child (announced) ends with its
+   * task_notification. A call refused before its child said anything lists no child.
+   */
+  private agentResult(toolId: string, call: PendingTool, isError: boolean, output: string): void {
+    const id = this.agentOfTool.get(toolId);
+    if (!id || this.announced.has(id) || (this.agentCalls.get(toolId) ?? null) !== null) return;
+    if (isError && !this.callsWithLines.has(toolId)) return;
+    const startedAt = this.callsWithLines.get(toolId) ?? nowIso();
+    this.upsertChild(id, { description: str(obj(call.input)?.description), status: isError ? 'failed' : 'done', startedAt, finishedAt: nowIso() });
+    if (!isError) this.childAnswer(id, output);
+  }
+
   private emitTool(call: PendingTool, output: string | null, status: string): void {
     const childId = this.fixedChildId ?? (call.parentToolUseId ? this.childIdOf(call.parentToolUseId) : undefined);
     const tool: ToolCall = {
       name: call.name,
-      input: toolInputSummary(call.name, call.input),
+      input: toolInputSummary(call.name, call.input, this.shellTools.has(call.name) ? 'shell' : this.isAgentTool(call.name) ? 'agent' : null),
       output: output === null ? null : capCounted(output, OUTPUT_MAX),
       status,
     };
@@ -369,7 +433,9 @@ class Normaliser {
     this.emit(m);
   }
 
-  private system(o: JsonObject): void {
+  private system(event: JsonObject): void {
+    // Qwen Code nests a task event's fields in `data`.
+    const o = event.task_id === undefined && obj(event.data) ? { ...event, ...obj(event.data) } : event;
     const sub = o.subtype;
     if (sub === 'api_retry') {
       this.internal.apiRetries++;
@@ -383,6 +449,7 @@ class Normaliser {
       const isAgent = (toolId !== null && this.agentCalls.has(toolId)) || o.task_type === 'local_agent' || typeof o.subagent_type === 'string';
       if (!isAgent) return;
       if (toolId) this.agentOfTool.set(toolId, taskId);
+      this.announced.add(taskId);
       const direct = toolId === null || (this.agentCalls.get(toolId) ?? null) === null;
       if (!direct) return;
       const description = str(o.description) ?? (toolId ? str(obj(this.pending.get(toolId)?.input)?.description) : null);
@@ -441,7 +508,7 @@ class Normaliser {
     }
     if (index !== null) this.resultIndex = Math.max(this.resultIndex, index);
     this.usage.result(o);
-    this.state.usage = this.usage.usage();
+    this.refreshUsage();
     // The turn is over: a call of the run itself that got no result never will.
     for (const call of [...this.pending.values()]) {
       if (call.parentToolUseId === null) {

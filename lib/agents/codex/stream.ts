@@ -3,7 +3,7 @@ import { nowIso } from '../../base/time.js';
 import { fields, num, parseObject, shortLine, str } from '../../base/json.js';
 import type { Message, ParserContext, StreamParser, StreamState, Verdict } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, eventOf } from '../types.js';
+import { emptyState, eventOf, runUsage } from '../types.js';
 import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
 
 /**
@@ -62,23 +62,6 @@ export function usageFromCodex(u: CodexUsage): Usage {
     totalTokens: input + output,
     costUsd: null,
   };
-}
-
-const COUNTS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens'] as const;
-
-/**
- * This run's usage from the thread totals after it and before it. A baseline that does not fit (a
- * count would go negative: it is not this thread's past) is ignored and the thread total is returned.
- */
-export function runUsage(thread: Usage, before: Usage | null | undefined): Usage {
-  if (!before) return thread;
-  const out = { ...thread, costUsd: null };
-  for (const k of COUNTS) {
-    const d = thread[k] - (before[k] ?? 0);
-    if (d < 0) return thread;
-    out[k] = d;
-  }
-  return out;
 }
 
 /** The final statuses of a sub-agent in `agents_states`, as ours. */

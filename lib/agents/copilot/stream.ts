@@ -169,8 +169,8 @@ export function parser(onMessage?: (m: Message) => void): StreamParser & { end()
         case 'subagent.completed':
         case 'subagent.failed': {
           // `cancelled`: torn down by an abort (its own, or the run's), not finished.
-          const failed = ev.type === 'subagent.failed' || d.cancelled === true;
-          settleChild(agent ?? childOfCall.get(str(d.toolCallId) ?? ''), failed ? 'failed' : 'done', at);
+          const status = d.cancelled === true ? 'cancelled' : ev.type === 'subagent.failed' ? 'failed' : 'done';
+          settleChild(agent ?? childOfCall.get(str(d.toolCallId) ?? ''), status, at);
           break;
         }
         case 'session.error': {
