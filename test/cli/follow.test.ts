@@ -218,7 +218,7 @@ async function world(t: { after(fn: () => void | Promise<void>): void }, cli: Cl
   return { box, srv };
 }
 
-const PROMPTS: Record<CliName, { extra: string[] }> = {
+const PROMPTS: Record<'claude' | 'codex' | 'opencode', { extra: string[] }> = {
   claude: { extra: ['--', '--allowedTools', 'Bash'] },
   codex: { extra: [] },
   opencode: { extra: [] },
