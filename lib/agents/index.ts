@@ -8,6 +8,7 @@ const loaders: Record<CliName, () => Promise<AgentAdapter>> = {
   opencode: async () => (await import('./opencode/index.js')).opencode,
   claude: async () => (await import('./claude/index.js')).claude,
   codex: async () => (await import('./codex/index.js')).codex,
+  gemini: async () => (await import('./gemini/index.js')).gemini,
 };
 
 export function checkCliName(cli: string): CliName {

@@ -9,7 +9,7 @@ import type { ChildAgent, Usage } from '../registry/record.js';
  */
 
 /** The agent CLIs, by the name `--cli` takes; one list, so a new CLI is added here once. */
-export const CLI_NAMES = ['opencode', 'claude', 'codex', 'shell'] as const;
+export const CLI_NAMES = ['opencode', 'claude', 'codex', 'gemini', 'shell'] as const;
 export type CliName = (typeof CLI_NAMES)[number];
 
 /** What `launch` builds a run's command line from: the run's record, as start or resume made it. */

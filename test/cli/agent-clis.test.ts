@@ -1,6 +1,6 @@
 /**
  * The core's handling of the real agent CLIs' streams, through the real verbs with fake `claude`,
- * `codex` and `opencode` programs on PATH that replay captured streams (test/fixtures/agents/) and add
+ * `codex`, `opencode` and `gemini` programs on PATH that replay captured streams (test/fixtures/agents/) and add
  * what real CLIs sometimes print: non-JSON noise, a line longer than the 16 MiB line limit, a torn last
  * line. Also: a CLI missing from PATH is refused before anything is recorded (start and resume), and a
  * child id that is not the name's is E_CHILD_NOT_FOUND for every CLI with children.
@@ -21,6 +21,7 @@ const CLIS = [
   { cli: 'claude', fixture: 'claude/plain-reply.ndjson', answer: 'hello world', sessionId: /^[0-9a-f-]{36}$/ },
   { cli: 'codex', fixture: 'codex/plain-reply.jsonl', answer: 'Hello from the fake model', sessionId: /^[0-9a-f-]{36}$/ },
   { cli: 'opencode', fixture: 'opencode/plain.jsonl', answer: 'hello from the fake model', sessionId: /^ses_/ },
+  { cli: 'gemini', fixture: 'gemini/plain.ndjson', answer: 'hello from the fake gemini model', sessionId: /^[0-9a-f-]{36}$/ },
 ] as const;
 /** Over twice LineFollower.MAX_LINE (16 MiB): read in many pieces, still one skipped line. */
 const OVERLONG = 2 * 16 * 1024 * 1024 + 1;
@@ -128,10 +129,11 @@ for (const c of CLIS) {
   });
 }
 
-test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex and opencode children (fixture streams)", async () => {
+test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex, opencode and gemini children (fixture streams)", async () => {
   const cases = [
     { cli: 'codex', fixture: 'codex/spawn-subagent.jsonl', child: '01a2007a-6c58-73d2-87b7-9908ebb79c3f' },
     { cli: 'opencode', fixture: 'opencode/task.jsonl', child: 'ses_dff5bec07ffeTWwDmTiFGv0naG' },
+    { cli: 'gemini', fixture: 'gemini/subagent.ndjson', child: 'invoke_agent__invoke_agent_1795560211608_0' },
   ];
   for (const c of cases) {
     fakeCli(c.cli, `cat '${join(FIXTURES, c.fixture)}'`);
@@ -153,7 +155,7 @@ test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex and open
     assert.equal(own.code, 0, own.stdout + own.stderr);
     assert.equal(own.json.child, c.child);
     // The other CLI's child, and a made-up id: neither belongs to this name.
-    for (const foreign of [cases[1 - i]!.child, 'no-such-child']) {
+    for (const foreign of [cases[(i + 1) % cases.length]!.child, 'no-such-child']) {
       for (const verb of ['result', 'search'] as const) {
         const args = ['--name', name, '--child', foreign, ...(verb === 'search' ? ['--pattern', '.'] : [])];
         const e = assertError(box.run(verb, args, { env: withFakes }), 'E_CHILD_NOT_FOUND');
