@@ -1,4 +1,5 @@
 import { parseObject, type JsonObject } from '../base/json.js';
+import { nowIso } from '../base/time.js';
 import type { ChildAgent, Usage } from '../registry/record.js';
 
 /**
@@ -213,6 +214,19 @@ export interface AgentAdapter {
 /** The state of a stream that has said nothing yet. */
 export function emptyState(): StreamState {
   return { sessionId: null, toolUses: 0, usage: null, children: [], fatalError: null, lastAssistantText: null, skippedLines: 0, lastActivityAt: null };
+}
+
+/**
+ * Children still `running` when the run (or its turn) ended take that end (`done` or `failed`), marked as
+ * a guess (`statusSource: "inferred"`): for CLIs whose sub-agents live in the agent's own process.
+ */
+export function inferChildren(state: StreamState, status: ChildAgent['status']): void {
+  for (const c of state.children) {
+    if (c.status !== 'running') continue;
+    c.status = status;
+    c.statusSource = 'inferred';
+    c.finishedAt ??= nowIso();
+  }
 }
 
 /**

@@ -1,8 +1,8 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
 import { fields, isObject, num, parseObject, shortLine, str } from '../../base/json.js';
-import type { Message, ParserContext, StreamParser, StreamState, Verdict } from '../types.js';
-import { emptyState, eventOf } from '../types.js';
+import type { Message, StreamParser, StreamState, Verdict } from '../types.js';
+import { emptyState, eventOf, inferChildren } from '../types.js';
 import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
 
 /**
@@ -84,7 +84,7 @@ export function errorText(message: string): { text: string; status: number | nul
 // ------------------------------------------------------------------------------------------------
 // The stream parser.
 
-export function parser(onMessage?: (m: Message) => void, _context?: ParserContext): GeminiStreamParser {
+export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
   const state: GeminiStreamState = { ...emptyState(), result: 'none', lastError: null, apiStatus: null, errorType: null };
   /** Tool calls announced and not answered yet, by tool_id, in order. */
   const open = new Map<string, { name: string; args: unknown }>();
@@ -206,16 +206,6 @@ export function parser(onMessage?: (m: Message) => void, _context?: ParserContex
       open.clear();
     },
   };
-}
-
-/** Children still running when the run ended take its end, marked as a guess (they lived in its process). */
-function inferChildren(state: StreamState, status: ChildAgent['status']): void {
-  for (const c of state.children) {
-    if (c.status !== 'running') continue;
-    c.status = status;
-    c.statusSource = 'inferred';
-    c.finishedAt ??= nowIso();
-  }
 }
 
 // ------------------------------------------------------------------------------------------------
