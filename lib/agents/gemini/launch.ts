@@ -1,5 +1,5 @@
 import { SubagentError } from '../../base/errors.js';
-import { randomUUID } from '../../base/uuid.js';
+import { isUuid, randomUUID } from '../../base/uuid.js';
 import type { Launch, LaunchInput } from '../types.js';
 
 /**
@@ -12,8 +12,6 @@ import type { Launch, LaunchInput } from '../types.js';
  * headless; it reads stdin to EOF).
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The Gemini CLI takes the session id we give it (`--session-id`), so it is known before the run starts. */
 export function chooseSessionId(): string {
   return randomUUID();
@@ -24,7 +22,7 @@ export function launch(input: LaunchInput): Launch {
   if (input.mode === 'resume') {
     // `--resume` also takes "latest" and a list index: anything but the session's UUID could resume
     // another session.
-    if (!input.sessionId || !UUID.test(input.sessionId)) {
+    if (!isUuid(input.sessionId)) {
       throw new SubagentError('E_SESSION_NOT_FOUND', `gemini cannot resume "${input.sessionId ?? ''}": not a session id`, {
         sessionId: input.sessionId,
         hint: 'the earlier run has no Gemini session id; start a new name instead',

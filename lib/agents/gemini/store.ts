@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { listDir } from '../../base/dir.js';
 import { fields, isObject, parseObject, str, type JsonObject } from '../../base/json.js';
 import { LineFollower } from '../../base/lines.js';
+import { isUuid } from '../../base/uuid.js';
 import type { ChildQuery, Message } from '../types.js';
 import { COMPLETE_TASK, submittedAnswer, toolMessage } from './tools.js';
 
@@ -72,7 +73,6 @@ export function readChat(file: string): { meta: JsonObject; messages: JsonObject
   return { meta, messages: [...byId.values()] };
 }
 
-const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CHILD_ID = /^[A-Za-z0-9][A-Za-z0-9_.#-]{0,199}$/;
 
 /** The session's own chat file in a chats directory (`session-<time>-<first 8 of the id>.jsonl`). */
@@ -108,7 +108,7 @@ function childCall(messages: JsonObject[], childId: string): JsonObject | null {
  * has neither its chat file nor its call.
  */
 export function findChild(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 'storeEnv'>): ChildRecord | null {
-  if (!q.sessionId || !SESSION_ID.test(q.sessionId) || !CHILD_ID.test(q.childId)) return null;
+  if (!isUuid(q.sessionId) || !CHILD_ID.test(q.childId)) return null;
   for (const chats of chatDirs(geminiDir(q.storeEnv), q.cwd)) {
     const dir = join(chats, q.sessionId);
     const parent = sessionChat(chats, q.sessionId);
