@@ -30,7 +30,7 @@ function chatDirs(gemini: string, cwd: string): string[] {
   try {
     const projects = fields(parseObject(readFileSync(join(gemini, 'projects.json'), 'utf8'))?.projects);
     const short = str(projects[cwd]);
-    if (short && !short.includes('/')) dirs.push(join(tmp, short, 'chats'));
+    if (short && /^[^/\\]+$/.test(short) && short !== '..') dirs.push(join(tmp, short, 'chats'));
   } catch {
     /* no registry yet: scan */
   }
@@ -75,13 +75,13 @@ export function readChat(file: string): { meta: JsonObject; messages: JsonObject
 
 const CHILD_ID = /^[A-Za-z0-9][A-Za-z0-9_.#-]{0,199}$/;
 
-/** The session's own chat file in a chats directory (`session-<time>-<first 8 of the id>.jsonl`). */
-function sessionChat(chats: string, sessionId: string): string | null {
+/** The messages of the session's own chat in a chats directory (`session-<time>-<first 8 of the id>.jsonl`). */
+function sessionMessages(chats: string, sessionId: string): JsonObject[] | null {
   const suffix = `-${sessionId.slice(0, 8)}.jsonl`;
   for (const n of listDir(chats)) {
     if (!n.startsWith('session-') || !n.endsWith(suffix)) continue;
-    const file = join(chats, n);
-    if (readChat(file).meta.sessionId === sessionId) return file;
+    const chat = readChat(join(chats, n));
+    if (chat.meta.sessionId === sessionId) return chat.messages;
   }
   return null;
 }
@@ -111,8 +111,8 @@ export function findChild(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 
   if (!isUuid(q.sessionId) || !CHILD_ID.test(q.childId)) return null;
   for (const chats of chatDirs(geminiDir(q.storeEnv), q.cwd)) {
     const dir = join(chats, q.sessionId);
-    const parent = sessionChat(chats, q.sessionId);
-    const call = parent ? childCall(readChat(parent).messages, q.childId) : null;
+    const parent = sessionMessages(chats, q.sessionId);
+    const call = parent ? childCall(parent, q.childId) : null;
     const agentId = call ? str(call.agentId) : q.childId;
     const file = agentId && CHILD_ID.test(agentId) ? join(dir, `${agentId}.jsonl`) : null;
     const chat = file && existsSync(file) ? file : null;

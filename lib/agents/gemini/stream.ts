@@ -211,7 +211,8 @@ export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
 // ------------------------------------------------------------------------------------------------
 // The verdict.
 
-/** What the CLI's own exit statuses mean (its FatalError classes). */
+/** What the CLI's own exit statuses mean (its FatalError classes). An API error exits with its HTTP
+ * status mod 256 (500 → 244, 429 → 173), after a result that says so. */
 const EXIT_MEANINGS: Record<number, string> = {
   41: 'authentication failed',
   42: 'bad input: an unknown --resume id, an empty prompt or an unreadable @file',
@@ -223,14 +224,6 @@ const EXIT_MEANINGS: Record<number, string> = {
   130: 'cancelled',
 };
 
-function exitMeaning(code: number): string {
-  const known = EXIT_MEANINGS[code];
-  if (known) return ` (${known})`;
-  // An API error exits with its HTTP status, mod 256 (500 → 244, 429 → 173).
-  if (code >= 144) return ` (an API error's HTTP ${code + 256}?)`;
-  return '';
-}
-
 export function verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
   const s = state as Partial<GeminiStreamState> & StreamState;
   const where = s.sessionId === null ? ' before it started the session' : s.result === 'none' || s.result === undefined ? ' before it reported a result' : '';
@@ -239,7 +232,10 @@ export function verdict(exit: { code: number | null; signal: string | null }, st
   else if (exit.signal) v = { outcome: 'failed', error: `gemini was killed by ${exit.signal}${where}` };
   else if (exit.code === 0 && s.result === 'success') v = { outcome: 'succeeded', error: null };
   else if (exit.code === 0) v = { outcome: 'failed', error: `gemini exited with status 0${where || ' without a result'}` };
-  else v = { outcome: 'failed', error: `gemini exited with status ${exit.code ?? 'unknown'}${exit.code === null ? '' : exitMeaning(exit.code)}${where}` };
+  else {
+    const meaning = exit.code === null ? undefined : EXIT_MEANINGS[exit.code];
+    v = { outcome: 'failed', error: `gemini exited with status ${exit.code ?? 'unknown'}${meaning ? ` (${meaning})` : ''}${where}` };
+  }
   inferChildren(state, v.outcome === 'succeeded' ? 'done' : 'failed');
   return v;
 }
