@@ -1,4 +1,5 @@
 import { parseObject, type JsonObject } from '../base/json.js';
+import { nowIso } from '../base/time.js';
 import type { ChildAgent, Usage } from '../registry/record.js';
 
 /**
@@ -9,7 +10,7 @@ import type { ChildAgent, Usage } from '../registry/record.js';
  */
 
 /** The agent CLIs, by the name `--cli` takes; one list, so a new CLI is added here once. */
-export const CLI_NAMES = ['opencode', 'claude', 'codex', 'copilot', 'qwen', 'shell'] as const;
+export const CLI_NAMES = ['opencode', 'claude', 'codex', 'copilot', 'gemini', 'qwen', 'shell'] as const;
 export type CliName = (typeof CLI_NAMES)[number];
 
 /** What `launch` builds a run's command line from: the run's record, as start or resume made it. */
@@ -234,6 +235,19 @@ export function runUsage(thread: Usage, before: Usage | null | undefined): Usage
 /** The state of a stream that has said nothing yet. */
 export function emptyState(): StreamState {
   return { sessionId: null, toolUses: 0, usage: null, children: [], fatalError: null, lastAssistantText: null, skippedLines: 0, lastActivityAt: null };
+}
+
+/**
+ * Children still `running` when the run (or its turn) ended take that end (`done` or `failed`), marked as
+ * a guess (`statusSource: "inferred"`): for CLIs whose sub-agents live in the agent's own process.
+ */
+export function inferChildren(state: StreamState, status: ChildAgent['status']): void {
+  for (const c of state.children) {
+    if (c.status !== 'running') continue;
+    c.status = status;
+    c.statusSource = 'inferred';
+    c.finishedAt ??= nowIso();
+  }
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
 import { fields, num, parseObject, shortLine, str } from '../../base/json.js';
 import type { Message, ParserContext, StreamParser, StreamState, Verdict } from '../types.js';
-import { emptyState, eventOf, runUsage } from '../types.js';
+import { emptyState, eventOf, inferChildren, runUsage } from '../types.js';
 import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
 
 /**
@@ -231,16 +231,6 @@ export function parser(onMessage?: (m: Message) => void, context: ParserContext 
       open.clear();
     },
   };
-}
-
-/** Children still running when the run (or its turn) ended take the run's end, marked as a guess. */
-function inferChildren(state: StreamState, status: ChildAgent['status']): void {
-  for (const c of state.children) {
-    if (c.status !== 'running') continue;
-    c.status = status;
-    c.statusSource = 'inferred';
-    c.finishedAt ??= nowIso();
-  }
 }
 
 // ------------------------------------------------------------------------------------------------
