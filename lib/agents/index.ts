@@ -10,6 +10,7 @@ const loaders: Record<CliName, () => Promise<AgentAdapter>> = {
   codex: async () => (await import('./codex/index.js')).codex,
   copilot: async () => (await import('./copilot/index.js')).copilot,
   qwen: async () => (await import('./qwen/index.js')).qwen,
+  gemini: async () => (await import('./gemini/index.js')).gemini,
 };
 
 export function checkCliName(cli: string): CliName {

@@ -1,4 +1,5 @@
 import { parseObject, type JsonObject } from '../base/json.js';
+import { nowIso } from '../base/time.js';
 import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
 
 /**
@@ -9,7 +10,7 @@ import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
  */
 
 /** The agent CLIs, by the name `--cli` takes; one list, so a new CLI is added here once. */
-export const CLI_NAMES = ['opencode', 'claude', 'codex', 'copilot', 'qwen', 'shell'] as const;
+export const CLI_NAMES = ['opencode', 'claude', 'codex', 'copilot', 'gemini', 'qwen', 'shell'] as const;
 export type CliName = (typeof CLI_NAMES)[number];
 
 /** What `launch` builds a run's command line from: the run's record, as start or resume made it. */
@@ -287,6 +288,19 @@ export function emptyState(): StreamState {
     skippedLines: 0,
     lastActivityAt: null,
   };
+}
+
+/**
+ * Children still `running` when the run (or its turn) ended take that end (`done` or `failed`), marked as
+ * a guess (`statusSource: "inferred"`): for CLIs whose sub-agents live in the agent's own process.
+ */
+export function inferChildren(state: StreamState, status: ChildAgent['status']): void {
+  for (const c of state.children) {
+    if (c.status !== 'running') continue;
+    c.status = status;
+    c.statusSource = 'inferred';
+    c.finishedAt ??= nowIso();
+  }
 }
 
 /**

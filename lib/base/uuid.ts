@@ -1,5 +1,10 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 
+/** Whether `s` is a UUID (any version, either case): what the CLIs that take one as a session id accept. */
+export function isUuid(s: string | null | undefined): s is string {
+  return typeof s === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+}
+
 /**
  * A random (version 4) UUID from the kernel's generator. Not node:crypto's randomUUID: loading
  * node:crypto costs a start ~3 ms, more than everything else the start command computes.

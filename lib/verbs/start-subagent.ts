@@ -20,7 +20,7 @@ Start a new named agent run in the background and return at once with one JSON l
   --name NAME          the run's name: segments of [A-Za-z0-9._-] joined by "/" (required)
   --prompt TEXT        the prompt; "-" reads it from stdin (byte-exact)
   --prompt-file PATH   read the prompt from a file (byte-exact)
-  --cli CLI            opencode (default) | claude | codex | copilot | qwen | shell [SUBAGENT_CLI]
+  --cli CLI            opencode (default) | claude | codex | copilot | gemini | qwen | shell [SUBAGENT_CLI]
   --cwd DIR            the agent's working directory (default: here)
   --model M            model for the agent CLI                         [SUBAGENT_MODEL]
   --variant V          model variant / reasoning effort               [SUBAGENT_VARIANT]

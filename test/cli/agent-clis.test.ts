@@ -1,6 +1,6 @@
 /**
  * The core's handling of the real agent CLIs' streams, through the real verbs with fake `claude`,
- * `codex`, `opencode`, `copilot` and `qwen` programs on PATH that replay captured streams (test/fixtures/agents/) and add
+ * `codex`, `opencode`, `copilot`, `gemini` and `qwen` programs on PATH that replay captured streams (test/fixtures/agents/) and add
  * what real CLIs sometimes print: non-JSON noise, a line longer than the 16 MiB line limit, a torn last
  * line. Also: a CLI missing from PATH is refused before anything is recorded (start and resume), and a
  * child id that is not the name's is E_CHILD_NOT_FOUND for every CLI with children; a child the stream left
@@ -24,6 +24,7 @@ const CLIS = [
   { cli: 'opencode', fixture: 'opencode/plain.jsonl', answer: 'hello from the fake model', sessionId: /^ses_/ },
   { cli: 'copilot', fixture: 'copilot/plain.jsonl', answer: 'hello from the fake model', sessionId: /^[0-9a-f-]{36}$/ },
   { cli: 'qwen', fixture: 'qwen/plain-reply.ndjson', answer: 'hello world', sessionId: /^[0-9a-f-]{36}$/ },
+  { cli: 'gemini', fixture: 'gemini/plain.ndjson', answer: 'hello from the fake gemini model', sessionId: /^[0-9a-f-]{36}$/ },
 ] as const;
 /** Over twice LineFollower.MAX_LINE (16 MiB): read in many pieces, still one skipped line. */
 const OVERLONG = 2 * 16 * 1024 * 1024 + 1;
@@ -131,12 +132,13 @@ for (const c of CLIS) {
   });
 }
 
-test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex, opencode, copilot and qwen children (fixture streams)", async () => {
+test("a child id that is not the name's is E_CHILD_NOT_FOUND, for codex, opencode, copilot, gemini and qwen children (fixture streams)", async () => {
   const cases = [
     { cli: 'codex', fixture: 'codex/spawn-subagent.jsonl', child: '01a2007a-6c58-73d2-87b7-9908ebb79c3f' },
     { cli: 'opencode', fixture: 'opencode/task.jsonl', child: 'ses_dff5bec07ffeTWwDmTiFGv0naG' },
     { cli: 'copilot', fixture: 'copilot/task.jsonl', child: '9332245c-4384-4764-8158-453031591858' },
     { cli: 'qwen', fixture: 'qwen/agent-background.ndjson', child: 'general-purpose-call_fake_6845_6' },
+    { cli: 'gemini', fixture: 'gemini/subagent.ndjson', child: 'invoke_agent__invoke_agent_1795560211608_0' },
   ];
   for (const c of cases) {
     fakeCli(c.cli, `cat '${join(FIXTURES, c.fixture)}'`);

@@ -41,7 +41,7 @@ function startEnv(cli: CliName, opts: SetupOptions): Env {
 /** Where test/clis/install.sh puts the pinned CLIs: test/.clis/bin/<cli> is each CLI's default version. */
 export const CLIS_BIN = path.join(ROOT, 'test', '.clis', 'bin');
 
-export type CliName = 'claude' | 'codex' | 'copilot' | 'opencode' | 'qwen';
+export type CliName = 'claude' | 'codex' | 'copilot' | 'gemini' | 'opencode' | 'qwen';
 
 interface Pin {
   package: string;
@@ -111,7 +111,7 @@ const DROP = [
   /^XDG_/,
   /^AZURE_OPENAI/,
   /^GEMINI_/,
-  /^GOOGLE_API_KEY$/,
+  /^GOOGLE_/,
   /^OPENROUTER_/,
   /^HTTPS?_PROXY$/i,
   /^ALL_PROXY$/i,
@@ -332,11 +332,54 @@ export function qwenSetup(opts: SetupOptions): CliSetup {
   return { env, extraArgs: [], files: [settingsFile] };
 }
 
+// ---------------------------------------------------------------------------------------------------
+
+/** The settings.json that points the Gemini CLI at the fake Gemini API, offline: API-key auth, the model,
+ * no update check, no usage statistics or telemetry, one attempt per request (default 10, with back-off). */
+export function geminiSettings(model = 'fake-model'): Record<string, unknown> {
+  return {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    model: { name: model },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 1 },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+  };
+}
+
+/** A policy that allows the shell tool, which a headless run does not offer otherwise (the Policy
+ * Engine's way; `tools.allowed` in settings.json does the same with a deprecation warning). */
+export const GEMINI_SHELL_POLICY = '[[rule]]\ntoolName = "run_shell_command"\ndecision = "allow"\npriority = 100\n';
+
+/** Gemini CLI → fake Gemini API. Settings in `<home>/.gemini/settings.json` and the shell tool allowed
+ * by `<home>/.gemini/policies/shell.toml` (sessions go below `<home>/.gemini/tmp/`); `GEMINI_API_KEY`,
+ * `GOOGLE_GEMINI_BASE_URL`, the workspace trusted, and `TMPDIR` in the sandbox (the CLI writes its
+ * shell tool's files and error reports there). */
+export function geminiSetup(opts: SetupOptions): CliSetup {
+  const dir = path.join(opts.home, '.gemini');
+  const tmp = path.join(opts.home, 'tmp');
+  mkdirs(opts.home, path.join(dir, 'policies'), tmp);
+  const settingsFile = path.join(dir, 'settings.json');
+  fs.writeFileSync(settingsFile, JSON.stringify(geminiSettings(opts.model), null, 2) + '\n');
+  const policyFile = path.join(dir, 'policies', 'shell.toml');
+  fs.writeFileSync(policyFile, GEMINI_SHELL_POLICY);
+  const env: Env = {
+    ...startEnv('gemini', opts),
+    HOME: opts.home,
+    GEMINI_API_KEY: 'fake-gemini-key-for-tests',
+    GOOGLE_GEMINI_BASE_URL: opts.baseUrl,
+    // An untrusted folder makes a headless run exit 55.
+    GEMINI_CLI_TRUST_WORKSPACE: 'true',
+    TMPDIR: tmp,
+  };
+  return { env, extraArgs: [], files: [settingsFile, policyFile] };
+}
+
 /** The setup function for a CLI by name. */
 export function cliSetup(name: CliName, opts: SetupOptions): CliSetup {
   if (name === 'claude') return claudeSetup(opts);
   if (name === 'codex') return codexSetup(opts);
   if (name === 'copilot') return copilotSetup(opts);
   if (name === 'qwen') return qwenSetup(opts);
+  if (name === 'gemini') return geminiSetup(opts);
   return opencodeSetup(opts);
 }

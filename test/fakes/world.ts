@@ -12,6 +12,7 @@ import { startAnthropic } from './anthropic.js';
 import { cliSetup, requireCli, type CliName } from './env.js';
 import { startOpenAIChat } from './openai-chat.js';
 import { startOpenAIResponses } from './openai-responses.js';
+import { startGoogleGenAI } from './google-genai.js';
 import type { FakeOptions, FakeServer } from './script.js';
 
 export interface World {
@@ -33,6 +34,7 @@ const START: Record<CliName, (o: FakeOptions) => Promise<FakeServer>> = {
   claude: startAnthropic,
   codex: startOpenAIResponses,
   copilot: startOpenAIChat,
+  gemini: startGoogleGenAI,
   opencode: startOpenAIChat,
   qwen: startOpenAIChat,
 };

@@ -1,4 +1,5 @@
 import { SubagentError } from '../../base/errors.js';
+import { isUuid } from '../../base/uuid.js';
 import type { Launch, LaunchInput } from '../types.js';
 
 /**
@@ -10,8 +11,6 @@ import type { Launch, LaunchInput } from '../types.js';
  * Every exec-level option goes *before* `resume` (`-s`, `-C`, `-p`, `--add-dir` are refused after it).
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function launch(input: LaunchInput): Launch {
   // Exec-level options, valid for a new run and (placed before `resume`) for a resume. The caller's
   // arguments come first: a multi-value option among them (`-i a.png b.png`) then ends at our first
@@ -22,7 +21,7 @@ export function launch(input: LaunchInput): Launch {
   if (input.mode === 'new') return { command: 'codex', args: ['exec', ...options, '-'], env: {} };
   // `resume` with anything but a thread UUID is taken as a thread *name*, and an unknown name silently
   // starts a new thread: never let that happen.
-  if (!input.sessionId || !UUID.test(input.sessionId)) {
+  if (!isUuid(input.sessionId)) {
     throw new SubagentError('E_SESSION_NOT_FOUND', `codex cannot resume "${input.sessionId ?? ''}": not a thread id`, {
       sessionId: input.sessionId,
       hint: 'the earlier run never reported a Codex thread id (thread.started); start a new name instead',

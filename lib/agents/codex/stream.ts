@@ -3,7 +3,7 @@ import { nowIso } from '../../base/time.js';
 import { fields, num, parseObject, shortLine, str } from '../../base/json.js';
 import type { Message, ParserContext, StreamParser, StreamState, Verdict } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, eventOf, runUsage } from '../types.js';
+import { emptyState, eventOf, inferChildren, runUsage } from '../types.js';
 import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
 
 /**
@@ -232,16 +232,6 @@ export function parser(onMessage?: (m: Message) => void, context: ParserContext 
       open.clear();
     },
   };
-}
-
-/** Children still running when the run (or its turn) ended take the run's end, marked as a guess. */
-function inferChildren(state: StreamState, status: ChildAgent['status']): void {
-  for (const c of state.children) {
-    if (c.status !== 'running') continue;
-    c.status = status;
-    c.statusSource = 'inferred';
-    c.finishedAt ??= nowIso();
-  }
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -1,0 +1,37 @@
+import type { AgentAdapter, Message, ParserContext } from '../types.js';
+import { chooseSessionId, launch } from './launch.js';
+import { childMessages, STORE_ENV_KEYS } from './store.js';
+import { parser, verdict, type GeminiStreamParser } from './stream.js';
+
+/**
+ * The Gemini CLI (`gemini -o stream-json`, measured with 0.61.0; see docs/agents/gemini.md): the command
+ * line in launch.ts, the stream and the verdict in stream.ts, the sub-agents' chat files of its own
+ * store in store.ts, and the tool calls both of those carry in tools.ts.
+ */
+
+/** The adapter, with the parser's Gemini extras visible (`state.result`, `state.lastError`, `end()`). */
+export interface GeminiAdapter extends AgentAdapter {
+  parser(onMessage?: (m: Message) => void, context?: ParserContext): GeminiStreamParser;
+}
+
+export const gemini: GeminiAdapter = {
+  cli: 'gemini',
+  program: 'gemini',
+  // --model is -m. There is no flag for the main agent (sub-agents are tools the model calls, or
+  // `@name` in the prompt), no reasoning-effort flag (thinking budgets are settings), and files are
+  // `@path` references in the prompt, read only inside the workspace: refused rather than half-honoured.
+  supports: { model: true, variant: false, agent: false, files: false },
+  // No caps: its stream has no cost, its tokens only in the result (the run is over by then), and no
+  // limit of its own per run (model.maxSessionTurns counts the whole session).
+  caps: { cost: null, tokens: null, turns: null },
+  // SIGINT and SIGTERM both end the CLI at once (exit 0, no result line) and leave its shell tool
+  // running in a session of its own: the core's cancel signals every process of the run, tools included.
+  gracefulSignal: 'SIGTERM',
+  stream: 'ndjson',
+  storeEnvKeys: STORE_ENV_KEYS,
+  chooseSessionId,
+  launch,
+  parser,
+  verdict,
+  childMessages,
+};

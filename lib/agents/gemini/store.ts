@@ -1,0 +1,181 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { listDir } from '../../base/dir.js';
+import { fields, isObject, parseObject, str, type JsonObject } from '../../base/json.js';
+import { LineFollower } from '../../base/lines.js';
+import { isUuid } from '../../base/uuid.js';
+import type { ChildQuery, Message } from '../types.js';
+import { COMPLETE_TASK, submittedAnswer, toolMessage } from './tools.js';
+
+/**
+ * The Gemini CLI's own store: `$GEMINI_CLI_HOME` (else `$HOME`)/.gemini/tmp/<project>/chats/, one chat
+ * file per session (`session-<time>-<id8>.jsonl`) and, for each sub-agent a session ran, the child's own
+ * chat `<session id>/<child session id>.jsonl`. `<project>` is the short name `projects.json` gives the
+ * run's directory.
+ */
+
+export const STORE_ENV_KEYS: readonly string[] = ['HOME', 'GEMINI_CLI_HOME'];
+
+/** The `.gemini` directory of the run's store (as the run had HOME / GEMINI_CLI_HOME). */
+export function geminiDir(storeEnv: Record<string, string>, fallback: NodeJS.ProcessEnv = process.env): string {
+  const home = storeEnv.GEMINI_CLI_HOME || storeEnv.HOME || fallback.GEMINI_CLI_HOME || fallback.HOME || homedir();
+  return join(home, '.gemini');
+}
+
+/** The chats directories to look in: the run's project first (by projects.json), then every project. */
+function chatDirs(gemini: string, cwd: string): string[] {
+  const tmp = join(gemini, 'tmp');
+  const dirs: string[] = [];
+  try {
+    const projects = fields(parseObject(readFileSync(join(gemini, 'projects.json'), 'utf8'))?.projects);
+    const short = str(projects[cwd]);
+    if (short && /^[^/\\]+$/.test(short) && short !== '..') dirs.push(join(tmp, short, 'chats'));
+  } catch {
+    /* no registry yet: scan */
+  }
+  for (const p of listDir(tmp)) {
+    const d = join(tmp, p, 'chats');
+    if (!dirs.includes(d)) dirs.push(d);
+  }
+  return dirs;
+}
+
+/**
+ * The messages of a chat file, as the CLI itself rebuilds them: one record per message id (a later line
+ * with the same id replaces it in place), `$set.messages` replaces them all, `$rewindTo` drops a message
+ * and what follows it. Also the file's first line (`{sessionId, kind, …}`).
+ */
+export function readChat(file: string): { meta: JsonObject; messages: JsonObject[] } {
+  let meta: JsonObject = {};
+  const byId = new Map<string, JsonObject>();
+  new LineFollower(file, (text) => {
+    const r = parseObject(text);
+    if (!r) return;
+    if (typeof r.$rewindTo === 'string') {
+      let found = false;
+      for (const id of [...byId.keys()]) {
+        if (id === r.$rewindTo) found = true;
+        if (found) byId.delete(id);
+      }
+      if (!found) byId.clear();
+    } else if (typeof r.id === 'string') {
+      byId.set(r.id, r);
+    } else if (isObject(r.$set)) {
+      if (Array.isArray(r.$set.messages)) {
+        byId.clear();
+        for (const m of r.$set.messages) if (isObject(m) && typeof m.id === 'string') byId.set(m.id, m);
+      }
+    } else if (typeof r.sessionId === 'string') {
+      meta = { ...meta, ...r };
+    }
+  }).flush();
+  return { meta, messages: [...byId.values()] };
+}
+
+const CHILD_ID = /^[A-Za-z0-9][A-Za-z0-9_.#-]{0,199}$/;
+
+/** The messages of the session's own chat in a chats directory (`session-<time>-<first 8 of the id>.jsonl`). */
+function sessionMessages(chats: string, sessionId: string): JsonObject[] | null {
+  const suffix = `-${sessionId.slice(0, 8)}.jsonl`;
+  for (const n of listDir(chats)) {
+    if (!n.startsWith('session-') || !n.endsWith(suffix)) continue;
+    const chat = readChat(join(chats, n));
+    if (chat.meta.sessionId === sessionId) return chat.messages;
+  }
+  return null;
+}
+
+/** Where a child of the run's session is kept: its own chat file, and the session's record of its call. */
+export interface ChildRecord {
+  /** `<session id>/<child session id>.jsonl`, when it exists. */
+  chat: string | null;
+  /** The `invoke_agent` call in the session's chat (its `agentId`, its `result`), once the call has ended. */
+  call: JsonObject | null;
+}
+
+/** The session's record of a child's call: asked by the call id (the stream's) or the child's session id. */
+function childCall(messages: JsonObject[], childId: string): JsonObject | null {
+  for (const m of messages) {
+    for (const c of Array.isArray(m.toolCalls) ? m.toolCalls.map(fields) : []) if (c.id === childId || c.agentId === childId) return c;
+  }
+  return null;
+}
+
+/**
+ * A child of the run's session, asked by the `invoke_agent` call id the stream gave it (the session's
+ * chat names the call's `agentId`, the child's own session) or by that session id. Null when the store
+ * has neither its chat file nor its call.
+ */
+export function findChild(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 'storeEnv'>): ChildRecord | null {
+  if (!isUuid(q.sessionId) || !CHILD_ID.test(q.childId)) return null;
+  for (const chats of chatDirs(geminiDir(q.storeEnv), q.cwd)) {
+    const dir = join(chats, q.sessionId);
+    const parent = sessionMessages(chats, q.sessionId);
+    const call = parent ? childCall(parent, q.childId) : null;
+    const agentId = call ? str(call.agentId) : q.childId;
+    const file = agentId && CHILD_ID.test(agentId) ? join(dir, `${agentId}.jsonl`) : null;
+    const chat = file && existsSync(file) ? file : null;
+    if (chat || call) return { chat, call };
+  }
+  return null;
+}
+
+/** Text of a message's content: a string, or parts whose text is the user's (not the CLI's context). */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((p) => str(fields(p).text) ?? '')
+    .filter((t) => t !== '' && !/^\s*<session_context>/.test(t))
+    .join('\n');
+}
+
+/** What a recorded tool call answered: its display text, else the model's functionResponse output. */
+function callOutput(call: JsonObject): string | null {
+  if (typeof call.resultDisplay === 'string') return call.resultDisplay;
+  const response = fields(fields(fields(Array.isArray(call.result) ? call.result[0] : null).functionResponse).response);
+  return str(response.output) ?? str(response.error);
+}
+
+/** A child's messages from its own chat file: its prompt, its words, its tool calls, and its answer (`complete_task`). */
+function chatMessages(file: string, onMessage: (m: Message) => void): number {
+  let n = 0;
+  const say = (m: Message): void => {
+    onMessage(m);
+    n++;
+  };
+  for (const m of readChat(file).messages) {
+    const text = contentText(m.content);
+    if (m.type === 'user') {
+      if (text.trim()) say({ role: 'user', text });
+      continue;
+    }
+    if (m.type !== 'gemini') continue;
+    if (text.trim()) say({ role: 'assistant', text });
+    for (const call of Array.isArray(m.toolCalls) ? m.toolCalls.map(fields) : []) {
+      const name = str(call.name) ?? 'tool';
+      const answer = name === COMPLETE_TASK ? submittedAnswer(call.args) : null;
+      say(answer === null ? toolMessage(name, call.args, callOutput(call), str(call.status)) : { role: 'assistant', text: answer });
+    }
+  }
+  return n;
+}
+
+/**
+ * A child's messages from the run's store: from its own chat file; when that holds nothing (the CLI
+ * empties the chat of a child that failed) from the session's record of its call, the prompt it was
+ * given and what the call returned (`Subagent '…' failed. Error: …`).
+ */
+export async function childMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
+  const found = findChild(q);
+  if (!found) return false;
+  const tagged = (m: Message): void => onMessage({ ...m, childId: q.childId });
+  if (found.chat && chatMessages(found.chat, tagged) > 0) return true;
+  if (!found.call) return true;
+  const prompt = str(fields(found.call.args).prompt);
+  if (prompt) tagged({ role: 'user', text: prompt });
+  const returned = callOutput({ result: found.call.result });
+  if (returned) tagged({ role: 'assistant', text: returned });
+  return true;
+}

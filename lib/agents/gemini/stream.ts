@@ -1,0 +1,286 @@
+import type { ChildAgent, Usage } from '../../registry/record.js';
+import { nowIso } from '../../base/time.js';
+import { fields, isObject, num, parseObject, shortLine, str } from '../../base/json.js';
+import type { Message, StreamParser, StreamState, Verdict, VerdictReason } from '../types.js';
+import { emptyState, eventOf, inferChildren } from '../types.js';
+import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
+
+/**
+ * The Gemini CLI's `-o stream-json` stream (0.61; docs/agents/gemini.md): one JSON event per line,
+ * `init {session_id, model}` first, `message {role, content, delta}` (the answer comes in deltas),
+ * `tool_use {tool_name, tool_id, parameters}`, `tool_result {tool_id, status, output?, error?}`,
+ * `error {severity, message}` (not fatal by itself), and last `result {status, error?, stats}`. Its
+ * stats are this process's, sub-agents included; no cost.
+ */
+
+const DESCRIPTION_MAX = 200;
+
+export interface GeminiStreamState extends StreamState {
+  /** The `result` event's status: `none` until it comes (a run cut off, or killed, has none). */
+  result: 'none' | 'success' | 'error';
+  /** The last `error` event (a warning, a loop detected, an empty answer): not fatal by itself. */
+  lastError: string | null;
+  /** The HTTP status of the API error that ended the run, when the CLI's message carries it. */
+  apiStatus: number | null;
+  /** The result's `error.type` (`FatalTurnLimitedError`, `unknown` for API errors…), when it failed. */
+  errorType: string | null;
+}
+
+export interface GeminiStreamParser extends StreamParser {
+  readonly state: GeminiStreamState;
+  /** End of the log: the pending answer text, and tool calls that never got a result (status `incomplete`). */
+  end(): void;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Usage and errors.
+
+/**
+ * The result's `stats` as ours. `input_tokens` is the prompt with its cached part (`cached`; `input`
+ * is the rest) and `output_tokens` the answer without thoughts, which only the total counts; ours
+ * keeps input without cache and, as for Codex, output with the thoughts (`reasoningTokens`), so that
+ * inputTokens + cacheReadTokens + outputTokens = totalTokens. No cost.
+ */
+export function usageFromStats(stats: unknown): Usage | null {
+  if (!isObject(stats)) return null;
+  const prompt = num(stats.input_tokens);
+  const cached = num(stats.cached);
+  const answer = num(stats.output_tokens);
+  const input = stats.input === undefined ? Math.max(0, prompt - cached) : num(stats.input);
+  const output = Math.max(answer, num(stats.total_tokens) - prompt);
+  return {
+    inputTokens: input,
+    outputTokens: output,
+    cacheReadTokens: cached,
+    cacheWriteTokens: 0,
+    reasoningTokens: output - answer,
+    totalTokens: input + cached + output,
+    costUsd: null,
+  };
+}
+
+/**
+ * A readable error out of the CLI's message, and the HTTP status it names. API errors come as
+ * `[API Error: {"error":{"code":500,"message":…,"status":"INTERNAL"}}]` (or `got status: … {…}` for
+ * one inside a stream): unwrapped to `API Error: <message> (HTTP 500 INTERNAL)`, any advice after it kept.
+ */
+export function errorText(message: string): { text: string; status: number | null } {
+  const t = message.trim();
+  const at = t.indexOf('{');
+  const end = t.lastIndexOf('}');
+  if (at !== -1 && end > at) {
+    const e = fields(parseObject(t.slice(at, end + 1))?.error);
+    const inner = str(e.message);
+    if (inner) {
+      const code = num(e.code) || null;
+      const word = str(e.status);
+      const rest = t.slice(end + 1).replace(/^\]/, '');
+      return { text: `API Error: ${inner}${code ? ` (HTTP ${code}${word ? ` ${word}` : ''})` : ''}${rest}`, status: code };
+    }
+  }
+  return { text: t.replace(/^\[API Error: ([^\n]*)\]/, 'API Error: $1'), status: null };
+}
+
+// ------------------------------------------------------------------------------------------------
+// The stream parser.
+
+export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
+  const state: GeminiStreamState = { ...emptyState(), result: 'none', lastError: null, apiStatus: null, errorType: null };
+  /** Tool calls announced and not answered yet, by tool_id, in order. */
+  const open = new Map<string, { name: string; args: unknown }>();
+  const seen = new Set<string>();
+  const children = new Map<string, ChildAgent>();
+  let anonymous = 0;
+  /** The assistant text of the current turn, as its deltas arrive; a message once something else comes. */
+  let text: string | null = null;
+
+  const emit = (m: Message): void => onMessage?.(m);
+  const flush = (): void => {
+    if (text === null) return;
+    emit({ role: 'assistant', text });
+    text = null;
+  };
+
+  const toolUse = (ev: Record<string, unknown>): void => {
+    const id = str(ev.tool_id) ?? `#${++anonymous}`;
+    const name = str(ev.tool_name) ?? 'tool';
+    if (seen.has(id)) return;
+    seen.add(id);
+    state.toolUses++;
+    open.set(id, { name, args: ev.parameters });
+    if (name !== AGENT_TOOL || children.has(id)) return;
+    // A sub-agent runs inside this process; the stream shows only its call and its end. Its id is the
+    // call's: its own session id is only in the CLI's chat files (store.ts maps one to the other).
+    const input = toolInput(name, ev.parameters);
+    const child: ChildAgent = {
+      id,
+      cli: 'gemini',
+      description: input === null ? null : shortLine(input, DESCRIPTION_MAX),
+      status: 'running',
+      statusSource: 'stream',
+      startedAt: nowIso(),
+      finishedAt: null,
+    };
+    children.set(id, child);
+    state.children.push(child);
+  };
+
+  const toolResult = (ev: Record<string, unknown>): void => {
+    const id = str(ev.tool_id) ?? '';
+    const call = open.get(id) ?? { name: 'tool', args: undefined };
+    open.delete(id);
+    const status = str(ev.status);
+    emit(toolMessage(call.name, call.args, str(ev.output) ?? str(fields(ev.error).message), status));
+    const child = children.get(id);
+    if (child && child.status === 'running') {
+      child.status = status === 'success' ? 'done' : 'failed';
+      child.finishedAt = nowIso();
+    }
+  };
+
+  const result = (ev: Record<string, unknown>): void => {
+    state.result = ev.status === 'success' ? 'success' : 'error';
+    state.usage = usageFromStats(ev.stats) ?? state.usage;
+    if (state.result === 'error') {
+      const e = fields(ev.error);
+      state.errorType = str(e.type);
+      const said = str(e.message);
+      const err = said ? errorText(said) : null;
+      state.apiStatus = err?.status ?? state.apiStatus;
+      state.fatalError ??= err?.text ?? state.lastError ?? 'gemini reported an error (result status "error")';
+    }
+    inferChildren(state, state.result === 'success' ? 'done' : 'failed');
+  };
+
+  return {
+    state,
+    line(line: string) {
+      const ev = eventOf(line, state);
+      if (!ev) return;
+      state.lastActivityAt = nowIso();
+      switch (ev.type) {
+        case 'init': {
+          const id = str(ev.session_id);
+          if (id && !state.sessionId) state.sessionId = id;
+          break;
+        }
+        case 'message': {
+          if (ev.role !== 'assistant') {
+            flush(); // the user's prompt, echoed: the core adds it
+            break;
+          }
+          const content = str(ev.content) ?? '';
+          if (ev.delta === true) {
+            text = (text ?? '') + content;
+            state.lastAssistantText = text;
+          } else {
+            flush();
+            emit({ role: 'assistant', text: content });
+            state.lastAssistantText = content;
+          }
+          break;
+        }
+        case 'tool_use':
+          flush();
+          toolUse(ev);
+          break;
+        case 'tool_result':
+          flush();
+          toolResult(ev);
+          break;
+        case 'error':
+          flush();
+          state.lastError = str(ev.message) ?? state.lastError;
+          break;
+        case 'result':
+          flush();
+          result(ev);
+          break;
+        default:
+          break; // an event this version does not know: not noise, just not ours
+      }
+    },
+    end() {
+      flush();
+      for (const call of open.values()) emit(toolMessage(call.name, call.args, null, 'incomplete'));
+      open.clear();
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// The verdict.
+
+/** What the CLI's own exit statuses mean (its FatalError classes). An API error exits with its HTTP
+ * status mod 256 (500 → 244, 429 → 173), after a result that says so. */
+const EXIT_MEANINGS: Record<number, string> = {
+  41: 'authentication failed',
+  42: 'bad input: an unknown --resume id, an empty prompt or an unreadable @file',
+  44: 'sandbox error',
+  52: 'configuration error',
+  53: 'the session turn limit was reached',
+  54: 'a tool failed fatally',
+  55: 'the workspace is not trusted',
+  130: 'cancelled',
+};
+
+export function verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
+  const s = state as Partial<GeminiStreamState> & StreamState;
+  const where = s.sessionId === null ? ' before it started the session' : s.result === 'none' || s.result === undefined ? ' before it reported a result' : '';
+  let v: Verdict;
+  const reason = (): VerdictReason => reasonOf(exit, state);
+  if (s.fatalError) v = { outcome: 'failed', error: s.fatalError, reason: reason() };
+  else if (exit.signal) v = { outcome: 'failed', error: `gemini was killed by ${exit.signal}${where}`, reason: reason() };
+  else if (exit.code === 0 && s.result === 'success') v = { outcome: 'succeeded', error: null, reason: null };
+  else if (exit.code === 0) v = { outcome: 'failed', error: `gemini exited with status 0${where || ' without a result'}`, reason: reason() };
+  else {
+    const meaning = exit.code === null ? undefined : EXIT_MEANINGS[exit.code];
+    v = { outcome: 'failed', error: `gemini exited with status ${exit.code ?? 'unknown'}${meaning ? ` (${meaning})` : ''}${where}`, reason: reason() };
+  }
+  inferChildren(state, v.outcome === 'succeeded' ? 'done' : 'failed');
+  return v;
+}
+
+/**
+ * A failed run's reason (docs/contract.md, "Reasons"): its failure kind in the contract's words. `input`
+ * is an API's refusal of the request (a result said error: HTTP 4xx) or the CLI's own bad input (an
+ * unknown --resume id, a configuration error: `unknown`, its message saying what).
+ */
+function reasonOf(exit: { code: number | null; signal: string | null }, state: StreamState): VerdictReason {
+  switch (failureKind(exit, state)) {
+    case 'auth':
+      return 'auth';
+    case 'rate-limit':
+      return 'rate-limit';
+    case 'server':
+      return 'api-error';
+    case 'turn-limit':
+      return 'max-turns';
+    case 'permission':
+      return 'permission-denied';
+    case 'input':
+      return (state as Partial<GeminiStreamState>).result === 'error' ? 'api-error' : 'unknown';
+    default:
+      return 'crashed';
+  }
+}
+
+/** Why a run failed, in the words of issue 16's reasons. */
+export type FailureKind = 'auth' | 'rate-limit' | 'server' | 'turn-limit' | 'permission' | 'input' | 'crash';
+
+/**
+ * The kind of a failed run's failure, from what the CLI said: the HTTP status of an API error (in the
+ * result's message, or the exit status + 256), the CLI's own exit statuses, the result's error type.
+ */
+export function failureKind(exit: { code: number | null; signal: string | null }, state: StreamState): FailureKind {
+  const s = state as Partial<GeminiStreamState> & StreamState;
+  const code = exit.code;
+  const http = s.apiStatus ?? (s.result === 'error' && code !== null && code >= 144 && !EXIT_MEANINGS[code] ? code + 256 : null);
+  if (http === 401 || http === 403 || code === 41) return 'auth';
+  if (http === 429) return 'rate-limit';
+  if ((http !== null && http >= 500) || (s.result === 'error' && code === 0)) return 'server';
+  if (code === 53 || s.errorType === 'FatalTurnLimitedError') return 'turn-limit';
+  if (code === 55) return 'permission';
+  if (http !== null || code === 42 || code === 52) return 'input';
+  return 'crash';
+}

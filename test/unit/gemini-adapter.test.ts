@@ -1,0 +1,463 @@
+// The gemini adapter against every captured fixture of the real CLI (test/fixtures/agents/gemini/,
+// Gemini CLI 0.61.0 against test/fakes/google-genai.ts): session id, transcript, answer, usage,
+// children, verdict and the failure's kind with the exit status the real run had, noise, launch argv,
+// and childMessages reading the captured chat files from a temp store.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gemini } from '../../lib/agents/gemini/index.js';
+import { findChild, geminiDir, readChat } from '../../lib/agents/gemini/store.js';
+import { errorText, failureKind, type GeminiStreamState } from '../../lib/agents/gemini/stream.js';
+import { submittedAnswer, TOOL_OUTPUT_MAX } from '../../lib/agents/gemini/tools.js';
+import { SubagentError } from '../../lib/base/errors.js';
+import type { LaunchInput, Message } from '../../lib/agents/types.js';
+import { NO_CAPS } from '../../lib/registry/record.js';
+import { ROOT } from '../support/paths.js';
+
+const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'gemini');
+
+/** How each captured run ended (the real CLI's exit status). */
+const EXIT: Record<string, { code: number | null; signal: string | null }> = {
+  'plain.ndjson': { code: 0, signal: null },
+  'shell-tool.ndjson': { code: 0, signal: null },
+  'subagent.ndjson': { code: 0, signal: null },
+  'subagent-failed.ndjson': { code: 0, signal: null },
+  'resume-1.ndjson': { code: 0, signal: null },
+  'resume-2.ndjson': { code: 0, signal: null },
+  'resume-unknown-id.ndjson': { code: 42, signal: null },
+  'api-error-500.ndjson': { code: 244, signal: null },
+  'api-error-429.ndjson': { code: 173, signal: null },
+  'api-error-401.ndjson': { code: 145, signal: null },
+  'stream-error.ndjson': { code: 244, signal: null },
+  'max-turns.ndjson': { code: 53, signal: null },
+  'shell-not-allowed.ndjson': { code: 0, signal: null },
+  'empty-answer.ndjson': { code: 0, signal: null },
+  'sigterm-during-tool.ndjson': { code: 0, signal: null },
+};
+
+interface Parsed {
+  messages: Message[];
+  state: GeminiStreamState;
+}
+
+/** Feeds a text through a new parser line by line, as the supervisor does, then ends it. */
+function parseText(text: string, end = true): Parsed {
+  const messages: Message[] = [];
+  const p = gemini.parser((m) => messages.push(m));
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  for (const l of lines) p.line(l);
+  if (end) p.end();
+  return { messages, state: p.state };
+}
+
+function parse(name: string, end = true): Parsed {
+  return parseText(readFileSync(join(FIX, name), 'utf8'), end);
+}
+
+/** The verdict and the failure's kind of a fixture, with the exit status its real run had. */
+function outcome(name: string): { verdict: ReturnType<typeof gemini.verdict>; kind: string; state: GeminiStreamState } {
+  const { state } = parse(name);
+  const exit = EXIT[name]!;
+  return { verdict: gemini.verdict(exit, state), kind: failureKind(exit, state), state };
+}
+
+function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
+  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
+}
+
+const noUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: null };
+
+test('every fixture of the gemini CLI is covered by this file', () => {
+  const covered = new Set([...Object.keys(EXIT), 'resume-unknown-id.stderr', 'store-subagent', 'store-subagent-failed']);
+  for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
+});
+
+test('adapter identity: program, signal, supports, store env, session id chosen by us', () => {
+  assert.equal(gemini.cli, 'gemini');
+  assert.equal(gemini.program, 'gemini');
+  assert.equal(gemini.gracefulSignal, 'SIGTERM', 'SIGINT/SIGTERM leave the shell tool running: the core signals the whole tree');
+  assert.equal(gemini.stream, 'ndjson');
+  assert.deepEqual(gemini.supports, { model: true, variant: false, agent: false, files: false });
+  assert.deepEqual([...gemini.storeEnvKeys], ['HOME', 'GEMINI_CLI_HOME']);
+  const a = gemini.chooseSessionId();
+  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.notEqual(a, gemini.chooseSessionId());
+});
+
+test('launch: a new run passes the chosen id, -m and the extra args last, with the relauncher off', () => {
+  const id = '6b1f3c1e-1d2a-4c3b-9e4f-000000000001';
+  assert.deepEqual(gemini.launch(launchInput({ sessionId: id })), {
+    command: 'gemini',
+    args: ['-o', 'stream-json', '--session-id', id],
+    env: { GEMINI_CLI_NO_RELAUNCH: 'true' },
+  });
+  const l = gemini.launch(launchInput({ sessionId: id, model: 'gemini-2.5-pro', extraArgs: ['--approval-mode', 'yolo', '--policy', 'p.toml'] }));
+  assert.deepEqual(l.args, ['-o', 'stream-json', '--session-id', id, '-m', 'gemini-2.5-pro', '--approval-mode', 'yolo', '--policy', 'p.toml']);
+  assert.deepEqual(gemini.launch(launchInput()).args, ['-o', 'stream-json'], 'no id: the CLI chooses one');
+});
+
+test('launch: a resume passes --resume <uuid>; anything else ("latest", an index) is refused', () => {
+  const id = '6b1f3c1e-1d2a-4c3b-9e4f-000000000005';
+  const l = gemini.launch(launchInput({ mode: 'resume', sessionId: id, model: 'm', extraArgs: ['-y'] }));
+  assert.deepEqual(l.args, ['-o', 'stream-json', '--resume', id, '-m', 'm', '-y']);
+  assert.deepEqual(l.env, { GEMINI_CLI_NO_RELAUNCH: 'true' });
+  for (const bad of [null, 'latest', '5', 'not-a-uuid']) {
+    assert.throws(
+      () => gemini.launch(launchInput({ mode: 'resume', sessionId: bad })),
+      (e: unknown) => e instanceof SubagentError && e.code === 'E_SESSION_NOT_FOUND',
+      String(bad),
+    );
+  }
+});
+
+test('plain: the session id from init, the deltas joined into one answer, usage with the thoughts in the output', () => {
+  const { messages, state } = parse('plain.ndjson');
+  assert.equal(state.sessionId, '6b1f3c1e-1d2a-4c3b-9e4f-000000000001');
+  assert.deepEqual(messages, [{ role: 'assistant', text: 'hello from the fake gemini model' }]);
+  assert.equal(state.lastAssistantText, 'hello from the fake gemini model');
+  assert.equal(state.toolUses, 0);
+  assert.deepEqual(state.children, []);
+  assert.equal(state.fatalError, null);
+  assert.equal(state.skippedLines, 0);
+  assert.equal(state.result, 'success');
+  // stats: total 10186 = input 10172 + output 12 + 2 thought tokens.
+  assert.deepEqual(state.usage, {
+    inputTokens: 10172,
+    outputTokens: 14,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 2,
+    totalTokens: 10186,
+    costUsd: null,
+  });
+  assert.ok(state.lastActivityAt);
+  assert.deepEqual(gemini.verdict(EXIT['plain.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test('the session id is known from the first line; the answer grows with each delta before it is a message', () => {
+  const lines = readFileSync(join(FIX, 'plain.ndjson'), 'utf8').split('\n');
+  const messages: Message[] = [];
+  const p = gemini.parser((m) => messages.push(m));
+  p.line(lines[0]!);
+  assert.equal(p.state.sessionId, '6b1f3c1e-1d2a-4c3b-9e4f-000000000001');
+  for (const l of lines.slice(1, 4)) p.line(l);
+  assert.equal(p.state.lastAssistantText, 'hello from the fake ');
+  assert.deepEqual(messages, [], 'the text is one message, given once it is whole');
+  p.line(lines[4]!);
+  p.line(lines[5]!);
+  assert.deepEqual(messages, [{ role: 'assistant', text: 'hello from the fake gemini model' }]);
+});
+
+test('shell-tool: the call is a tool message (command in, output out, the CLI status); the answer after it', () => {
+  const { messages, state } = parse('shell-tool.ndjson');
+  assert.deepEqual(messages, [
+    {
+      role: 'tool',
+      text: 'run_shell_command: echo hello-from-shell; pwd',
+      tool: { name: 'run_shell_command', input: 'echo hello-from-shell; pwd', output: 'hello-from-shell /tmp/gemini-capture/project', status: 'success' },
+    },
+    { role: 'assistant', text: 'done: hello-from-shell' },
+  ]);
+  assert.equal(state.toolUses, 1);
+  assert.equal(state.lastAssistantText, 'done: hello-from-shell');
+  assert.deepEqual(gemini.verdict(EXIT['shell-tool.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test('subagent: invoke_agent is a child (id = its call id) that ends with its call; its words are not in the stream', () => {
+  const { messages, state } = parse('subagent.ndjson');
+  assert.equal(state.children.length, 1);
+  const c = state.children[0]!;
+  assert.equal(c.id, 'invoke_agent__invoke_agent_1795560211608_0');
+  assert.equal(c.cli, 'gemini');
+  assert.equal(c.description, 'generalist: TOOL:Bash:echo child-shell-out');
+  assert.equal(c.status, 'done');
+  assert.equal(c.statusSource, 'stream');
+  assert.ok(c.startedAt && c.finishedAt);
+  assert.deepEqual(messages, [
+    {
+      role: 'tool',
+      text: 'invoke_agent: generalist: TOOL:Bash:echo child-shell-out',
+      tool: { name: 'invoke_agent', input: 'generalist: TOOL:Bash:echo child-shell-out', output: null, status: 'success' },
+    },
+    { role: 'assistant', text: 'done: done: child-shell-out' },
+  ]);
+  assert.ok(!messages.some((m) => m.childId), 'the stream carries nothing of the child');
+  assert.equal(state.toolUses, 1, "the child's own calls are not in the stream (stats.tool_calls counts them: 3)");
+  assert.equal(state.lastAssistantText, 'done: done: child-shell-out');
+  assert.equal(state.usage?.totalTokens, 39945, "the process's usage, the child's requests included");
+  assert.deepEqual(gemini.verdict(EXIT['subagent.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test('subagent-failed: the stream says the call succeeded although the child failed (only the store knows)', () => {
+  const { state } = parse('subagent-failed.ndjson');
+  assert.equal(state.children[0]?.status, 'done');
+  assert.match(state.lastAssistantText ?? '', /^done: Subagent 'generalist' failed\. Error: /);
+  assert.equal(gemini.verdict(EXIT['subagent-failed.ndjson']!, state).outcome, 'succeeded');
+});
+
+test('a child still running when the run ends takes its end, marked inferred', () => {
+  const lines = readFileSync(join(FIX, 'subagent.ndjson'), 'utf8').split('\n');
+  const { state } = parseText(lines.slice(0, 3).join('\n'));
+  assert.equal(state.children[0]?.status, 'running');
+  const v = gemini.verdict({ code: 0, signal: null }, state);
+  assert.equal(v.outcome, 'failed');
+  assert.equal(state.children[0]?.status, 'failed');
+  assert.equal(state.children[0]?.statusSource, 'inferred');
+});
+
+test('resume: both runs report the same session; usage is per run (not cumulative)', () => {
+  const one = parse('resume-1.ndjson').state;
+  const two = parse('resume-2.ndjson');
+  assert.equal(one.sessionId, '6b1f3c1e-1d2a-4c3b-9e4f-000000000005');
+  assert.equal(two.state.sessionId, one.sessionId);
+  assert.deepEqual(two.messages, [{ role: 'assistant', text: 'second answer' }]);
+  assert.equal(one.usage?.totalTokens, 10177);
+  assert.equal(two.state.usage?.totalTokens, 10204, 'the resumed request carries the first turn, nothing more is added');
+});
+
+test('an unknown resume id: exit 42, nothing on stdout (the message is on stderr, which the core appends)', () => {
+  const o = outcome('resume-unknown-id.ndjson');
+  assert.equal(o.state.sessionId, null);
+  assert.deepEqual(o.verdict, {
+    outcome: 'failed',
+    error: 'gemini exited with status 42 (bad input: an unknown --resume id, an empty prompt or an unreadable @file) before it started the session',
+    reason: 'unknown',
+  });
+  assert.equal(o.kind, 'input');
+  assert.match(readFileSync(join(FIX, 'resume-unknown-id.stderr'), 'utf8'), /^Error resuming session: Invalid session identifier/);
+});
+
+test('API errors: the result carries the message (unwrapped), the exit status is the HTTP status mod 256', () => {
+  const cases: Array<[string, string, string, string]> = [
+    ['api-error-500.ndjson', 'API Error: fake upstream failure (HTTP 500 INTERNAL)', 'server', 'api-error'],
+    ['stream-error.ndjson', 'API Error: fake stream broke (HTTP 500 INTERNAL)', 'server', 'api-error'],
+    ['api-error-401.ndjson', 'API Error: fake bad key (HTTP 401 UNAUTHENTICATED)', 'auth', 'auth'],
+    [
+      'api-error-429.ndjson',
+      'API Error: fake quota exhausted\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method',
+      'rate-limit',
+      'rate-limit',
+    ],
+  ];
+  for (const [name, error, kind, reason] of cases) {
+    const o = outcome(name);
+    assert.deepEqual(o.verdict, { outcome: 'failed', error, reason }, name);
+    assert.equal(o.state.fatalError, error, `${name}: the CLI's own verdict (the core adds no stderr)`);
+    assert.equal(o.kind, kind, name);
+    assert.equal(o.state.errorType, 'unknown');
+    assert.deepEqual(o.state.usage, noUsage);
+  }
+  assert.equal(outcome('api-error-500.ndjson').state.apiStatus, 500);
+  assert.equal(outcome('api-error-429.ndjson').state.apiStatus, null, 'the 429 message has no status: the exit status (173) tells');
+});
+
+test('max-turns: FatalTurnLimitedError, exit 53; the usage of the turns it had', () => {
+  const o = outcome('max-turns.ndjson');
+  assert.deepEqual(o.verdict, {
+    outcome: 'failed',
+    error: 'Reached max session turns for this session. Increase the number of turns by specifying maxSessionTurns in settings.json.',
+    reason: 'max-turns',
+  });
+  assert.equal(o.state.errorType, 'FatalTurnLimitedError');
+  assert.equal(o.kind, 'turn-limit');
+  assert.equal(o.state.toolUses, 1);
+  assert.equal(o.state.usage?.totalTokens, 10208);
+});
+
+test('shell-not-allowed: the refused call is a tool error the model saw; the run succeeds', () => {
+  const { messages, state } = parse('shell-not-allowed.ndjson');
+  assert.equal(messages[0]?.tool?.status, 'error');
+  assert.match(messages[0]?.tool?.output ?? '', /^Tool "run_shell_command" not found\./);
+  assert.equal(state.toolUses, 1);
+  assert.deepEqual(gemini.verdict(EXIT['shell-not-allowed.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test('empty-answer: an error event, then a result with status error and no message: exit 0, failed with the event', () => {
+  const o = outcome('empty-answer.ndjson');
+  const error = 'The model returned an empty response with no text or thoughts. This may be a transient API issue; please try again.';
+  assert.equal(o.state.lastError, error);
+  assert.deepEqual(o.verdict, { outcome: 'failed', error, reason: 'api-error' });
+  assert.equal(o.kind, 'server');
+  assert.equal(o.state.lastAssistantText, null);
+});
+
+test('sigterm-during-tool: cut after tool_use, exit 0 with no result: failed; end() gives the call as incomplete', () => {
+  const { messages, state } = parse('sigterm-during-tool.ndjson');
+  assert.equal(state.result, 'none');
+  assert.deepEqual(
+    messages.map((m) => m.tool?.status),
+    ['incomplete'],
+  );
+  assert.match(messages[0]!.text, /^run_shell_command: sleep 300; echo mk\d+$/);
+  const v = gemini.verdict(EXIT['sigterm-during-tool.ndjson']!, state);
+  assert.deepEqual(v, { outcome: 'failed', error: 'gemini exited with status 0 before it reported a result', reason: 'crashed' });
+  assert.equal(failureKind(EXIT['sigterm-during-tool.ndjson']!, state), 'crash');
+  assert.deepEqual(parse('sigterm-during-tool.ndjson', false).messages, [], 'without end() the call is left out');
+});
+
+test('verdict: a signal, an exit status after a success, the CLI exit statuses in words', () => {
+  const { state } = parse('plain.ndjson');
+  assert.deepEqual(gemini.verdict({ code: null, signal: 'SIGKILL' }, state), { outcome: 'failed', error: 'gemini was killed by SIGKILL', reason: 'crashed' });
+  assert.deepEqual(gemini.verdict({ code: 1, signal: null }, state), { outcome: 'failed', error: 'gemini exited with status 1', reason: 'crashed' });
+  assert.equal(gemini.verdict({ code: 55, signal: null }, gemini.parser().state).reason, 'permission-denied', 'the workspace is not trusted');
+  assert.equal(gemini.verdict({ code: 41, signal: null }, gemini.parser().state).reason, 'auth');
+  assert.deepEqual(gemini.caps, { cost: null, tokens: null, turns: null });
+  const empty = gemini.parser().state;
+  assert.equal(
+    gemini.verdict({ code: 55, signal: null }, empty).error,
+    'gemini exited with status 55 (the workspace is not trusted) before it started the session',
+  );
+  assert.equal(gemini.verdict({ code: 41, signal: null }, empty).error, 'gemini exited with status 41 (authentication failed) before it started the session');
+  assert.equal(failureKind({ code: 55, signal: null }, empty), 'permission');
+  assert.equal(failureKind({ code: 41, signal: null }, empty), 'auth');
+  assert.equal(failureKind({ code: 1, signal: null }, empty), 'crash');
+  assert.equal(failureKind({ code: null, signal: 'SIGKILL' }, empty), 'crash');
+});
+
+test('errorText: API errors unwrapped, anything else as the CLI said it', () => {
+  assert.deepEqual(errorText('[API Error: {"error":{"code":403,"message":"no","status":"PERMISSION_DENIED"}}]'), {
+    text: 'API Error: no (HTTP 403 PERMISSION_DENIED)',
+    status: 403,
+  });
+  assert.deepEqual(errorText('[API Error: overloaded]'), { text: 'API Error: overloaded', status: null });
+  assert.deepEqual(errorText('Something else {not json}'), { text: 'Something else {not json}', status: null });
+});
+
+test('noise: blank lines pass, non-JSON and torn lines are counted; unknown events are not noise', () => {
+  const text = ['not json', '', '{"type":"init","session_id":"s1"}', '{"type":"future_event","x":1}', '{"type":"message","role":"assis'].join('\n');
+  const { state } = parseText(text);
+  assert.equal(state.sessionId, 's1');
+  assert.equal(state.skippedLines, 2);
+});
+
+test('tool outputs are capped; a non-delta assistant message is a message of its own', () => {
+  const long = 'y'.repeat(TOOL_OUTPUT_MAX * 3);
+  const { messages, state } = parseText(
+    [
+      '{"type":"message","role":"assistant","content":"whole"}',
+      '{"type":"tool_use","tool_name":"read_file","tool_id":"t1","parameters":{"file_path":"/a/b.txt"}}',
+      `{"type":"tool_result","tool_id":"t1","status":"success","output":"${long}"}`,
+      '{"type":"tool_use","tool_name":"read_file","tool_id":"t1","parameters":{"file_path":"/a/b.txt"}}',
+    ].join('\n'),
+  );
+  assert.deepEqual(messages[0], { role: 'assistant', text: 'whole' });
+  assert.equal(messages[1]?.text, 'read_file: /a/b.txt');
+  assert.equal(messages[1]?.tool?.output?.length, TOOL_OUTPUT_MAX);
+  assert.equal(state.toolUses, 1, 'a tool id is counted once');
+});
+
+test('submittedAnswer: the generalist answers {response}, others a string or JSON', () => {
+  assert.equal(submittedAnswer({ result: { response: 'hi' } }), 'hi');
+  assert.equal(submittedAnswer({ result: 'plain' }), 'plain');
+  assert.equal(submittedAnswer({ report: { a: 1, b: 2 } }), '{\n  "a": 1,\n  "b": 2\n}');
+  assert.equal(submittedAnswer({}), null);
+});
+
+/** A temp HOME holding a captured store as its .gemini; removed after the test. */
+function storeHome(t: { after(fn: () => void): void }, store: string): string {
+  const home = mkdtempSync(join(tmpdir(), 'gemini-store-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  cpSync(join(FIX, store), join(home, '.gemini'), { recursive: true });
+  return home;
+}
+
+const SESSION = '6b1f3c1e-1d2a-4c3b-9e4f-000000000003';
+const CALL = 'invoke_agent__invoke_agent_1795560211608_0';
+const AGENT = 'b1bb7c53-28b8-4053-a7a4-a9ebd2103184';
+
+test("childMessages: the child's own chat, asked by the stream's call id or by its session id", async (t) => {
+  const home = storeHome(t, 'store-subagent');
+  for (const childId of [CALL, AGENT]) {
+    // The run's cwd as projects.json has it, and one it does not know (every project is scanned).
+    for (const cwd of ['/tmp/gemini-capture/project', '/elsewhere']) {
+      const got: Message[] = [];
+      const found = await gemini.childMessages!({ sessionId: SESSION, cwd, childId, storeEnv: { HOME: home } }, (m) => got.push(m));
+      assert.equal(found, true, `${childId} ${cwd}`);
+      assert.deepEqual(got, [
+        { role: 'user', text: 'TOOL:Bash:echo child-shell-out', childId },
+        {
+          role: 'tool',
+          text: 'run_shell_command: echo child-shell-out',
+          tool: { name: 'run_shell_command', input: 'echo child-shell-out', output: 'child-shell-out', status: 'success' },
+          childId,
+        },
+        { role: 'assistant', text: 'done: child-shell-out', childId },
+      ]);
+    }
+  }
+});
+
+test('childMessages: GEMINI_CLI_HOME locates the store; nothing is read from elsewhere', async (t) => {
+  const home = storeHome(t, 'store-subagent');
+  const q = { sessionId: SESSION, cwd: '/w', childId: CALL };
+  assert.equal(await gemini.childMessages!({ ...q, storeEnv: { GEMINI_CLI_HOME: home, HOME: '/nonexistent' } }, () => {}), true);
+  assert.equal(await gemini.childMessages!({ ...q, storeEnv: { HOME: join(home, 'nothing') } }, () => {}), false);
+  assert.equal(geminiDir({ GEMINI_CLI_HOME: '/g', HOME: '/h' }), '/g/.gemini');
+  assert.equal(geminiDir({ HOME: '/h' }), '/h/.gemini');
+});
+
+test('childMessages: false for another session, an unknown child, ids that are not ids', async (t) => {
+  const home = storeHome(t, 'store-subagent');
+  const storeEnv = { HOME: home };
+  const cases: Array<[string | null, string]> = [
+    ['6b1f3c1e-1d2a-4c3b-9e4f-000000000099', CALL],
+    [SESSION, 'invoke_agent__invoke_agent_0_0'],
+    [SESSION, '../../projects'],
+    [SESSION, `${AGENT}/../x`],
+    ['../x', CALL],
+    [null, CALL],
+  ];
+  for (const [sessionId, childId] of cases) {
+    assert.equal(await gemini.childMessages!({ sessionId, cwd: '/w', childId, storeEnv }, () => {}), false, `${sessionId} ${childId}`);
+    assert.equal(findChild({ sessionId, cwd: '/w', childId, storeEnv }), null);
+  }
+});
+
+test("childMessages: a failed child's chat is emptied by the CLI; the session's record of the call tells its prompt and end", async (t) => {
+  const home = storeHome(t, 'store-subagent-failed');
+  const childId = 'invoke_agent__invoke_agent_1795560217831_0';
+  const sessionId = '6b1f3c1e-1d2a-4c3b-9e4f-000000000004';
+  const found = findChild({ sessionId, cwd: '/w', childId, storeEnv: { HOME: home } });
+  assert.ok(found?.chat && found.call);
+  assert.deepEqual(readChat(found.chat).messages, []);
+  const got: Message[] = [];
+  assert.equal(await gemini.childMessages!({ sessionId, cwd: '/w', childId, storeEnv: { HOME: home } }, (m) => got.push(m)), true);
+  assert.deepEqual(got, [
+    { role: 'user', text: 'ERROR:500:child upstream failure', childId },
+    {
+      role: 'assistant',
+      text: 'Subagent \'generalist\' failed. Error: {"error":{"code":500,"message":"child upstream failure","status":"INTERNAL"}}',
+      childId,
+    },
+  ]);
+});
+
+test('readChat: a later record of the same id replaces it in place; $rewindTo drops from that message on', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gemini-chat-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'c.jsonl');
+  const lines = [
+    { sessionId: 's', kind: 'main' },
+    { $set: { messages: [{ id: 'a', type: 'user', content: 'old' }] } },
+    { id: 'b', type: 'user', content: 'one' },
+    { id: 'c', type: 'gemini', content: '' },
+    { id: 'c', type: 'gemini', content: 'two' },
+    { id: 'd', type: 'user', content: 'three' },
+    { $rewindTo: 'd' },
+    'torn {',
+  ];
+  writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n'));
+  const chat = readChat(file);
+  assert.equal(chat.meta.sessionId, 's');
+  assert.deepEqual(
+    chat.messages.map((m) => [m.id, m.content]),
+    [
+      ['a', 'old'],
+      ['b', 'one'],
+      ['c', 'two'],
+    ],
+  );
+});
