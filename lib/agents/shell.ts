@@ -11,6 +11,8 @@ export const shell: AgentAdapter = {
   cli: 'shell',
   program: '/bin/sh',
   supports: { model: false, variant: false, agent: false, files: false },
+  // A script reports no usage: nothing to cap.
+  caps: { cost: null, tokens: null, turns: null },
   gracefulSignal: 'SIGTERM',
   stream: 'text',
   storeEnvKeys: [],
@@ -27,8 +29,8 @@ export const shell: AgentAdapter = {
     };
   },
   verdict(exit) {
-    if (exit.code === 0) return { outcome: 'succeeded', error: null };
-    if (exit.signal) return { outcome: 'failed', error: `the script was killed by ${exit.signal}` };
-    return { outcome: 'failed', error: `the script exited with status ${exit.code}` };
+    if (exit.code === 0) return { outcome: 'succeeded', error: null, reason: null };
+    if (exit.signal) return { outcome: 'failed', error: `the script was killed by ${exit.signal}`, reason: 'crashed' };
+    return { outcome: 'failed', error: `the script exited with status ${exit.code}`, reason: 'exit-code' };
   },
 };

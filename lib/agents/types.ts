@@ -1,6 +1,6 @@
 import { parseObject, type JsonObject } from '../base/json.js';
 import { nowIso } from '../base/time.js';
-import type { ChildAgent, Usage } from '../registry/record.js';
+import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
 
 /**
  * The adapter interface: everything the core knows of an agent CLI. One adapter per CLI, in
@@ -31,6 +31,8 @@ export interface LaunchInput {
   extraArgs: string[];
   /** New run: the id `chooseSessionId` chose, else null. Resume: the id to resume (the record's). */
   sessionId: string | null;
+  /** The run's spend caps; `launch` passes those its `caps` says are `native` to the CLI's own limits. */
+  caps: Caps;
 }
 
 /** How to start the agent: `launch`'s answer. */
@@ -85,6 +87,11 @@ export interface StreamState {
   /** The run's own sub-agents (its children's children are not listed). */
   children: ChildAgent[];
   /**
+   * Model turns so far, each a request to the model and the tools it asked for, counted as the adapter's
+   * page defines (0 where the stream does not show them). Read by the supervisor for a `stream` turn cap.
+   */
+  turns: number;
+  /**
    * The CLI's own verdict that the run failed (Claude is_error, Codex turn.failed, OpenCode error),
    * in words. When set the core does not add stderr's last line to the run's error.
    */
@@ -117,12 +124,41 @@ export interface ParserContext {
   threadUsageBefore?: Usage | null;
 }
 
+/** The reasons a verdict may give; the core adds `cancelled`, `spawn-failed` and the `max-*` of the caps it holds. */
+export type VerdictReason = Exclude<Reason, 'cancelled' | 'spawn-failed'>;
+
 /** How a run ended, in the CLI's terms. */
 export interface Verdict {
   /** The run's outcome unless it was cancelled (the core decides that). */
   outcome: 'succeeded' | 'failed';
   /** Why it failed, in words (null when it succeeded). */
   error: string | null;
+  /**
+   * Why it failed, for a program to branch on (null when it succeeded): from what the CLI itself said —
+   * its error's HTTP status or words (`auth`, `rate-limit`, `api-error`: lib/base/api-error.ts), its own
+   * limits (`max-turns`, `max-cost`), its permission denials — else `crashed` (killed by a signal, or
+   * ended without a verdict of its own), `exit-code` (a script's own failure) or `unknown`.
+   * docs/contract.md ("Reasons") says what each means.
+   */
+  reason: VerdictReason | null;
+}
+
+/**
+ * How an adapter honours one spend cap: `native`, `launch` passes it to the CLI's own limit; `stream`,
+ * the supervisor stops the run (a graceful cancel) once the figures the stream reports *while the run
+ * goes* cross it; null, the CLI reports nothing to hold it to: start and resume refuse the cap
+ * (`E_ARG_UNSUPPORTED`).
+ */
+export type CapMode = 'native' | 'stream' | null;
+
+/** Which spend caps an adapter honours, and how (`AgentAdapter.caps`). */
+export interface CapSupport {
+  /** `--max-cost USD`; `stream` holds `state.usage.costUsd` to it. */
+  cost: CapMode;
+  /** `--max-tokens N`; `stream` holds `state.usage.totalTokens` to it. */
+  tokens: CapMode;
+  /** `--max-turns N`; `stream` holds `state.turns` to it. */
+  turns: CapMode;
 }
 
 /** Where to find a child sub-agent's own transcript, and whose store to read it from. */
@@ -152,6 +188,12 @@ export interface AgentAdapter {
    * only where the CLI takes them. (Every CLI resumes: a session it cannot resume is refused by `launch`.)
    */
   readonly supports: { model: boolean; variant: boolean; agent: boolean; files: boolean };
+  /**
+   * Which spend caps (`--max-cost`, `--max-tokens`, `--max-turns`) the CLI can be held to, and how
+   * (`CapMode`). Start and resume refuse a cap that is null here with `E_ARG_UNSUPPORTED` before anything
+   * is recorded; `native` ones reach `launch` in `LaunchInput.caps`; the supervisor enforces `stream` ones.
+   */
+  readonly caps: CapSupport;
   /**
    * The signal that makes this CLI stop gracefully (tools killed, transcript closed): what `cancel` sends
    * by default, and what the supervisor passes to the agent's group when it is told to cancel. With
@@ -194,8 +236,9 @@ export interface AgentAdapter {
    * How a run ended, from the exit status and what the stream said. Called once by the supervisor after
    * the agent exited and the whole log was parsed (`end` included); not called when the agent could not
    * be started. It may settle children the stream never ended (`statusSource: "inferred"`) in `state`.
-   * Cancels are decided by the core, which also adds stderr's last line to a failure without `fatalError`,
-   * and records the children the stream left running as `cancelled` when the run was cancelled.
+   * Cancels and the caps the supervisor enforces are decided by the core, which also adds stderr's last
+   * line to a failure without `fatalError`, and records the children the stream left running as
+   * `cancelled` when the run was cancelled.
    */
   verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict;
   /**
@@ -234,7 +277,17 @@ export function runUsage(thread: Usage, before: Usage | null | undefined): Usage
 
 /** The state of a stream that has said nothing yet. */
 export function emptyState(): StreamState {
-  return { sessionId: null, toolUses: 0, usage: null, children: [], fatalError: null, lastAssistantText: null, skippedLines: 0, lastActivityAt: null };
+  return {
+    sessionId: null,
+    toolUses: 0,
+    usage: null,
+    children: [],
+    turns: 0,
+    fatalError: null,
+    lastAssistantText: null,
+    skippedLines: 0,
+    lastActivityAt: null,
+  };
 }
 
 /**

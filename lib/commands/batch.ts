@@ -4,6 +4,7 @@ import { SubagentError } from '../base/errors.js';
 import { callerOf, inRegistryOf, placeOf, type Context } from './context.js';
 import { readPrompt } from './prompt.js';
 import { start, type StartOptions } from './start.js';
+import { parseCap, type CapKey } from './caps.js';
 import { badStallSec, parseStallSec } from './settings.js';
 
 /** Fields a batch line may hold: the flags of start-subagent, in camelCase. */
@@ -26,7 +27,17 @@ const FIELDS = [
   'stallAfter',
   'stallAction',
   'onEnd',
+  'maxCost',
+  'maxTokens',
+  'maxTurns',
 ] as const;
+
+/** The spend caps of a line: its field, and the option it sets. */
+const CAP_FIELDS: Array<[field: string, key: CapKey]> = [
+  ['maxCost', 'maxCostUsd'],
+  ['maxTokens', 'maxTokens'],
+  ['maxTurns', 'maxTurns'],
+];
 
 export interface BatchOptions extends Context {
   /** A path, or "-" for stdin. */
@@ -51,6 +62,9 @@ export type BatchDefaults = Pick<
   | 'stallAfterSec'
   | 'stallAction'
   | 'onEnd'
+  | 'maxCostUsd'
+  | 'maxTokens'
+  | 'maxTurns'
 >;
 
 /** A started line: where it was, and the run as start published it. */
@@ -112,6 +126,19 @@ const optionalString = (line: Record<string, unknown>, key: string): string | un
   if (typeof v !== 'string') throw new SubagentError('E_ARG_INVALID', `"${key}" must be a string`, { field: key, hint: `write "${key}": "…"` });
   return v;
 };
+
+/** A line's caps: a number (or the flag's text, `"none"` too) or null (no cap); a field left out takes the default. */
+function lineCaps(line: Record<string, unknown>, defaults: BatchDefaults): Pick<StartOptions, CapKey> {
+  const out: Pick<StartOptions, CapKey> = {};
+  for (const [field, key] of CAP_FIELDS) {
+    const v = line[field];
+    if (v === undefined) out[key] = defaults[key];
+    else if (v === null) out[key] = null;
+    else if (typeof v === 'number' || typeof v === 'string') out[key] = parseCap(key, String(v));
+    else throw new SubagentError('E_ARG_INVALID', `"${field}" must be a number`, { field, hint: `"${field}": 10` });
+  }
+  return out;
+}
 
 /** A line's "stallAfter": seconds as a number, or a string as --stall-after takes it ("off", "90"). */
 function stallAfterOf(line: Record<string, unknown>): number | undefined {
@@ -198,6 +225,7 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         // A line that turns stalls off has nothing for the default action to act on.
         stallAction: (optionalString(line, 'stallAction') as StartOptions['stallAction']) ?? (stallAfter === 0 ? undefined : defaults.stallAction),
         onEnd: optionalString(line, 'onEnd') ?? defaults.onEnd,
+        ...lineCaps(line, defaults),
         registry,
         cwd,
         ...(o.env ? { env: o.env } : {}),

@@ -1,10 +1,12 @@
 import { updateRecord } from '../registry/store.js';
 import { cancelledChildren, type RunRecord } from '../registry/record.js';
 import { nowIso } from '../base/time.js';
+import { cancelledEnd } from '../runs/reason.js';
 
 /**
  * The end of a cancelled run as cancel records it when its supervisor could not (dead, or too slow):
- * `done`/`cancelled`, the exit status unknown, children still open cancelled, and why in `endReason`. A record already done stays.
+ * `done`/`cancelled` (or, stopped by the supervisor at a spend cap, `failed` with the cap's reason), the
+ * exit status unknown, children still open cancelled, and why in `endReason`. A record already done stays.
  */
 export function recordCancelledEnd(dir: string, signal: string, endReason: string): RunRecord {
   return updateRecord(dir, (r) => {
@@ -13,11 +15,10 @@ export function recordCancelledEnd(dir: string, signal: string, endReason: strin
     return {
       ...r,
       status: 'done',
-      outcome: 'cancelled',
+      ...cancelledEnd(r.cancel ?? { requestedAt: at, signal, by: process.pid }),
       exitCode: null,
       signal: null,
       finishedAt: at,
-      error: `cancelled with ${signal}`,
       children: cancelledChildren(r.children, at),
       endReason,
     };

@@ -177,7 +177,11 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
   let marked = ob.record;
   let unrecorded: string | null = null;
   try {
-    marked = updateRecord(ob.dir, (r) => (r.status === 'done' || r.cancel ? null : { ...r, cancel: { requestedAt: nowIso(), signal, by: process.pid } }));
+    // A caller's cancel also replaces the supervisor's stop at a spend cap (`cancel.reason`): the run then
+    // ends cancelled, as this verb promises.
+    marked = updateRecord(ob.dir, (r) =>
+      r.status === 'done' || (r.cancel && !r.cancel.reason) ? null : { ...r, cancel: { requestedAt: nowIso(), signal, by: process.pid } },
+    );
   } catch (err) {
     if (!(err instanceof SubagentError && err.code === 'E_REGISTRY_UNWRITABLE')) throw err;
     unrecorded = err.message;

@@ -2,7 +2,8 @@ import { observeRun } from '../runs/observe.js';
 import { promptHead } from '../runs/transcript.js';
 import { nameNotFound, validateName } from '../registry/names.js';
 import { listRuns, runDir } from '../registry/store.js';
-import type { Outcome, Status, Usage } from '../registry/record.js';
+import type { Caps, Outcome, Reason, Status, Usage } from '../registry/record.js';
+import { capsOf, reasonOf } from '../runs/reason.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 
 export interface HistoryOptions extends Context {
@@ -14,6 +15,8 @@ export interface HistoryRun {
   run: number;
   status: Status;
   outcome: Outcome | null;
+  /** Why a done run did not succeed (docs/contract.md, "Reasons"); null otherwise. */
+  reason: Reason | null;
   cli: string;
   model: string | null;
   /** The start of the run's prompt, as text. */
@@ -26,6 +29,8 @@ export interface HistoryRun {
   signal: string | null;
   error: string | null;
   usage: Usage | null;
+  /** The run's spend caps. */
+  caps: Caps;
   skippedLines: number;
 }
 
@@ -57,6 +62,7 @@ export async function history(o: HistoryOptions): Promise<HistoryResult> {
           run: k,
           status: ob.status,
           outcome: r.outcome,
+          reason: ob.status === 'done' ? reasonOf(r) : null,
           cli: r.cli,
           model: r.model,
           promptHead: promptHead(dir),
@@ -68,6 +74,7 @@ export async function history(o: HistoryOptions): Promise<HistoryResult> {
           signal: r.signal,
           error: r.error,
           usage: r.usage,
+          caps: capsOf(r),
           skippedLines: r.skippedLines ?? 0,
         };
       }),

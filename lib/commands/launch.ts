@@ -2,7 +2,7 @@ import { randomUUID } from '../base/uuid.js';
 import { SubagentError } from '../base/errors.js';
 import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
-import { RECORD_FORMAT, placementOf, type RunRecord, type Status } from '../registry/record.js';
+import { NO_CAPS, RECORD_FORMAT, placementOf, type RunRecord, type Status } from '../registry/record.js';
 import { updateRecord, writeLauncher, type Published } from '../registry/store.js';
 import { executorNamed, type Placed } from '../supervisor/place.js';
 import { nowIso } from '../base/time.js';
@@ -24,7 +24,7 @@ export type RunSettings = Pick<
   RunRecord,
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
-  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor'>> &
+  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps'>> &
   WatchFields;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
@@ -79,6 +79,8 @@ export function newRecord(s: RunSettings): RunRecord {
     signal: null,
     error: null,
     endReason: null,
+    reason: null,
+    caps: s.caps ?? NO_CAPS,
     starter: selfIdentity(),
     supervisor: null,
     agentProcess: null,

@@ -2,7 +2,8 @@ import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../base/errors.js';
 import { observeRun, requireLatest } from '../runs/observe.js';
 import { listRuns, runDir } from '../registry/store.js';
-import type { ChildAgent, Outcome, Status } from '../registry/record.js';
+import type { ChildAgent, Outcome, Reason, Status } from '../registry/record.js';
+import { reasonOf } from '../runs/reason.js';
 import { lastAnswer } from '../runs/transcript.js';
 import { validateName } from '../registry/names.js';
 import { childTranscript } from '../runs/children.js';
@@ -28,6 +29,8 @@ export interface RunAnswer {
   sessionId: string | null;
   status: Status;
   outcome: Outcome | null;
+  /** Why a done run did not succeed (docs/contract.md, "Reasons"); null otherwise. */
+  reason: Reason | null;
   exitCode: number | null;
   /** What the agent last said; null when it has said nothing (yet): still running, or failed before answering. */
   lastAssistantText: string | null;
@@ -45,7 +48,9 @@ export interface RunsAnswer {
   name: string;
   since: number;
   latestRun: number;
-  runs: Array<Pick<RunAnswer, 'run' | 'status' | 'outcome' | 'exitCode' | 'sessionId' | 'lastAssistantText' | 'truncated' | 'bytes' | 'skippedLines'>>;
+  runs: Array<
+    Pick<RunAnswer, 'run' | 'status' | 'outcome' | 'reason' | 'exitCode' | 'sessionId' | 'lastAssistantText' | 'truncated' | 'bytes' | 'skippedLines'>
+  >;
 }
 
 /** `child`: the answer of a child sub-agent, from the stream or the CLI's own transcript store (`source`). */
@@ -102,6 +107,7 @@ export async function result(o: ResultOptions): Promise<ResultResult> {
       sessionId: ob.record.sessionId,
       status: ob.status,
       outcome: ob.status === 'done' ? ob.record.outcome : null,
+      reason: ob.status === 'done' ? reasonOf(ob.record) : null,
       exitCode: ob.record.exitCode,
       lastAssistantText: answer.text,
       truncated: answer.truncated,
@@ -138,6 +144,7 @@ async function answersSince(registry: string, name: string, since: number, lates
       run: n,
       status: r.status,
       outcome: r.status === 'done' ? r.record.outcome : null,
+      reason: r.status === 'done' ? reasonOf(r.record) : null,
       exitCode: r.record.exitCode,
       sessionId: r.record.sessionId,
       lastAssistantText: a.text,

@@ -7,13 +7,15 @@ import { observeLatest } from '../runs/observe.js';
 import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './context.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
 import { promptBytes } from './prompt.js';
+import { checkCaps, settleCaps, type CapOptions } from './caps.js';
 import { requestedLimit } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchOptions } from './run-watch.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
-import { placementOf, type RunRecord } from '../registry/record.js';
+import { NO_CAPS, placementOf, type RunRecord } from '../registry/record.js';
 
-export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions {
+/** With the spend caps (`CapOptions`): each not given is the earlier run's; null drops it. */
+export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -37,6 +39,7 @@ export type ResumeResult = StartResult;
 export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   const { env, cwd: callerCwd } = callerOf(o);
   const limit = requestedLimit(o.maxConcurrent, env);
+  checkCaps(o);
   const name = validateName(o.name);
   const prompt = promptBytes(o.prompt);
   const { registry } = placeOf(o);
@@ -87,13 +90,14 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
       hint: 'the earlier run probably failed before the agent opened a session; start a new name instead',
     });
   }
+  const caps = settleCaps(adapter, o, last.caps ?? NO_CAPS);
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env);
   // Building the launch is pure: do it once here, so a session id the CLI cannot resume is refused
   // before a run is published, not discovered by the supervisor afterwards.
   const model = o.model ?? last.model;
   const variant = o.variant ?? last.variant;
   const extraArgs = o.extraArgs ?? last.extraArgs;
-  adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId });
+  adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId, caps });
   // The run's own executor (and its options), unless this resume names another.
   const placement = placementFrom(o, env, placementOf(last));
   checkLimitFor(placement, o.maxConcurrent);
@@ -117,6 +121,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     // The session lives in the store the earlier runs used: keep it.
     storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
     queueTicket,
+    caps,
     executor: placement,
     ...watch,
   });

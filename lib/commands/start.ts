@@ -5,20 +5,22 @@ import type { AgentAdapter } from '../agents/types.js';
 import { SubagentError } from '../base/errors.js';
 import { nameExists, validateName } from '../registry/names.js';
 import { createName, latestRun, type Published } from '../registry/store.js';
-import type { Placement, RunRecord } from '../registry/record.js';
+import type { Caps, Placement, RunRecord } from '../registry/record.js';
 import { locateRegistry } from '../registry/locate.js';
 import { observeLatest } from '../runs/observe.js';
 import { addWorktree, discardFreshWorktree, type Worktree } from '../runs/worktree.js';
 import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './context.js';
 import { promptBytes } from './prompt.js';
 import { DEFAULT_CLI, fromEnv, maxDepth, requestedLimit } from './settings.js';
+import { checkCaps, settleCaps, type CapOptions } from './caps.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchFields, type WatchOptions } from './run-watch.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
 
 export type { StartResult } from './launch.js';
 
-export interface StartOptions extends Context, ExecutorOptions, WatchOptions {
+/** With the spend caps (`CapOptions`: `maxCostUsd`, `maxTokens`, `maxTurns`). */
+export interface StartOptions extends Context, ExecutorOptions, WatchOptions, CapOptions {
   /** Required ([name rule](docs/contract.md#names)); undefined: E_NAME_REQUIRED. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -58,6 +60,7 @@ interface StartSettings {
   placement: Placement;
   parent: string | null;
   depth: number;
+  caps: Caps;
   env: NodeJS.ProcessEnv;
   watch: WatchFields;
 }
@@ -118,6 +121,7 @@ function parentDepthOf(env: NodeJS.ProcessEnv, parent: string): number | null {
 async function settle(o: StartOptions): Promise<StartSettings> {
   const { env, cwd: callerCwd } = callerOf(o);
   const limit = requestedLimit(o.maxConcurrent, env);
+  checkCaps(o);
   const watch = watchFields(o, env);
   const name = validateName(o.name);
   const placement = placementFrom(o, env);
@@ -134,12 +138,13 @@ async function settle(o: StartOptions): Promise<StartSettings> {
       });
   }
   if (o.base !== undefined && !o.worktree) throw new SubagentError('E_ARG_INVALID', '--base needs --worktree', { hint: 'add --worktree, or drop --base' });
+  const caps = settleCaps(adapter, o);
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined, agent: o.agent !== undefined, files: files.length > 0 }, env);
   const { parent, depth } = nesting(env);
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;
-  return { name, prompt, adapter, cwd, files, model, variant, limit, placement, parent, depth, env, watch };
+  return { name, prompt, adapter, cwd, files, model, variant, limit, placement, parent, depth, caps, env, watch };
 }
 
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
@@ -177,6 +182,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
         promptBytes: s.prompt.length,
         storeEnv: storeEnvOf(s.adapter, s.env),
         queueTicket,
+        caps: s.caps,
         executor: s.placement,
         ...s.watch,
       });

@@ -9,6 +9,36 @@ export type StoredStatus = 'scheduled' | 'running' | 'done';
 export type Status = StoredStatus | 'unknown';
 export type Outcome = 'succeeded' | 'failed' | 'cancelled';
 
+/**
+ * Why a finished run did not succeed, for a program to branch on (docs/contract.md, "Reasons"): the
+ * record's `reason`, null when it succeeded. A value never changes meaning; new ones may be added.
+ */
+export const REASONS = [
+  'auth',
+  'rate-limit',
+  'api-error',
+  'max-turns',
+  'max-cost',
+  'max-tokens',
+  'permission-denied',
+  'crashed',
+  'exit-code',
+  'cancelled',
+  'stalled',
+  'spawn-failed',
+  'unknown',
+] as const;
+export type Reason = (typeof REASONS)[number];
+
+/** The spend caps of a run (--max-cost, --max-tokens, --max-turns); null: no cap. */
+export interface Caps {
+  maxCostUsd: number | null;
+  maxTokens: number | null;
+  maxTurns: number | null;
+}
+
+export const NO_CAPS: Caps = { maxCostUsd: null, maxTokens: null, maxTurns: null };
+
 export interface AgentProcess extends ProcessIdentity {
   pgid: number;
 }
@@ -49,8 +79,13 @@ export interface CancelRequest {
   requestedAt: string;
   signal: string;
   by: number;
-  /** Set when the supervisor cancelled the run itself: `stalled` (--stall-action cancel). */
-  reason?: string;
+  /**
+   * Set when the supervisor stopped the run itself: `stalled` (--stall-action cancel; the run ends
+   * cancelled), or the spend cap it crossed (`max-cost`, `max-tokens`, `max-turns`; the run ends failed).
+   */
+  reason?: Reason;
+  /** With a cap's `reason`: the run's error, in words. */
+  message?: string;
 }
 
 /** Where a run's supervisor was placed (docs/scaling.md). */
@@ -89,6 +124,10 @@ export interface RunRecord {
   error: string | null;
   /** Why an end looks the way it does when the plain facts cannot say (e.g. exit code not recorded). */
   endReason: string | null;
+  /** Why a done run did not succeed (REASONS), null otherwise. Absent in records written before the field existed. */
+  reason?: Reason | null;
+  /** The run's spend caps. Absent in records written before the field existed (read as none). */
+  caps?: Caps;
   starter: ProcessIdentity | null;
   supervisor: ProcessIdentity | null;
   agentProcess: AgentProcess | null;
@@ -200,10 +239,17 @@ export function parseRecord(text: string, path: string): RunRecord {
   if (r.exitCode !== null && !Number.isInteger(r.exitCode)) problems.push('exitCode');
   for (const key of STRING_OR_NULL) if (r[key] !== null && typeof r[key] !== 'string') problems.push(key);
   for (const key of ['starter', 'supervisor', 'agentProcess'] as const) if (r[key] !== null && !isIdentity(r[key])) problems.push(key);
+  if (r.reason !== undefined && r.reason !== null && typeof r.reason !== 'string') problems.push('reason');
+  if (r.caps !== undefined && !isCaps(r.caps)) problems.push('caps');
   if (r.executor !== undefined && !isPlacement(r.executor)) problems.push('executor');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   if (problems.length) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);
   return r as unknown as RunRecord;
+}
+
+function isCaps(v: unknown): v is Caps {
+  const c = v as Record<string, unknown>;
+  return typeof c === 'object' && c !== null && (['maxCostUsd', 'maxTokens', 'maxTurns'] as const).every((k) => c[k] === null || typeof c[k] === 'number');
 }
 
 export function serialiseRecord(record: RunRecord): string {

@@ -1,6 +1,7 @@
 import type { Observation } from './observe.js';
-import { placementOf, type ChildAgent, type Outcome, type RunRecord, type Status, type Usage } from '../registry/record.js';
+import { placementOf, type Caps, type ChildAgent, type Outcome, type Reason, type RunRecord, type Status, type Usage } from '../registry/record.js';
 import { durationMs } from '../base/time.js';
+import { capsOf, reasonOf } from './reason.js';
 import { stallOf } from './stall.js';
 
 /**
@@ -12,6 +13,8 @@ export interface AgentEntry {
   status: Status;
   /** Only for a done run. */
   outcome: Outcome | null;
+  /** Why a done run did not succeed (docs/contract.md, "Reasons"); null otherwise. */
+  reason: Reason | null;
   /** Why the status is not what the record alone says (e.g. `unknown`: the supervisor died). */
   statusReason: string | null;
   cli: string;
@@ -47,6 +50,8 @@ export interface AgentEntry {
   skippedLines: number;
   /** This run's usage. */
   usage: Usage | null;
+  /** This run's spend caps. */
+  caps: Caps;
   children: ChildAgent[];
   extraArgs: string[];
   files: string[];
@@ -80,6 +85,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     name: r.name,
     status: o.status,
     outcome: o.status === 'done' ? r.outcome : null,
+    reason: o.status === 'done' ? reasonOf(r) : null,
     statusReason: o.statusReason,
     cli: r.cli,
     model: r.model,
@@ -110,6 +116,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     toolUses: r.toolUses,
     skippedLines: r.skippedLines ?? 0,
     usage: r.usage,
+    caps: capsOf(r),
     children: r.children,
     extraArgs: r.extraArgs,
     files: r.files,

@@ -3,6 +3,7 @@ import { SubagentError } from '../base/errors.js';
 import { replaceFileDurably } from '../registry/durable.js';
 import { lastAnswer } from './transcript.js';
 import type { Observation } from './observe.js';
+import { reasonOf } from './reason.js';
 import { durationMs, nowIso } from '../base/time.js';
 import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
@@ -49,7 +50,9 @@ export async function writeJunit(file: string, registry: string, observations: O
     if (ob.status === 'done' && r.outcome !== 'succeeded') {
       failures++;
       const what = r.outcome === 'cancelled' ? 'cancelled' : `exit code ${r.exitCode ?? 'none'}${r.signal ? `, signal ${r.signal}` : ''}`;
-      verdict = `<failure message="${esc(`${r.outcome}: ${r.error ?? what}`)}" type="${esc(r.outcome ?? 'failed')}">${esc(`${what}\n${r.error ?? ''}`)}</failure>`;
+      // The type is the run's reason (docs/contract.md, "Reasons"): what a dashboard groups failures by.
+      const type = reasonOf(r) ?? r.outcome ?? 'failed';
+      verdict = `<failure message="${esc(`${r.outcome}: ${r.error ?? what}`)}" type="${esc(type)}">${esc(`${what}\n${r.error ?? ''}`)}</failure>`;
     } else if (ob.status !== 'done') {
       errors++;
       const msg =

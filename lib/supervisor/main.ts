@@ -17,6 +17,9 @@ import { cancelRequested, endedByEngine, engineEndGrace, placedOnEngine } from '
 import { doneObservation, runProbe } from '../runs/observe.js';
 import { announceEnd } from '../runs/hooks.js';
 import { StallWatch, stallEnd } from './stall.js';
+import { capsOf } from '../runs/reason.js';
+import { capGuard } from './caps.js';
+import { endOf } from './end.js';
 
 /**
  * The supervisor: one detached Node process per run, the sole owner of the run while it lives.
@@ -82,6 +85,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
       files: record.files,
       extraArgs: record.extraArgs,
       sessionId: record.sessionId,
+      caps: capsOf(record),
     });
   } catch (err) {
     finish(dir, { kind: 'spawn-failed', error: `cannot launch ${record.cli}: ${(err as Error).message}` });
@@ -148,7 +152,9 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
 
   const parser = adapter.parser(undefined, { threadUsageBefore: record.run > 1 ? usageBefore(registry, record) : null });
   const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
-  const progress = new Progress(dir, parser, follower);
+  // The caps the supervisor holds (the adapter's `stream` ones), checked whenever the stream said more.
+  const checkCaps = capGuard({ dir, record, adapter, state: parser.state, agent: identity, log });
+  const progress = new Progress(dir, parser, follower, checkCaps);
   progress.start();
   const stall = new StallWatch(dir, record, child.pid, adapter, log);
   stall.start();
@@ -177,6 +183,7 @@ class Progress {
     private readonly dir: string,
     private readonly parser: StreamParser,
     private readonly follower: LineFollower,
+    private readonly onRead: () => void,
   ) {}
 
   start(): void {
@@ -215,6 +222,7 @@ class Progress {
   private tick(): void {
     this.lastTickAt = monotonicMs();
     if (this.follower.poll() === 0) return;
+    this.onRead();
     const s = this.parser.state;
     const skipped = skippedLines(this.parser, this.follower);
     const snapshot = JSON.stringify([s.sessionId, s.toolUses, s.usage, s.children, skipped]);
@@ -254,7 +262,7 @@ function finish(dir: string, end: End): void {
   // nothing for a child it killed: Claude 2.1.331 then even ends with result/success and exit 0).
   const open = new Set((s?.children ?? []).filter((c) => c.status === 'running').map((c) => c.id));
   // The verdict first: it may settle children the stream never ended (statusSource "inferred").
-  const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error } : end.adapter.verdict(exit, s ?? emptyState());
+  const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error, reason: null } : end.adapter.verdict(exit, s ?? emptyState());
   if (verdict.outcome === 'failed' && end.kind === 'exited' && !s?.fatalError) {
     const said = lastLine(join(dir, FILES.stderr));
     if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
@@ -267,10 +275,9 @@ function finish(dir: string, end: End): void {
       return {
         ...r,
         status: 'done',
-        outcome: cancelled ? 'cancelled' : verdict.outcome,
+        ...endOf(r, verdict, end.kind === 'exited' ? { adapter: end.adapter, state: end.parser.state } : null),
         exitCode: exit.code,
         signal: exit.signal,
-        error: cancelled ? `cancelled with ${r.cancel?.signal ?? 'a signal'}` : verdict.error,
         endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
         ...stallEnd(r),
         finishedAt: nowIso(),
@@ -304,6 +311,7 @@ function cancelledBeforeStart(r: RunRecord): RunRecord | null {
     ...r,
     status: 'done',
     outcome: 'cancelled',
+    reason: 'cancelled',
     exitCode: null,
     signal: null,
     error: 'cancelled before the agent started',

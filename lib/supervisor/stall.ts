@@ -23,7 +23,7 @@ const CPU_SHARE = 0.01;
 const MIN_CHECK_MS = 250;
 const MAX_CHECK_MS = 10_000;
 /** Only for a record without `cancelGraceMs`, which has no stall time either (both came in together). */
-const DEFAULT_CANCEL_GRACE_MS = 3000;
+export const DEFAULT_CANCEL_GRACE_MS = 3000;
 
 export class StallWatch {
   private timer: NodeJS.Timeout | null = null;

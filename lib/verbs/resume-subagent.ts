@@ -6,6 +6,7 @@ import { validateName } from '../registry/names.js';
 import { parseLimit } from '../commands/settings.js';
 import { watchFlags } from '../cli/watch-flags.js';
 import { resume } from '../commands/resume.js';
+import { CAP_FLAGS, parseCapFlags } from '../commands/caps.js';
 
 const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
 
@@ -25,6 +26,9 @@ Send a new prompt to the session of a finished run: starts its next run in the b
                        never (default: the run's)
   --stall-action A     none | cancel (default: the run's)
   --on-end CMD         the end hook (default: the run's; "" for none)
+  --max-cost USD       spend caps (see start-subagent --help); default: the earlier run's,
+  --max-tokens N         "none" drops one
+  --max-turns N
   --registry DIR       the registry (see start-subagent --help)
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
   -h, --help           this text
@@ -48,6 +52,7 @@ const SPEC: FlagSpec = {
     'stall-after',
     'stall-action',
     'on-end',
+    ...CAP_FLAGS,
   ],
   boolean: [],
   repeatable: ['slurm-arg'],
@@ -60,6 +65,7 @@ export function main(): Promise<void> {
     validateName(str(values, 'name'));
     const limitFlag = str(values, 'max-concurrent');
     const limit = limitFlag === undefined ? undefined : parseLimit(limitFlag, '--max-concurrent');
+    const caps = parseCapFlags((flag) => str(values, flag));
     const prompt = readPrompt(str(values, 'prompt'), str(values, 'prompt-file'));
     return {
       json: await resume({
@@ -71,6 +77,7 @@ export function main(): Promise<void> {
         extraArgs: passthrough,
         registry: str(values, 'registry'),
         maxConcurrent: limit,
+        ...caps,
         executor: str(values, 'executor'),
         executorArgs: values['slurm-arg'] === undefined ? undefined : list(values, 'slurm-arg'),
         ...watchFlags(values),

@@ -8,10 +8,12 @@ import { parseLimit } from '../commands/settings.js';
 import { watchFlags } from '../cli/watch-flags.js';
 import { start } from '../commands/start.js';
 import { batch } from '../commands/batch.js';
+import { CAP_FLAGS, parseCapFlags } from '../commands/caps.js';
 
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
        start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N] [--executor E]
-                      [--stall-after SEC] [--stall-action A] [--on-end CMD]
+                      [--stall-after SEC] [--stall-action A] [--on-end CMD] [--max-cost USD] [--max-tokens N]
+                      [--max-turns N]
 
 Start a new named agent run in the background and return at once with one JSON line.
 
@@ -37,10 +39,15 @@ Start a new named agent run in the background and return at once with one JSON l
   --stall-action A     none (default: only report it) | cancel (cancel a stalled run)
   --on-end CMD         run CMD (/bin/sh -c) once when the run ends, the run's status entry on stdin
                        (docs/hooks.md)
+  --max-cost USD       spend caps: past one, the run is stopped and ends failed with the cap
+  --max-tokens N         as its reason (max-cost, max-tokens, max-turns); held by the CLI's own limit
+  --max-turns N          or by the supervisor, per CLI (docs/agents/); E_ARG_UNSUPPORTED where the
+                         CLI reports nothing to hold it to. Resumes keep them ("none" drops one)
   --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
                        cli, cwd, model, variant, agent, files, args, worktree, base, executor,
-                       slurmArgs, stallAfter, stallAction, onEnd; the flags above are defaults for
-                       every line. Output: {"ok","started":[…],"failed":[{line,code,error}]}
+                       slurmArgs, stallAfter, stallAction, onEnd, maxCost, maxTokens, maxTurns; the
+                       flags above are defaults for every line.
+                       Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume
   -h, --help           this text
@@ -69,6 +76,7 @@ const SPEC: FlagSpec = {
     'stall-after',
     'stall-action',
     'on-end',
+    ...CAP_FLAGS,
   ],
   boolean: ['worktree'],
   repeatable: ['file', 'slurm-arg'],
@@ -89,6 +97,7 @@ export function main(): Promise<void> {
       maxConcurrent: limit,
       worktree: bool(values, 'worktree'),
       base: str(values, 'base'),
+      ...parseCapFlags((flag) => str(values, flag)),
       executor: str(values, 'executor'),
       executorArgs: values['slurm-arg'] === undefined ? undefined : list(values, 'slurm-arg'),
       ...watchFlags(values),

@@ -63,8 +63,9 @@ function tokens(a: Row): string {
   return u.costUsd != null ? `${k} $${u.costUsd.toFixed(u.costUsd < 1 ? 3 : 2)}` : k;
 }
 
-export function stateOf(a: Row, now: number): string {
-  if (a.status === 'done') return String(a.outcome ?? 'done');
+/** The STATUS cell: a failure says why (`failed (rate-limit)`) unless `short` (a cancel needs no more than its outcome). */
+export function stateOf(a: Row, now: number, short = false): string {
+  if (a.status === 'done') return a.outcome === 'failed' && a.reason && !short ? `failed (${String(a.reason)})` : String(a.outcome ?? 'done');
   // "stalled 4m": running, without a sign of work for 4 minutes.
   if (a.status === 'running' && a.stalled) return `stalled ${ago(a.stalledSince, now).replace(/ ago$/, '')}`;
   if (a.status === 'scheduled' && a.queued) return `queued #${a.queuePosition}`;
@@ -78,6 +79,8 @@ function colorKey(a: Row): string {
 interface Column {
   head: string;
   get: (a: Row, now: number) => string;
+  /** A shorter form, used when even NAME and STATUS alone do not fit. */
+  short?: (a: Row, now: number) => string;
   /** Lower drops first when the terminal is narrow. */
   keep: number;
   right?: boolean;
@@ -86,7 +89,7 @@ interface Column {
 const COLUMNS: Column[] = [
   { head: 'NAME', get: (a) => String(a.name), keep: 100 },
   { head: 'CLI', get: (a) => String(a.cli), keep: 40 },
-  { head: 'STATUS', get: (a, now) => stateOf(a, now), keep: 90 },
+  { head: 'STATUS', get: (a, now) => stateOf(a, now), short: (a, now) => stateOf(a, now, true), keep: 90 },
   { head: 'RUN', get: (a) => String(a.run), keep: 30, right: true },
   { head: 'ELAPSED', get: (a, now) => elapsed(a, now), keep: 60, right: true },
   { head: 'TOOLS', get: (a) => String(a.toolUses ?? 0), keep: 20, right: true },
@@ -96,10 +99,11 @@ const COLUMNS: Column[] = [
 
 export function renderTable(agents: Row[], o: TableOptions): string {
   const now = o.now ?? Date.now();
-  type Line = { cells: string[]; key: string | null; child?: string };
+  type Line = { cells: string[]; short?: string[]; key: string | null; child?: string };
   const lines: Line[] = [];
   for (const a of agents) {
-    lines.push({ cells: COLUMNS.map((c) => printable(c.get(a, now))), key: colorKey(a) });
+    const cells = COLUMNS.map((c) => printable(c.get(a, now)));
+    lines.push({ cells, short: COLUMNS.map((c, i) => (c.short ? printable(c.short(a, now)) : cells[i]!)), key: colorKey(a) });
     for (const c of a.children ?? []) {
       const desc = c.description ? ` ${c.description}` : '';
       lines.push({
@@ -109,12 +113,18 @@ export function renderTable(agents: Row[], o: TableOptions): string {
       });
     }
   }
-  let cols = COLUMNS.map((c, i) => ({ ...c, i, w: Math.max(displayWidth(c.head), ...lines.filter((l) => !l.child).map((l) => displayWidth(l.cells[i]!))) }));
+  const widthOf = (i: number) => Math.max(displayWidth(COLUMNS[i]!.head), ...lines.filter((l) => !l.child).map((l) => displayWidth(l.cells[i]!)));
+  let cols = COLUMNS.map((c, i) => ({ ...c, i, w: widthOf(i) }));
   const total = () => cols.reduce((s, c) => s + c.w, 0) + 2 * (cols.length - 1);
   while (total() > o.width && cols.length > 2) {
     const drop = cols.filter((c) => c.head !== 'NAME' && c.head !== 'STATUS').sort((x, y) => x.keep - y.keep)[0];
     if (!drop) break;
     cols = cols.filter((c) => c !== drop);
+  }
+  if (total() > o.width) {
+    // The short forms before the name is cut.
+    for (const l of lines) if (l.short) l.cells = l.short;
+    cols = cols.map((c) => ({ ...c, w: widthOf(c.i) }));
   }
   if (total() > o.width) {
     const name = cols.find((c) => c.head === 'NAME')!;

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { start, status, result, search, resume, cancel, follow, SubagentError, ERROR_CODES } from '../../lib/index.js';
+import { start, status, result, search, resume, cancel, follow, SubagentError, ERROR_CODES, REASONS } from '../../lib/index.js';
 import { FILES, runDir } from '../../lib/registry/store.js';
 import { ROOT } from '../support/paths.js';
 import { runProgramAsync, type Verb } from '../support/run.js';
@@ -47,6 +47,19 @@ async function waitDone(name: string): Promise<any> {
   assert.equal(a?.status, 'done', JSON.stringify(w));
   return a;
 }
+
+test('spend caps and reasons: numbers checked (E_ARG_INVALID), refused where the CLI cannot be held to them (E_ARG_UNSUPPORTED); a failure has its reason', async () => {
+  const bad = await rejectsWith(start({ ...ctx, name: 'lib/cap', prompt: 'x', cli: 'claude', maxCostUsd: -1 }), 'E_ARG_INVALID');
+  assert.equal(bad.details.flag, '--max-cost');
+  await rejectsWith(start({ ...ctx, name: 'lib/cap', prompt: 'x', cli: 'claude', maxTurns: 1.5 }), 'E_ARG_INVALID');
+  const unsupported = await rejectsWith(start({ ...ctx, name: 'lib/cap', prompt: 'x', cli: 'shell', maxTokens: 100 }), 'E_ARG_UNSUPPORTED');
+  assert.equal(unsupported.details.flag, '--max-tokens');
+  await start({ ...ctx, name: 'lib/cap', prompt: 'exit 4', cli: 'shell', maxTokens: null });
+  const a = await waitDone('lib/cap');
+  assert.equal(a.reason, 'exit-code');
+  assert.ok(REASONS.includes(a.reason));
+  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: null });
+});
 
 test('start (prompt as a string) → status waitTerminal → result → search, the same objects the verbs print', async () => {
   const s = await start({ ...ctx, name: 'lib/one', prompt: 'echo one-from-the-library; echo second line', cli: 'shell' });
@@ -314,7 +327,7 @@ test('the package: import("subagents") from another project resolves through "ex
     assert.match(decl, new RegExp(`\\b${k}\\b`), `index.d.ts exports ${k}`);
   writeFileSync(
     join(proj, 'use.ts'),
-    `import { start, status, history, result, search, resume, cancel, follow, batch, SubagentError, ERROR_CODES, type StartOptions, type StartResult, type StatusOptions, type StatusResult, type AgentEntry, type HistoryResult, type RunAnswer, type RunsAnswer, type SearchResult, type CancelResult, type BatchResult, type FollowOptions, type FollowLine, type ErrorCode, type RunRecord } from 'subagents';
+    `import { start, status, history, result, search, resume, cancel, follow, batch, SubagentError, ERROR_CODES, REASONS, type Reason, type Caps, type CapOptions, type StartOptions, type StartResult, type StatusOptions, type StatusResult, type AgentEntry, type HistoryResult, type RunAnswer, type RunsAnswer, type SearchResult, type CancelResult, type BatchResult, type FollowOptions, type FollowLine, type ErrorCode, type RunRecord } from 'subagents';
 const o: StartOptions = { name: 'x', prompt: Buffer.from('echo'), cli: 'shell', registry: '/tmp/r', maxConcurrent: 4 };
 const s: StatusOptions = { names: ['x'], waitTerminal: true, timeoutSec: 90 };
 const p: Promise<StartResult> = start(o);
@@ -339,6 +352,12 @@ const fo: FollowOptions = { name: 'x', json: true, timeoutSec: 1, write: (text: 
 const fl: Promise<RunAnswer> = follow(fo);
 const ev: FollowLine = { type: 'message', run: 1, index: 1, role: 'assistant', text: 't' };
 void [fl, ev];
+const reason: Reason = REASONS[0];
+const caps: Caps = { maxCostUsd: 2.5, maxTokens: null, maxTurns: 10 };
+const capped: CapOptions & StartOptions = { name: 'x', prompt: 'p', maxCostUsd: caps.maxCostUsd, maxTurns: null };
+// @ts-expect-error: not a reason
+const notAReason: Reason = 'timeout';
+void [reason, capped, notAReason];
 const code: ErrorCode = ERROR_CODES[0];
 const e = new SubagentError(code, 'm', { hint: 'h' });
 const n: number = e.exitCode;

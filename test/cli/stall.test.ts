@@ -133,6 +133,7 @@ describe('stalls', { concurrency: 2 }, () => {
     assert.equal(end.status, 'done', JSON.stringify(end));
     assert.equal(end.outcome, 'cancelled');
     assert.equal(end.endReason, 'stalled');
+    assert.equal(end.reason, 'stalled', 'the reason to branch on');
     assert.match(end.error, /no sign of work for 1 s \(--stall-action cancel\)/);
     assert.equal(end.cancelRequested, true);
     assert.equal(end.signal, 'SIGKILL', 'TERM was ignored: the grace ran out and KILL ended it');

@@ -169,7 +169,7 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
     const byName = (n: string) => spans(rows.find((r) => !isChild(r) && spans(r)[0]!.text === n)!);
     const cell = (n: string, h: string) => byName(n)[HEADS.indexOf(h)]!.text;
     assert.equal(cell('v/ok', 'STATUS'), 'succeeded');
-    assert.equal(cell('v/bad', 'STATUS'), 'failed');
+    assert.equal(cell('v/bad', 'STATUS'), 'failed (exit-code)', 'a failure says why, briefly');
     assert.equal(cell('v/going', 'STATUS'), 'running');
     assert.equal(cell('v/cc', 'CLI'), 'claude');
     assert.equal(cell('v/ok', 'CLI'), 'shell');
@@ -255,7 +255,8 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
       const keep = ['NAME', 'STATUS', 'ELAPSED', 'LAST ACTIVITY', 'CLI', 'RUN', 'TOOLS', 'TOKENS/COST'];
       assert.deepEqual([...heads].sort(), keep.slice(0, heads.length).sort(), `${ctx}: dropped from the least important end`);
       assert.equal(rows.length, 7, `${ctx}: one row per run and the child:\n${rows.join('\n')}`);
-      // The long name is cut with "…"; every status is still readable.
+      // The long name is cut with "…"; every status is still readable (a failure without its reason: the
+      // name and the outcome come first).
       const long = rows.find((r) => r.startsWith('v/a-rather'))!;
       assert.match(spans(long)[0]!.text, /…$/, `${ctx}: ${long}`);
       const st = heads.indexOf('STATUS');
@@ -354,7 +355,7 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
     assert.equal(last.length, 5, last.join('\n'));
     assertAligned(last.slice(0, -1), 'watch, final frame');
     const status = Object.fromEntries(last.slice(1, -1).map((r) => [spans(r)[0]!.text, spans(r)[2]!.text]));
-    assert.deepEqual(status, { 'w/one': 'succeeded', 'w/three': 'succeeded', 'w/two': 'failed' });
+    assert.deepEqual(status, { 'w/one': 'succeeded', 'w/three': 'succeeded', 'w/two': 'failed (exit-code)' });
     assert.equal(heads(last), 1, `no stale table left on the screen:\n${last.join('\n')}`);
     assert.equal(summaries(last), 1, last.join('\n'));
     assert.equal(tmux.display(p, '#{cursor_y}'), '5', 'the final frame is drawn where the first one was');

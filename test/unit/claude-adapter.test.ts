@@ -8,6 +8,7 @@ import { childAnswerText } from '../../lib/agents/claude/handback.js';
 import { claudeConfigDir, findChildTranscript, projectSlug } from '../../lib/agents/claude/store.js';
 import { toolHeadline, OUTPUT_MAX } from '../../lib/agents/claude/stream.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
+import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'claude');
@@ -36,16 +37,21 @@ const assistantTexts = (p: Parsed, childId?: string) => p.messages.filter((m) =>
 const tools = (p: Parsed) => p.messages.filter((m) => m.role === 'tool');
 
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
-  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, ...over };
+  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
 }
 
 test('every fixture of the claude CLI is covered by this file', () => {
   const covered = new Set([
     'api-error-401.ndjson',
+    'api-error-429.ndjson',
     'api-error-500.ndjson',
     'bash-permission-denied.ndjson',
+    'bash-permission-denied-2.1.331.ndjson',
     'bash-tool.ndjson',
+    'max-budget.ndjson',
+    'max-budget-2.1.331.ndjson',
     'max-turns.ndjson',
+    'max-turns-2.1.331.ndjson',
     'partial-messages.ndjson',
     'plain-reply.ndjson',
     'resume-1-first-with-session-id.ndjson',
@@ -69,6 +75,7 @@ test('adapter identity: program, signal, supports, store env', () => {
   assert.equal(claude.stream, 'ndjson');
   assert.deepEqual(claude.supports, { model: true, variant: true, agent: true, files: false });
   assert.deepEqual([...claude.storeEnvKeys], ['HOME', 'CLAUDE_CONFIG_DIR']);
+  assert.deepEqual(claude.caps, { cost: 'native', tokens: 'stream', turns: 'native' });
   const a = claude.chooseSessionId();
   const b = claude.chooseSessionId();
   assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -106,6 +113,15 @@ test('launch: new run with our session id, flags mapped, extra args last, no pro
   assert.deepEqual(l.env, {});
 });
 
+test("launch: the native caps are Claude's own limits, before the extra args (--max-tokens is the supervisor's)", () => {
+  const l = claude.launch(launchInput({ caps: { maxCostUsd: 0.5, maxTokens: 1000, maxTurns: 3 }, extraArgs: ['--allowedTools', 'Bash'] }));
+  assert.deepEqual(l.args, ['-p', '--output-format', 'stream-json', '--verbose', '--max-budget-usd', '0.5', '--max-turns', '3', '--allowedTools', 'Bash']);
+  const r = claude.launch(
+    launchInput({ mode: 'resume', sessionId: 'aaaaaaaa-1111-4111-8111-111111111111', caps: { maxCostUsd: 2, maxTokens: null, maxTurns: null } }),
+  );
+  assert.deepEqual(r.args.slice(-2), ['--max-budget-usd', '2']);
+});
+
 test('launch: resume passes the explicit id with --resume (never --continue, never --session-id)', () => {
   const l = claude.launch(launchInput({ mode: 'resume', sessionId: 'aaaaaaaa-1111-4111-8111-111111111111', extraArgs: ['--permission-mode', 'acceptEdits'] }));
   assert.deepEqual(l.args, [
@@ -139,7 +155,7 @@ test('plain-reply: session id, answer, usage and cost from the result line', () 
   });
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
-  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('streaming: the session id is known from the first line; usage is an estimate until the result', () => {
@@ -192,15 +208,22 @@ test('bash-tool: one line per content block, the tool call with its output as ro
   assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
 });
 
-test('bash-permission-denied: refused tool is an error tool result, the run still succeeds (exit 0)', () => {
+test('bash-permission-denied: refused tool is an error tool result; exit 0 and result/success, but the run failed: permission-denied', () => {
   const p = parseFixture('bash-permission-denied.ndjson');
   const [t] = tools(p);
   assert.equal(t!.tool!.status, 'error');
   assert.equal(t!.tool!.name, 'Bash');
   assert.match(t!.tool!.output!, /was blocked/);
-  assert.match(p.state.lastAssistantText!, /^DONE\. Last tool result: touch in/);
+  assert.match(p.state.lastAssistantText!, /^DONE\. Last tool result: touch in/, 'the answer is kept');
   assert.equal(p.state.usage?.costUsd, 0.19357999999999997);
-  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), {
+    outcome: 'failed',
+    error:
+      'claude was refused permission for 1 tool call: Bash: touch /tmp/cc-samples/work/denied.txt && echo made (grant what the task needs: docs/agents/claude.md, "Permissions")',
+    reason: 'permission-denied',
+  });
+  // A failure of its own comes first: the denial does not hide it.
+  assert.equal(claude.verdict({ code: null, signal: 'SIGKILL' }, p.state).reason, 'crashed');
 });
 
 test('api-error-500 / 401: subtype success with is_error → failed with the API message', () => {
@@ -209,6 +232,7 @@ test('api-error-500 / 401: subtype success with is_error → failed with the API
   assert.match(p500.state.fatalError!, /^API Error: 500 fake failure 500/);
   const v = claude.verdict({ code: 1, signal: null }, p500.state);
   assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'api-error', 'api_error_status 500');
   assert.match(v.error!, /API Error: 500 fake failure 500/);
   // even if the exit code said 0, is_error decides
   assert.equal(claude.verdict({ code: 0, signal: null }, p500.state).outcome, 'failed');
@@ -225,6 +249,7 @@ test('api-error-500 / 401: subtype success with is_error → failed with the API
   const p401 = parseFixture('api-error-401.ndjson');
   const v401 = claude.verdict({ code: 1, signal: null }, p401.state);
   assert.equal(v401.outcome, 'failed');
+  assert.equal(v401.reason, 'auth', 'api_error_status 401');
   assert.match(v401.error!, /Failed to authenticate\. API Error: 401 fake failure 401/);
 });
 
@@ -234,10 +259,51 @@ test("max-turns: error_max_turns → failed, Claude's reason quoted", () => {
   assert.equal(tools(p)[0]!.tool!.output, 't1');
   const v = claude.verdict({ code: 1, signal: null }, p.state);
   assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'max-turns');
   assert.match(v.error!, /error_max_turns/);
   assert.match(v.error!, /Reached maximum number of turns \(1\)/);
   assert.equal(p.state.lastAssistantText, 'Calling Bash.');
   assert.equal(p.state.usage?.costUsd, 0.096085);
+});
+
+test('api-error-429: a usage limit (HTTP 429) is rate-limit', () => {
+  const p = parseFixture('api-error-429.ndjson');
+  const v = claude.verdict({ code: 1, signal: null }, p.state);
+  assert.deepEqual(v, { outcome: 'failed', error: 'API Error: Request rejected (429) · You have reached your usage limit', reason: 'rate-limit' });
+});
+
+test('max-budget: --max-budget-usd reached is error_max_budget_usd → max-cost, with the cost Claude counted', () => {
+  const p = parseFixture('max-budget.ndjson');
+  const v = claude.verdict({ code: 1, signal: null }, p.state);
+  assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'max-cost');
+  assert.match(v.error!, /^error_max_budget_usd: Reached maximum budget \(\$0\.01\)$/);
+  assert.equal(p.state.usage?.costUsd, 0.09641999999999999, 'past the cap: Claude checks it after each turn');
+  assert.equal(p.state.turns, 1);
+});
+
+test('Claude Code 2.1.331 says the same: error_max_turns, error_max_budget_usd, permission_denials (captured against the same fake)', () => {
+  const verdict = (f: string, code: number) => claude.verdict({ code, signal: null }, parseFixture(f).state);
+  assert.deepEqual(verdict('max-turns-2.1.331.ndjson', 1), {
+    outcome: 'failed',
+    error: 'error_max_turns, max_turns: Reached maximum number of turns (1)',
+    reason: 'max-turns',
+  });
+  assert.deepEqual(verdict('max-budget-2.1.331.ndjson', 1), {
+    outcome: 'failed',
+    error: 'error_max_budget_usd, budget_exhausted: Reached maximum budget ($0.01)',
+    reason: 'max-cost',
+  });
+  const denied = verdict('bash-permission-denied-2.1.331.ndjson', 0);
+  assert.equal(denied.reason, 'permission-denied');
+  assert.match(denied.error!, /refused permission for 1 tool call: Bash: touch \/tmp\/cap-x\.txt/);
+});
+
+test("turns: one per model message of the run itself (a sub-agent's are not the run's)", () => {
+  assert.equal(parseFixture('plain-reply.ndjson').state.turns, 1);
+  assert.equal(parseFixture('bash-tool.ndjson').state.turns, 2);
+  const task = parseFixture('task-subagent.ndjson');
+  assert.equal(task.state.turns, 2, 'the call of the Agent tool and the answer after it');
 });
 
 test('partial-messages: stream_event lines are understood and ignored (the full assistant line counts)', () => {
@@ -274,6 +340,7 @@ test('sigint-bash: the interrupted tool is in the transcript; error_during_execu
   assert.ok(!p.messages.some((m) => m.role === 'user'));
   const v = claude.verdict({ code: 1, signal: null }, p.state);
   assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'crashed', "interrupted by someone else: a cancel of ours is the core's to record");
   assert.match(v.error!, /error_during_execution, aborted_tools/);
 });
 
@@ -284,6 +351,7 @@ test('sigint-during-api: init only, exit 0 → failed (no result line), session 
   assert.equal(p.state.lastAssistantText, null);
   const v = claude.verdict({ code: 0, signal: null }, p.state);
   assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'crashed');
   assert.match(v.error!, /without reporting a result/);
 });
 
@@ -296,6 +364,7 @@ test('sigterm-early-bash: cut off mid-tool; the unfinished call is kept at end()
   assert.equal(p.state.usage?.inputTokens, 18993);
   const v = claude.verdict({ code: 143, signal: null }, p.state);
   assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'crashed');
   assert.match(v.error!, /status 143 before reporting a result/);
   assert.match(claude.verdict({ code: null, signal: 'SIGKILL' }, p.state).error!, /killed by SIGKILL/);
   // Without end() the pending call is not emitted (the parser is streaming: it never guesses the end).
@@ -661,7 +730,7 @@ test('system/api_retry lines are retries, not failures', () => {
     p.messages.map((m) => m.text),
     ['hello world'],
   );
-  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -702,7 +771,7 @@ test('2.1.331 plain: result lines without "type" first; usage from model_usage_s
     totalTokens: 12285,
     costUsd: 0.0493,
   });
-  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("2.1.331 resume: the run's own usage and cost, not the session's (modelUsage and total_cost_usd count the earlier run)", () => {

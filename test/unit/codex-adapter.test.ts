@@ -9,6 +9,7 @@ import { usageFromCodex, type CodexStreamParser } from '../../lib/agents/codex/s
 import type { Message } from '../../lib/agents/types.js';
 import { emptyState, runUsage } from '../../lib/agents/types.js';
 import { SubagentError } from '../../lib/base/errors.js';
+import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'agents', 'codex');
@@ -40,9 +41,12 @@ const usage = (input: number, output: number, extra: Partial<Record<string, numb
 test('every codex fixture is covered by this file', () => {
   const covered = [
     'api-error-400.jsonl',
+    'api-error-401.jsonl',
+    'api-error-429.jsonl',
     'api-error-500.jsonl',
     'file-change.jsonl',
     'plain-reply.jsonl',
+    'quota-exceeded.jsonl',
     'reasoning-and-search.jsonl',
     'response-failed.jsonl',
     'resume-turn1.jsonl',
@@ -52,6 +56,7 @@ test('every codex fixture is covered by this file', () => {
     'sigint-mid-run.jsonl',
     'sigterm-during-tool.jsonl',
     'spawn-subagent.jsonl',
+    'usage-limit.jsonl',
   ];
   assert.deepEqual(
     readdirSync(FIXTURES)
@@ -72,6 +77,7 @@ test('the adapter declares what codex can do', () => {
   assert.equal(codex.cli, 'codex');
   assert.equal(codex.program, 'codex');
   assert.deepEqual(codex.supports, { model: true, variant: true, agent: false, files: false });
+  assert.deepEqual(codex.caps, { cost: null, tokens: null, turns: null }, 'no cost, no turns, usage only once the run is over');
   assert.equal(codex.gracefulSignal, 'SIGINT');
   assert.equal(codex.stream, 'ndjson');
   assert.deepEqual([...codex.storeEnvKeys], ['CODEX_HOME', 'HOME']);
@@ -80,7 +86,7 @@ test('the adapter declares what codex can do', () => {
 });
 
 test('launch: a new run reads the prompt from stdin; model, variant and extra args map to codex flags', () => {
-  const base = { cwd: '/w d', agent: null, files: [], sessionId: null };
+  const base = { cwd: '/w d', agent: null, files: [], sessionId: null, caps: NO_CAPS };
   const plain = codex.launch({ ...base, mode: 'new', model: null, variant: null, extraArgs: [] });
   assert.deepEqual(plain, { command: 'codex', args: ['exec', '--json', '--skip-git-repo-check', '-C', '/w d', '-'], env: {} });
   const full = codex.launch({ ...base, mode: 'new', model: 'gpt-5', variant: 'high', extraArgs: ['-s', 'workspace-write', '-c', 'x="y z"'] });
@@ -104,7 +110,7 @@ test('launch: a new run reads the prompt from stdin; model, variant and extra ar
 });
 
 test('launch: extra args come first, so a multi-value option (-i FILE…) ends at our flags, not at `-`', () => {
-  const base = { cwd: '/w', agent: null, files: [], model: null, variant: null, extraArgs: ['-i', 'a.png', 'b.png'] };
+  const base = { cwd: '/w', agent: null, files: [], model: null, variant: null, extraArgs: ['-i', 'a.png', 'b.png'], caps: NO_CAPS };
   const id = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
   assert.deepEqual(codex.launch({ ...base, mode: 'new', sessionId: null }).args, [
     'exec',
@@ -134,7 +140,7 @@ test('launch: extra args come first, so a multi-value option (-i FILE…) ends a
 
 test('launch: resume puts every exec option before `resume <thread_id>` and refuses anything but a thread UUID', () => {
   const id = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
-  const base = { cwd: '/w', agent: null, files: [], mode: 'resume' as const };
+  const base = { cwd: '/w', agent: null, files: [], mode: 'resume' as const, caps: NO_CAPS };
   const r = codex.launch({ ...base, model: 'm', variant: 'low', extraArgs: ['-s', 'read-only'], sessionId: id });
   assert.deepEqual(r.args, [
     'exec',
@@ -171,7 +177,7 @@ test('plain-reply: session id, answer, usage, success', () => {
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
   assert.match(p.state.lastActivityAt!, ISO);
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(codex.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('shell-tool: a command_execution becomes one tool message with a readable command and short output', () => {
@@ -193,7 +199,7 @@ test('shell-tool-failing: a failed command says so; the run itself succeeded', (
   const { p, messages } = parse('shell-tool-failing.jsonl');
   assert.deepEqual(messages[0]!.tool, { name: 'Bash', input: 'echo oops >&2; exit 3', output: '[exit 3] oops', status: 'failed' });
   assert.equal(p.state.lastAssistantText, 'handled failure');
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(codex.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('file-change: the change list is the tool input', () => {
@@ -221,20 +227,32 @@ test('reasoning-and-search: reasoning is not transcript; web_search (duplicate "
   );
 });
 
-test('api errors and response.failed: turn.failed is the verdict, with a readable error', () => {
-  const cases: Array<[string, string]> = [
-    ['api-error-400.jsonl', 'fake server: simulated HTTP 400 (invalid_request_error)'],
-    ['api-error-500.jsonl', 'We’re currently experiencing high demand, which may cause temporary errors.'],
-    ['response-failed.jsonl', 'stream disconnected before completion: the model exploded'],
+test('api errors and response.failed: turn.failed is the verdict, with a readable error and the reason its words give', () => {
+  const cases: Array<[string, string, string]> = [
+    ['api-error-400.jsonl', 'fake server: simulated HTTP 400 (invalid_request_error)', 'api-error'],
+    [
+      'api-error-401.jsonl',
+      'unexpected status 401 Unauthorized: fake upstream error 401, url: http://127.0.0.1:35743/v1/responses, request id: req_fake_5208_1',
+      'auth',
+    ],
+    ['api-error-429.jsonl', 'exceeded retry limit, last status: 429 Too Many Requests, request id: req_fake_5305_1', 'rate-limit'],
+    [
+      'usage-limit.jsonl',
+      'You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again later.',
+      'rate-limit',
+    ],
+    ['quota-exceeded.jsonl', 'Quota exceeded. Check your plan and billing details.', 'rate-limit'],
+    ['api-error-500.jsonl', 'We’re currently experiencing high demand, which may cause temporary errors.', 'api-error'],
+    ['response-failed.jsonl', 'stream disconnected before completion: the model exploded', 'api-error'],
   ];
-  for (const [file, error] of cases) {
+  for (const [file, error, reason] of cases) {
     const { p, messages } = parse(file);
     assert.equal(p.state.fatalError, error, file);
     assert.equal(p.state.lastAssistantText, null, file);
     assert.equal(p.state.usage, null, file);
     assert.deepEqual(messages, [], file);
-    assert.match(p.state.sessionId!, /^01a2007a-/);
-    assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error }, file);
+    assert.match(p.state.sessionId!, /^01a20/);
+    assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error, reason }, file);
     // The CLI's verdict wins over the exit code.
     assert.equal(codex.verdict({ code: 0, signal: null }, p.state).outcome, 'failed', file);
   }
@@ -245,9 +263,10 @@ test('a retry ("Reconnecting…") error line is not fatal', () => {
   feed.splice(3, 0, '{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}');
   const { p } = parse('plain-reply.jsonl', {}, feed);
   assert.equal(p.state.fatalError, null);
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(codex.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
   // …but it explains a non-zero exit that has no turn.failed.
   assert.match(codex.verdict({ code: 1, signal: null }, p.state).error!, /status 1: Reconnecting\.\.\. 1\/5/);
+  assert.equal(codex.verdict({ code: 1, signal: null }, p.state).reason, 'api-error', 'the retried error says what went wrong');
 });
 
 test('a 500 with codex\'s default retries: five "Reconnecting…" lines, then turn.failed with the real message', () => {
@@ -261,14 +280,14 @@ test('a 500 with codex\'s default retries: five "Reconnecting…" lines, then tu
     JSON.stringify({ type: 'turn.failed', error: { message: msg } }),
   ];
   const { p } = parse('', {}, feed);
-  assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error: msg });
+  assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error: msg, reason: 'api-error' });
   // The same retries followed by a success are not a failure.
   const ok = parse('', {}, [
     ...feed.slice(0, 4),
     '{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"fine"}}',
     '{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":1}}',
   ]).p;
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, ok.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(codex.verdict({ code: 0, signal: null }, ok.state), { outcome: 'succeeded', error: null, reason: null });
   assert.equal(ok.state.lastAssistantText, 'fine');
 });
 
@@ -317,7 +336,7 @@ test('sigint-mid-run: cut off after turn.started; exit 1 with no turn end is a f
   assert.equal(p.state.sessionId, '01a2007b-aa7e-7602-88e3-2cb5210ffd06');
   assert.equal(p.state.turn, 'started');
   assert.deepEqual(messages, []);
-  assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error: 'codex exited with status 1' });
+  assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error: 'codex exited with status 1', reason: 'crashed' });
 });
 
 test('sigterm-during-tool: the unfinished command is counted, and end() puts it in the transcript as in_progress', () => {
@@ -328,7 +347,7 @@ test('sigterm-during-tool: the unfinished command is counted, and end() puts it 
   assert.deepEqual(messages, [
     { role: 'tool', text: 'Bash: sleep 60; echo slept', tool: { name: 'Bash', input: 'sleep 60; echo slept', output: null, status: 'in_progress' } },
   ]);
-  assert.deepEqual(codex.verdict({ code: 143, signal: null }, p.state), { outcome: 'failed', error: 'codex exited with status 143' });
+  assert.deepEqual(codex.verdict({ code: 143, signal: null }, p.state), { outcome: 'failed', error: 'codex exited with status 143', reason: 'crashed' });
   assert.match(codex.verdict({ code: null, signal: 'SIGKILL' }, p.state).error!, /stopped by SIGKILL before its turn ended/);
 });
 
@@ -437,6 +456,7 @@ test('verdict: exit 0 without turn.completed did not finish; a state the parser 
   assert.deepEqual(codex.verdict({ code: 0, signal: null }, cut.state), {
     outcome: 'failed',
     error: 'codex exited with status 0 without finishing its turn (no turn.completed)',
+    reason: 'crashed',
   });
   assert.equal(codex.verdict({ code: 0, signal: null }, emptyState()).outcome, 'failed');
   assert.match(codex.verdict({ code: 1, signal: null }, emptyState()).error!, /status 1 before it opened a thread/);

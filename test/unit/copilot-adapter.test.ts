@@ -12,6 +12,7 @@ import { copilotHome } from '../../lib/agents/copilot/store.js';
 import { copilotEnd } from '../../lib/agents/copilot/stream.js';
 import { SubagentError } from '../../lib/base/errors.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
+import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'copilot');
@@ -54,7 +55,7 @@ const verdictOf = (name: string, p: Parsed) => copilot.verdict(EXITS[name]!, p.s
 const texts = (p: Parsed, role: Message['role'], childId?: string) => p.messages.filter((m) => m.role === role && m.childId === childId).map((m) => m.text);
 
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
-  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, ...over };
+  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
 }
 
 test('every fixture of the copilot CLI is covered by this file', () => {
@@ -124,7 +125,7 @@ test('plain: the answer, the session id of the result line, no usage (the stream
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.lastActivityAt, '2026-11-24T22:19:39.798Z', "the time of the last event, from the event's timestamp");
   assert.equal(copilotEnd(p.state)?.resultExitCode, 0);
-  assert.deepEqual(verdictOf('plain.jsonl', p), { outcome: 'succeeded', error: null });
+  assert.deepEqual(verdictOf('plain.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('bash: one tool message with the command and its output (the shellId trailer cut), then the answer', () => {
@@ -139,7 +140,7 @@ test('bash: one tool message with the command and its output (the shellId traile
   ]);
   assert.equal(p.state.toolUses, 1);
   assert.equal(p.state.lastAssistantText, 'done: hello-from-bash');
-  assert.deepEqual(verdictOf('bash.jsonl', p), { outcome: 'succeeded', error: null });
+  assert.deepEqual(verdictOf('bash.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('bash-failing: a command that exits non-zero is status failed with its exit code before its output (Copilot says success:true)', () => {
@@ -147,16 +148,21 @@ test('bash-failing: a command that exits non-zero is status failed with its exit
   const [tool] = p.messages;
   assert.deepEqual(tool?.tool, { name: 'bash', input: 'echo out-before-fail; exit 3', output: '[exit 3] out-before-fail', status: 'failed' });
   assert.equal(p.state.lastAssistantText, 'done: out-before-fail');
-  assert.deepEqual(verdictOf('bash-failing.jsonl', p), { outcome: 'succeeded', error: null });
+  assert.deepEqual(verdictOf('bash-failing.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
 });
 
-test('bash-denied: a tool Copilot refused (a path outside the cwd) is status "denied", noted; the run still answered', () => {
+test('bash-denied: a tool Copilot refused (a path outside the cwd) is status "denied", noted; the run answered, but failed: permission-denied', () => {
   const p = parse('bash-denied.jsonl');
   const [tool] = p.messages;
   assert.equal(tool?.tool?.status, 'denied');
   assert.match(tool?.tool?.output ?? '', /^Permission denied because no interactive user response was available/);
   assert.deepEqual(copilotEnd(p.state)?.deniedTools, ['bash: cat /etc/hostname']);
-  assert.deepEqual(verdictOf('bash-denied.jsonl', p), { outcome: 'succeeded', error: null });
+  // Headless, nobody can grant the permission: the task is not done whatever the model said (as for Claude).
+  assert.deepEqual(verdictOf('bash-denied.jsonl', p), {
+    outcome: 'failed',
+    error: 'copilot was refused permission for 1 tool call: bash: cat /etc/hostname (grant what the task needs: docs/agents/copilot.md)',
+    reason: 'permission-denied',
+  });
 });
 
 test('task: the sub-agent is a child (its agentId), its prompt and answer are tagged with it, the task result is the parent tool output', () => {
@@ -184,7 +190,7 @@ test('task: the sub-agent is a child (its agentId), its prompt and answer are ta
   });
   assert.equal(p.state.lastAssistantText, 'done: child says hi', "the run's answer, not the child's");
   assert.equal(p.state.toolUses, 1);
-  assert.deepEqual(verdictOf('task.jsonl', p), { outcome: 'succeeded', error: null });
+  assert.deepEqual(verdictOf('task.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("task-child-tool: the child's own tool call is counted and tagged with the child", () => {
@@ -213,7 +219,7 @@ test('task-background: the child answers after the turn that launched it; the an
     p.messages.filter((m) => m.role === 'tool').map((m) => m.tool!.name),
     ['task', 'read_agent'],
   );
-  assert.deepEqual(verdictOf('task-background.jsonl', p), { outcome: 'succeeded', error: null });
+  assert.deepEqual(verdictOf('task-background.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('resume: both runs report the same session; each answer is its own run', () => {
@@ -223,25 +229,34 @@ test('resume: both runs report the same session; each answer is its own run', ()
   assert.equal(two.state.sessionId, one.state.sessionId);
   assert.equal(one.state.lastAssistantText, 'first answer');
   assert.deepEqual(texts(two, 'assistant'), ['second answer']);
-  assert.deepEqual(verdictOf('resume-2.jsonl', two), { outcome: 'succeeded', error: null });
+  assert.deepEqual(verdictOf('resume-2.jsonl', two), { outcome: 'succeeded', error: null, reason: null });
+});
+
+test("turns: one per assistant.turn_start of the run itself (a sub-agent's carry its agentId); the caps it can be held to", () => {
+  assert.equal(parse('plain.jsonl').state.turns, 1);
+  assert.equal(parse('bash.jsonl').state.turns, 2);
+  assert.equal(parse('task.jsonl').state.turns, 2, "the child's turn is not the run's");
+  assert.deepEqual(copilot.caps, { cost: null, tokens: null, turns: 'stream' });
 });
 
 test("API errors: session.error is the run's error in Copilot's words, with its errorType and status kept", () => {
   const cases = [
-    ['error-500.jsonl', 'query', 500, /^Failed to get response from the AI model; retried 5 times .*Last error: 500 fake upstream failure$/],
-    ['error-429.jsonl', 'rate_limit', 429, /^Failed to get response from the AI model; retried 5 times .*Last error: 429 fake slow down$/],
+    ['error-500.jsonl', 'query', 500, 'api-error', /^Failed to get response from the AI model; retried 5 times .*Last error: 500 fake upstream failure$/],
+    ['error-429.jsonl', 'rate_limit', 429, 'rate-limit', /^Failed to get response from the AI model; retried 5 times .*Last error: 429 fake slow down$/],
     [
       'error-401.jsonl',
       'authentication',
       401,
+      'auth',
       /^Authentication failed with provider at http:\/\/127\.0\.0\.1:\d+\/v1 \(HTTP 401\)\. Check your COPILOT_PROVIDER_API_KEY/,
     ],
-    ['prompt-budget.jsonl', 'query', null, /^Request exceeds the model's prompt budget after reserving output \(16010 tokens; limit 14000\)/],
+    ['prompt-budget.jsonl', 'query', null, 'api-error', /^Request exceeds the model's prompt budget after reserving output \(16010 tokens; limit 14000\)/],
   ] as const;
-  for (const [name, type, statusCode, message] of cases) {
+  for (const [name, type, statusCode, reason, message] of cases) {
     const p = parse(name);
     const v = verdictOf(name, p);
     assert.equal(v.outcome, 'failed', name);
+    assert.equal(v.reason, reason, name);
     assert.match(v.error ?? '', message, name);
     assert.ok(!v.error?.includes('\n'), `${name}: one line`);
     assert.equal(p.state.fatalError, v.error);
@@ -264,7 +279,7 @@ test('SIGTERM during a tool: abort (user_abort), the cut tool call is incomplete
       name,
     );
     assert.equal(p.state.lastAssistantText, null);
-    assert.deepEqual(verdictOf(name, p), { outcome: 'failed', error: 'copilot aborted the turn (user_abort)' }, name);
+    assert.deepEqual(verdictOf(name, p), { outcome: 'failed', error: 'copilot aborted the turn (user_abort)', reason: 'crashed' }, name);
   }
   assert.equal(parse('sigterm-bash.jsonl').state.sessionId, null, 'no result line: the session id is only ours (chosen before the run)');
   assert.equal(copilotEnd(parse('sigterm-bash-result.jsonl').state)?.resultExitCode, 0, 'an aborted turn can still say exitCode 0');
@@ -295,10 +310,19 @@ test('verdict: exit statuses without a Copilot error; a child the stream never e
   assert.deepEqual(copilot.verdict({ code: 0, signal: null }, parseText(noResult).state), {
     outcome: 'failed',
     error: 'copilot exited with status 0 without its result line',
+    reason: 'crashed',
   });
   // An unknown --resume id: nothing on stdout, exit 1 (the core adds stderr's "Error: No session … matched").
-  assert.deepEqual(copilot.verdict({ code: 1, signal: null }, parseText('').state), { outcome: 'failed', error: 'copilot exited with status 1' });
-  assert.deepEqual(copilot.verdict({ code: null, signal: 'SIGKILL' }, parseText(plain).state), { outcome: 'failed', error: 'copilot was killed by SIGKILL' });
+  assert.deepEqual(copilot.verdict({ code: 1, signal: null }, parseText('').state), {
+    outcome: 'failed',
+    error: 'copilot exited with status 1',
+    reason: 'crashed',
+  });
+  assert.deepEqual(copilot.verdict({ code: null, signal: 'SIGKILL' }, parseText(plain).state), {
+    outcome: 'failed',
+    error: 'copilot was killed by SIGKILL',
+    reason: 'crashed',
+  });
   const started = readFileSync(join(FIX, 'task.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => !l.startsWith('{"type":"subagent.completed"'))

@@ -13,6 +13,7 @@ import { errorText, failureKind, type GeminiStreamState } from '../../lib/agents
 import { submittedAnswer, TOOL_OUTPUT_MAX } from '../../lib/agents/gemini/tools.js';
 import { SubagentError } from '../../lib/base/errors.js';
 import type { LaunchInput, Message } from '../../lib/agents/types.js';
+import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'gemini');
@@ -64,7 +65,7 @@ function outcome(name: string): { verdict: ReturnType<typeof gemini.verdict>; ki
 }
 
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
-  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, ...over };
+  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
 }
 
 const noUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: null };
@@ -133,7 +134,7 @@ test('plain: the session id from init, the deltas joined into one answer, usage 
     costUsd: null,
   });
   assert.ok(state.lastActivityAt);
-  assert.deepEqual(gemini.verdict(EXIT['plain.ndjson']!, state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(gemini.verdict(EXIT['plain.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('the session id is known from the first line; the answer grows with each delta before it is a message', () => {
@@ -162,7 +163,7 @@ test('shell-tool: the call is a tool message (command in, output out, the CLI st
   ]);
   assert.equal(state.toolUses, 1);
   assert.equal(state.lastAssistantText, 'done: hello-from-shell');
-  assert.deepEqual(gemini.verdict(EXIT['shell-tool.ndjson']!, state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(gemini.verdict(EXIT['shell-tool.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('subagent: invoke_agent is a child (id = its call id) that ends with its call; its words are not in the stream', () => {
@@ -187,7 +188,7 @@ test('subagent: invoke_agent is a child (id = its call id) that ends with its ca
   assert.equal(state.toolUses, 1, "the child's own calls are not in the stream (stats.tool_calls counts them: 3)");
   assert.equal(state.lastAssistantText, 'done: done: child-shell-out');
   assert.equal(state.usage?.totalTokens, 39945, "the process's usage, the child's requests included");
-  assert.deepEqual(gemini.verdict(EXIT['subagent.ndjson']!, state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(gemini.verdict(EXIT['subagent.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('subagent-failed: the stream says the call succeeded although the child failed (only the store knows)', () => {
@@ -223,25 +224,27 @@ test('an unknown resume id: exit 42, nothing on stdout (the message is on stderr
   assert.deepEqual(o.verdict, {
     outcome: 'failed',
     error: 'gemini exited with status 42 (bad input: an unknown --resume id, an empty prompt or an unreadable @file) before it started the session',
+    reason: 'unknown',
   });
   assert.equal(o.kind, 'input');
   assert.match(readFileSync(join(FIX, 'resume-unknown-id.stderr'), 'utf8'), /^Error resuming session: Invalid session identifier/);
 });
 
 test('API errors: the result carries the message (unwrapped), the exit status is the HTTP status mod 256', () => {
-  const cases: Array<[string, string, string]> = [
-    ['api-error-500.ndjson', 'API Error: fake upstream failure (HTTP 500 INTERNAL)', 'server'],
-    ['stream-error.ndjson', 'API Error: fake stream broke (HTTP 500 INTERNAL)', 'server'],
-    ['api-error-401.ndjson', 'API Error: fake bad key (HTTP 401 UNAUTHENTICATED)', 'auth'],
+  const cases: Array<[string, string, string, string]> = [
+    ['api-error-500.ndjson', 'API Error: fake upstream failure (HTTP 500 INTERNAL)', 'server', 'api-error'],
+    ['stream-error.ndjson', 'API Error: fake stream broke (HTTP 500 INTERNAL)', 'server', 'api-error'],
+    ['api-error-401.ndjson', 'API Error: fake bad key (HTTP 401 UNAUTHENTICATED)', 'auth', 'auth'],
     [
       'api-error-429.ndjson',
       'API Error: fake quota exhausted\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method',
       'rate-limit',
+      'rate-limit',
     ],
   ];
-  for (const [name, error, kind] of cases) {
+  for (const [name, error, kind, reason] of cases) {
     const o = outcome(name);
-    assert.deepEqual(o.verdict, { outcome: 'failed', error }, name);
+    assert.deepEqual(o.verdict, { outcome: 'failed', error, reason }, name);
     assert.equal(o.state.fatalError, error, `${name}: the CLI's own verdict (the core adds no stderr)`);
     assert.equal(o.kind, kind, name);
     assert.equal(o.state.errorType, 'unknown');
@@ -256,6 +259,7 @@ test('max-turns: FatalTurnLimitedError, exit 53; the usage of the turns it had',
   assert.deepEqual(o.verdict, {
     outcome: 'failed',
     error: 'Reached max session turns for this session. Increase the number of turns by specifying maxSessionTurns in settings.json.',
+    reason: 'max-turns',
   });
   assert.equal(o.state.errorType, 'FatalTurnLimitedError');
   assert.equal(o.kind, 'turn-limit');
@@ -268,14 +272,14 @@ test('shell-not-allowed: the refused call is a tool error the model saw; the run
   assert.equal(messages[0]?.tool?.status, 'error');
   assert.match(messages[0]?.tool?.output ?? '', /^Tool "run_shell_command" not found\./);
   assert.equal(state.toolUses, 1);
-  assert.deepEqual(gemini.verdict(EXIT['shell-not-allowed.ndjson']!, state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(gemini.verdict(EXIT['shell-not-allowed.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('empty-answer: an error event, then a result with status error and no message: exit 0, failed with the event', () => {
   const o = outcome('empty-answer.ndjson');
   const error = 'The model returned an empty response with no text or thoughts. This may be a transient API issue; please try again.';
   assert.equal(o.state.lastError, error);
-  assert.deepEqual(o.verdict, { outcome: 'failed', error });
+  assert.deepEqual(o.verdict, { outcome: 'failed', error, reason: 'api-error' });
   assert.equal(o.kind, 'server');
   assert.equal(o.state.lastAssistantText, null);
 });
@@ -289,15 +293,18 @@ test('sigterm-during-tool: cut after tool_use, exit 0 with no result: failed; en
   );
   assert.match(messages[0]!.text, /^run_shell_command: sleep 300; echo mk\d+$/);
   const v = gemini.verdict(EXIT['sigterm-during-tool.ndjson']!, state);
-  assert.deepEqual(v, { outcome: 'failed', error: 'gemini exited with status 0 before it reported a result' });
+  assert.deepEqual(v, { outcome: 'failed', error: 'gemini exited with status 0 before it reported a result', reason: 'crashed' });
   assert.equal(failureKind(EXIT['sigterm-during-tool.ndjson']!, state), 'crash');
   assert.deepEqual(parse('sigterm-during-tool.ndjson', false).messages, [], 'without end() the call is left out');
 });
 
 test('verdict: a signal, an exit status after a success, the CLI exit statuses in words', () => {
   const { state } = parse('plain.ndjson');
-  assert.deepEqual(gemini.verdict({ code: null, signal: 'SIGKILL' }, state), { outcome: 'failed', error: 'gemini was killed by SIGKILL' });
-  assert.deepEqual(gemini.verdict({ code: 1, signal: null }, state), { outcome: 'failed', error: 'gemini exited with status 1' });
+  assert.deepEqual(gemini.verdict({ code: null, signal: 'SIGKILL' }, state), { outcome: 'failed', error: 'gemini was killed by SIGKILL', reason: 'crashed' });
+  assert.deepEqual(gemini.verdict({ code: 1, signal: null }, state), { outcome: 'failed', error: 'gemini exited with status 1', reason: 'crashed' });
+  assert.equal(gemini.verdict({ code: 55, signal: null }, gemini.parser().state).reason, 'permission-denied', 'the workspace is not trusted');
+  assert.equal(gemini.verdict({ code: 41, signal: null }, gemini.parser().state).reason, 'auth');
+  assert.deepEqual(gemini.caps, { cost: null, tokens: null, turns: null });
   const empty = gemini.parser().state;
   assert.equal(
     gemini.verdict({ code: 55, signal: null }, empty).error,

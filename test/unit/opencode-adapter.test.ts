@@ -12,6 +12,7 @@ import { exportMessages } from '../../lib/agents/opencode/store.js';
 import { taskResult, TOOL_INPUT_MAX, TOOL_OUTPUT_MAX } from '../../lib/agents/opencode/parts.js';
 import { PREPARE_LOCK } from '../../lib/agents/opencode/prepare.js';
 import type { LaunchInput, Message, StreamParser } from '../../lib/agents/types.js';
+import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'opencode');
@@ -43,7 +44,7 @@ test('plain: session id from the first line, the text is the answer, usage of th
   assert.equal(s.skippedLines, 0);
   assert.deepEqual(s.usage, { inputTokens: 110, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 120, costUsd: 0 });
   assert.equal(s.lastActivityAt, new Date(1795307065520).toISOString());
-  assert.deepEqual(opencode.verdict(ok, s), { outcome: 'succeeded', error: null });
+  assert.deepEqual(opencode.verdict(ok, s), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('the session id is known after the first line alone (the supervisor records it at once)', () => {
@@ -74,7 +75,7 @@ test('bash: the tool call is a tool message with short summaries; usage sums bot
     costUsd: 0,
   });
   assert.equal(opencodeExtra(p.state)?.lastStepReason, 'stop');
-  assert.deepEqual(opencode.verdict(ok, p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(opencode.verdict(ok, p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('task: the child session is a child (stream), its answer is tagged with its id, not the run answer', () => {
@@ -106,7 +107,7 @@ test('task: the child session is a child (stream), its answer is tagged with its
   assert.equal(p.state.toolUses, 1);
   assert.equal(p.state.usage?.totalTokens, 265);
   assert.equal(p.state.usage?.inputTokens, 245);
-  assert.deepEqual(opencode.verdict(ok, p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(opencode.verdict(ok, p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('error-400: the error event is the verdict (exit 1), with name, message and HTTP status', () => {
@@ -116,7 +117,11 @@ test('error-400: the error event is the verdict (exit 1), with name, message and
   assert.equal(p.state.fatalError, 'APIError: fake upstream error 400 (HTTP 400)');
   assert.equal(p.state.usage, null);
   assert.equal(p.state.lastAssistantText, null);
-  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error: 'APIError: fake upstream error 400 (HTTP 400)' });
+  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, p.state), {
+    outcome: 'failed',
+    error: 'APIError: fake upstream error 400 (HTTP 400)',
+    reason: 'api-error',
+  });
   // Even an exit 0 with an error event is a failure: the CLI's own verdict wins.
   assert.equal(opencode.verdict(ok, p.state).outcome, 'failed');
 });
@@ -124,7 +129,57 @@ test('error-400: the error event is the verdict (exit 1), with name, message and
 test('error-500-retried: after the silent retries, one error event; failed', () => {
   const { p } = parse('error-500-retried.jsonl');
   assert.equal(p.state.sessionId, 'ses_dff5b7289ffeRq2V2BXLzb1cXR');
-  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error: 'APIError: fake upstream error 500 (HTTP 500)' });
+  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, p.state), {
+    outcome: 'failed',
+    error: 'APIError: fake upstream error 500 (HTTP 500)',
+    reason: 'api-error',
+  });
+});
+
+test('error-401 / error-429-retried: the HTTP status of the error event is the reason (auth, rate-limit)', () => {
+  const auth = parse('error-401.jsonl').p;
+  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, auth.state), {
+    outcome: 'failed',
+    error: 'APIError: fake upstream error 401 (HTTP 401)',
+    reason: 'auth',
+  });
+  const limit = parse('error-429-retried.jsonl').p;
+  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, limit.state), {
+    outcome: 'failed',
+    error: 'APIError: You exceeded your current quota (HTTP 429)',
+    reason: 'rate-limit',
+  });
+  // Without a status, the name and the words decide.
+  const named = (error: unknown) => {
+    const q = opencode.parser();
+    q.line(JSON.stringify({ type: 'error', timestamp: 1, sessionID: 'ses_x', error }));
+    return opencode.verdict({ code: 1, signal: null }, q.state).reason;
+  };
+  assert.equal(named({ name: 'ProviderAuthError', data: { providerID: 'fake', message: 'no key' } }), 'auth');
+  assert.equal(named({ name: 'MessageAbortedError', data: { message: 'aborted' } }), 'crashed');
+  assert.equal(named({ name: 'UnknownError', data: { message: 'Rate limit reached for requests' } }), 'rate-limit');
+  assert.equal(named({ name: 'UnknownError', data: { message: 'something odd' } }), 'unknown');
+});
+
+test("steps-cost: a step is a turn; each step_finish adds its tokens and cost (live, for the supervisor's caps)", () => {
+  const p = opencode.parser();
+  const lines = fixture('steps-cost.jsonl').split('\n');
+  const seen: Array<[number, number | null]> = [];
+  for (const line of lines) {
+    p.line(line);
+    seen.push([p.state.turns, p.state.usage?.costUsd ?? null]);
+  }
+  assert.deepEqual(seen.slice(0, 6), [
+    [1, null],
+    [1, null],
+    [1, 7.718],
+    [2, 7.718],
+    [2, 7.718],
+    [2, 15.471],
+  ]);
+  assert.equal(p.state.usage?.totalTokens, 7697 + 7751);
+  assert.deepEqual(opencode.caps, { cost: 'stream', tokens: 'stream', turns: 'stream' });
+  assert.deepEqual(opencode.verdict(ok, p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('permission-rejected: exit 0 with no final text is a failure that says why', () => {
@@ -141,6 +196,7 @@ test('permission-rejected: exit 0 with no final text is a failure that says why'
   assert.equal(opencodeExtra(p.state)?.lastStepReason, 'tool-calls');
   const v = opencode.verdict(ok, p.state);
   assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'permission-denied');
   assert.match(v.error ?? '', /without a final answer/);
   assert.match(v.error ?? '', /auto-rejected \(read: \/etc\/hostname\)/);
   assert.match(v.error ?? '', /--auto/);
@@ -150,6 +206,7 @@ test('permission-rejected: exit 0 with no final text is a failure that says why'
   assert.deepEqual(opencode.verdict(ok, cut.state), {
     outcome: 'failed',
     error: 'opencode stopped without a final answer: its last step ended asking for tools',
+    reason: 'crashed',
   });
 });
 
@@ -178,7 +235,11 @@ test('sigterm-bash-running: a cut-off stream; killed by a signal is a failure (t
   assert.equal(p.state.sessionId, 'ses_dff58814affeoa8lMAU689Yre4');
   assert.deepEqual(messages, []);
   assert.equal(p.state.toolUses, 0);
-  assert.deepEqual(opencode.verdict({ code: null, signal: 'SIGTERM' }, p.state), { outcome: 'failed', error: 'opencode was killed by SIGTERM' });
+  assert.deepEqual(opencode.verdict({ code: null, signal: 'SIGTERM' }, p.state), {
+    outcome: 'failed',
+    error: 'opencode was killed by SIGTERM',
+    reason: 'crashed',
+  });
   // The same cut-off stream with an exit 0 (never seen, but possible) is no success either.
   assert.equal(opencode.verdict(ok, p.state).outcome, 'failed');
 });
@@ -279,7 +340,7 @@ test('taskResult takes the words inside <task_result>', () => {
 // ---------------------------------------------------------------------------------------------------
 // launch
 
-const base: LaunchInput = { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null };
+const base: LaunchInput = { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS };
 
 test('launch: a new run is `opencode run --format json`, prompt on stdin only; no session chosen', () => {
   assert.equal(opencode.chooseSessionId(), null);

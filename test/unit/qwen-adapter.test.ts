@@ -9,6 +9,7 @@ import { qwenAgentId } from '../../lib/agents/qwen/stream.js';
 import { transcriptReader } from '../../lib/agents/qwen/transcript.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
 import type { Usage } from '../../lib/registry/record.js';
+import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
 // Replays Qwen Code 0.24.4's captured streams (test/fixtures/agents/qwen/, rows in its README) through
@@ -40,7 +41,7 @@ const tools = (p: Parsed) => p.messages.filter((m) => m.role === 'tool');
 const exit = (code: number | null, signal: string | null = null) => ({ code, signal });
 
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
-  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, ...over };
+  return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
 }
 
 function usage(input: number, output: number, cacheRead = 0): Usage {
@@ -122,7 +123,7 @@ test('plain-reply: session id, answer, usage without cost; stream_event lines ar
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
   assert.deepEqual(p.state.children, []);
-  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('streaming: the session id is known from the first line; usage is an estimate until the result', () => {
@@ -143,7 +144,7 @@ test('bash-tool: run_shell_command is a tool call summarised by its command, wit
   assert.equal(t!.text, 'run_shell_command: echo hi-there');
   assert.deepEqual(t!.tool, { name: 'run_shell_command', input: 'echo hi-there', output: 'hi-there', status: 'completed' });
   assert.equal(p.state.lastAssistantText, 'done: hi-there');
-  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("resume-1 / resume-2: the same session; a result's usage counts the whole session, so run 2's is its total minus run 1's", () => {
@@ -188,7 +189,7 @@ test('agent-background: task_started (fields under data) makes the child; its pr
   assert.equal(p.state.lastAssistantText, 'done: done: childtool', "the parent's turn after the child reported");
   assert.equal(p.state.toolUses, 1, "the child's own tool calls are not in the stream");
   assert.deepEqual(p.state.usage, usage(78344, 90), "the child's requests included");
-  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("agent-foreground: no task_started; the child's lines carry its id from the first; the call's result is its answer", () => {
@@ -216,7 +217,7 @@ test('agent-failed: a background child whose request failed is failed (task_noti
     p.state.children.map((c) => [c.id, c.status, c.statusSource]),
     [['general-purpose-call_fake_6845_23', 'failed', 'stream']],
   );
-  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null });
+  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('sigterm-agent-background: a child the cancel killed is reported by Qwen itself (task_notification cancelled); no result line → failed', () => {
@@ -231,15 +232,16 @@ test('sigterm-agent-background: a child the cancel killed is reported by Qwen it
 });
 
 test("api errors (500 after its 7 attempts, 401, 429): result/error_during_execution with is_error → failed with Qwen's own message", () => {
-  for (const [file, want] of [
-    ['api-error-500.ndjson', '[API Error: 500 upstream exploded]'],
-    ['api-error-401.ndjson', '[API Error: 401 invalid api key]'],
-    ['rate-limit-429.ndjson', '[API Error: 429 slow down please]\nPossible quota limitations'],
+  for (const [file, want, reason] of [
+    ['api-error-500.ndjson', '[API Error: 500 upstream exploded]', 'api-error'],
+    ['api-error-401.ndjson', '[API Error: 401 invalid api key]', 'auth'],
+    ['rate-limit-429.ndjson', '[API Error: 429 slow down please]\nPossible quota limitations', 'rate-limit'],
   ] as const) {
     const p = parseFixture(file);
     assert.ok(p.state.fatalError?.startsWith(`error_during_execution: ${want}`), `${file}: ${p.state.fatalError}`);
     const v = qwen.verdict(exit(1), p.state);
     assert.equal(v.outcome, 'failed');
+    assert.equal(v.reason, reason, `${file}: an API error in Qwen's error_during_execution, by its words`);
     assert.equal(v.error, p.state.fatalError);
   }
 });
@@ -249,21 +251,43 @@ test('auth-missing: a result line only (no init), with the session id and the re
   assert.equal(p.state.sessionId, '0c3c0000-0000-4000-8000-000000000003');
   const v = qwen.verdict(exit(1), p.state);
   assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'auth');
   assert.match(v.error!, /Missing API key for OpenAI-compatible auth/);
 });
 
-test('permission-denied: the refused tool is an error tool result listed in permission_denials; the run succeeds (exit 0)', () => {
+test('permission-denied: the refused tool is an error tool result listed in permission_denials; exit 0, but the run failed: permission-denied (as Claude)', () => {
   const p = parseFixture('permission-denied.ndjson');
   const [t] = tools(p);
   assert.equal(t!.tool!.status, 'error');
   assert.match(t!.tool!.output!, /requires permission to use "run_shell_command"/);
-  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null });
+  const v = qwen.verdict(exit(0), p.state);
+  assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'permission-denied');
+  assert.match(v.error!, /^qwen was refused permission for 1 tool call: run_shell_command: touch created-by-tool/);
 });
 
 test('max-turns: exit 53 and no result line (the reason is on stderr) → failed', () => {
   const p = parseFixture('max-turns.ndjson');
   assert.equal(tools(p).length, 1);
-  assert.deepEqual(qwen.verdict(exit(53), p.state), { outcome: 'failed', error: 'qwen exited with status 53 before reporting a result' });
+  assert.deepEqual(qwen.verdict(exit(53), p.state), {
+    outcome: 'failed',
+    error: 'qwen exited with status 53 before reporting a result',
+    reason: 'max-turns',
+  });
+  assert.deepEqual(qwen.caps, { cost: null, tokens: 'stream', turns: 'stream' });
+});
+
+test('the caps the supervisor holds for qwen: its turns (model messages) and tokens (their usage) while the run goes', () => {
+  const p = qwen.parser();
+  const seen: Array<[number, number | null]> = [];
+  for (const line of readFileSync(join(FIX, 'bash-tool.ndjson'), 'utf8').split('\n')) {
+    p.line(line);
+    if (line.includes('"type":"assistant"')) seen.push([p.state.turns, p.state.usage?.totalTokens ?? null]);
+  }
+  assert.deepEqual(seen, [
+    [1, 15766],
+    [2, 31630],
+  ]);
 });
 
 test('sigterm-tool: the cancelled tool call is in the transcript; killed by SIGTERM → failed', () => {

@@ -21,6 +21,8 @@ export const claude: AgentAdapter = {
   cli: 'claude',
   program: 'claude',
   supports: { model: true, variant: true, agent: true, files: false },
+  // Cost and turns are its own limits; tokens the supervisor holds to the usage its assistant lines report.
+  caps: { cost: 'native', tokens: 'stream', turns: 'native' },
   gracefulSignal: 'SIGINT',
   stream: 'ndjson',
   storeEnvKeys: ['HOME', 'CLAUDE_CONFIG_DIR'],

@@ -7,6 +7,9 @@ import type { Launch, LaunchInput } from '../types.js';
  *   new:    claude -p --output-format stream-json --verbose --session-id <uuid we chose> [flags] [-- args]
  *   resume: claude -p --output-format stream-json --verbose --resume <id>           [flags] [-- args]
  *
+ * The caps Claude holds itself (`caps` in index.ts): --max-cost is its `--max-budget-usd` (this process's
+ * cost, so a resume's own), --max-turns its `--max-turns` (not in --help, measured with 2.1.197 and 2.1.331).
+ *
  * The prompt is stdin (no prompt argument: Claude reads stdin to EOF).
  */
 
@@ -26,6 +29,8 @@ export function launch(input: LaunchInput): Launch {
   if (input.model) args.push('--model', input.model);
   if (input.variant) args.push('--effort', input.variant);
   if (input.agent) args.push('--agent', input.agent);
+  if (input.caps.maxCostUsd !== null) args.push('--max-budget-usd', String(input.caps.maxCostUsd));
+  if (input.caps.maxTurns !== null) args.push('--max-turns', String(input.caps.maxTurns));
   // Last: several of Claude's options are variadic (--allowedTools <tools...>) and would swallow
   // anything after them; nothing of ours follows, and the prompt is on stdin.
   args.push(...input.extraArgs);

@@ -1,5 +1,6 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
-import type { CliName, Message, StreamParser, StreamState, ToolCall, Verdict } from '../types.js';
+import type { CliName, Message, StreamParser, StreamState, ToolCall, Verdict, VerdictReason } from '../types.js';
+import { apiErrorReason } from '../../base/api-error.js';
 import { emptyState, eventOf, runUsage } from '../types.js';
 import { isoOf, nowIso } from '../../base/time.js';
 import { capCounted, fields, obj, str, type JsonObject } from '../../base/json.js';
@@ -129,6 +130,10 @@ interface Internal {
   results: number;
   /** A result line said is_error; the first such error is kept (the root cause). */
   resultError: string | null;
+  /** That result line's reason (its subtype, its API error's status and words). */
+  resultReason: VerdictReason | null;
+  /** Tool calls the CLI refused for want of permission (result.permission_denials), by tool_use id: a short label each. */
+  denials: Map<string, string>;
   apiRetries: number;
 }
 
@@ -173,9 +178,46 @@ function resultError(r: JsonObject, cli: string): string {
   return capCounted(why, ERROR_MAX);
 }
 
+/** The reason of a result line that said is_error: its subtype, or for an API error its status and words. */
+function resultReason(r: JsonObject): VerdictReason {
+  switch (str(r.subtype)) {
+    case 'error_max_turns':
+      return 'max-turns';
+    case 'error_max_budget_usd':
+      return 'max-cost';
+    case 'error_during_execution': {
+      // Claude: interrupted (a signal nobody here sent); Qwen: also an API error, in its words.
+      const errors = Array.isArray(r.errors) ? r.errors.filter((e): e is string => typeof e === 'string') : [];
+      const said = [str(r.result) ?? '', str(obj(r.error)?.message) ?? '', ...errors].join(' ');
+      return apiErrorReason(typeof r.api_error_status === 'number' ? r.api_error_status : null, said) ?? 'crashed';
+    }
+    case 'success':
+    case null: {
+      // An API error (measured: subtype "success" with is_error): its status, else its words.
+      const status = typeof r.api_error_status === 'number' ? r.api_error_status : null;
+      const errors = Array.isArray(r.errors) ? r.errors.filter((e): e is string => typeof e === 'string') : [];
+      return apiErrorReason(status, [str(r.result) ?? '', ...errors].join(' ')) ?? 'api-error';
+    }
+    default:
+      return 'unknown';
+  }
+}
+
+const DENIALS_SHOWN = 3;
+
+/** What the permission denials say, in words: how many, the first few, and where to allow them. */
+function denialsError(cli: CliName, denials: Map<string, string>): string {
+  const labels = [...denials.values()];
+  const shown = labels.slice(0, DENIALS_SHOWN).join('; ') + (labels.length > DENIALS_SHOWN ? `; and ${labels.length - DENIALS_SHOWN} more` : '');
+  const calls = labels.length === 1 ? '1 tool call' : `${labels.length} tool calls`;
+  return capCounted(`${cli} was refused permission for ${calls}: ${shown} (grant what the task needs: docs/agents/${cli}.md, "Permissions")`, ERROR_MAX);
+}
+
 class Normaliser {
   readonly state: StreamState = emptyState();
-  readonly internal: Internal = { results: 0, resultError: null, apiRetries: 0 };
+  readonly internal: Internal = { results: 0, resultError: null, resultReason: null, denials: new Map(), apiRetries: 0 };
+  /** The run's own model turns: its assistant messages (ids) outside any sub-agent. */
+  private readonly turnIds = new Set<string>();
   private readonly pending = new Map<string, PendingTool>();
   private readonly seenTools = new Set<string>();
   /** Agent/Task tool_use id → the parent_tool_use_id of its call (null: called by the run itself). */
@@ -267,6 +309,10 @@ class Normaliser {
     if (id && message.usage !== undefined && !this.fixedChildId) {
       this.usage.message(id, message.usage);
       this.refreshUsage();
+    }
+    if (id && parent === null && !this.fixedChildId && !this.turnIds.has(id)) {
+      this.turnIds.add(id);
+      this.state.turns = this.turnIds.size;
     }
     const content = Array.isArray(message.content) ? message.content : typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [];
     for (const b of content) {
@@ -441,8 +487,18 @@ class Normaliser {
   private result(o: JsonObject): void {
     if (this.fixedChildId) return;
     this.internal.results++;
-    if (o.is_error === true && this.internal.resultError === null) this.internal.resultError = resultError(o, this.cli);
+    if (o.is_error === true && this.internal.resultError === null) {
+      this.internal.resultError = resultError(o, this.cli);
+      this.internal.resultReason = resultReason(o);
+    }
     this.state.fatalError = this.internal.resultError;
+    for (const d of Array.isArray(o.permission_denials) ? o.permission_denials : []) {
+      const denial = obj(d);
+      if (!denial) continue;
+      const name = str(denial.tool_name) ?? 'tool';
+      const key = str(denial.tool_use_id) ?? `#${this.internal.denials.size}`;
+      if (!this.internal.denials.has(key)) this.internal.denials.set(key, toolHeadline(name, denial.tool_input));
+    }
     const index = typeof o.result_index === 'number' ? o.result_index : null;
     if (index === null || index >= this.resultIndex) {
       // The last turn's answer: with background sub-agents, the turn after they reported.
@@ -485,7 +541,9 @@ export function streamJsonParser(onMessage: ((m: Message) => void) | undefined, 
 
 /**
  * How a stream-json run ended: the CLI's own verdict (`result.is_error`) first, then the exit status; a
- * run that never reported a result failed. Children still running take the run's end.
+ * run that never reported a result failed (`crashed`), and so did one whose tool calls the CLI refused
+ * for want of permission (`permission-denied`: headless, nobody can grant them, so the task is not done
+ * whatever the model answered). Children still running take the run's end.
  */
 export function streamJsonVerdict(cli: CliName, exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
   const internal = internals.get(state);
@@ -499,10 +557,12 @@ export function streamJsonVerdict(cli: CliName, exit: { code: number | null; sig
     );
   }
   // (The core appends the last line of stderr to a failure that has no fatalError: "--agent 'x' not found"…)
-  if (state.fatalError) return { outcome: 'failed', error: state.fatalError };
+  if (state.fatalError) return { outcome: 'failed', error: state.fatalError, reason: internal?.resultReason ?? 'unknown' };
   const why = sawResult ? '' : ' before reporting a result';
-  if (exit.signal) return { outcome: 'failed', error: `${cli} was killed by ${exit.signal}${why}` };
-  if (exit.code !== 0) return { outcome: 'failed', error: `${cli} exited with status ${exit.code}${why}` };
-  if (!sawResult) return { outcome: 'failed', error: `${cli} exited with status 0 without reporting a result (interrupted, or not a stream-json run)` };
-  return { outcome: 'succeeded', error: null };
+  if (exit.signal) return { outcome: 'failed', error: `${cli} was killed by ${exit.signal}${why}`, reason: 'crashed' };
+  if (exit.code !== 0) return { outcome: 'failed', error: `${cli} exited with status ${exit.code}${why}`, reason: 'crashed' };
+  if (!sawResult)
+    return { outcome: 'failed', error: `${cli} exited with status 0 without reporting a result (interrupted, or not a stream-json run)`, reason: 'crashed' };
+  if (internal && internal.denials.size > 0) return { outcome: 'failed', error: denialsError(cli, internal.denials), reason: 'permission-denied' };
+  return { outcome: 'succeeded', error: null, reason: null };
 }

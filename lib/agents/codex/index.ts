@@ -20,6 +20,9 @@ export const codex: CodexAdapter = {
   // --variant is the reasoning effort; there is no per-run agent flag (profiles are config layers:
   // pass `-- -p NAME`), and `-i` takes images only, so --file is refused rather than half-honoured.
   supports: { model: true, variant: true, agent: false, files: false },
+  // No caps: Codex has no limits of its own, reports no cost, shows no model turns, and reports its
+  // usage only in turn.completed, when the run (one turn) is already over.
+  caps: { cost: null, tokens: null, turns: null },
   gracefulSignal: 'SIGINT',
   stream: 'ndjson',
   storeEnvKeys: ['CODEX_HOME', 'HOME'],

@@ -2,6 +2,7 @@ import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
 import { fields, num, parseObject, shortLine, str } from '../../base/json.js';
 import type { Message, ParserContext, StreamParser, StreamState, Verdict } from '../types.js';
+import { apiErrorReason } from '../../base/api-error.js';
 import { emptyState, eventOf, inferChildren, runUsage } from '../types.js';
 import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
 
@@ -239,13 +240,16 @@ export function parser(onMessage?: (m: Message) => void, context: ParserContext 
 export function verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
   const s = state as Partial<CodexStreamState> & StreamState;
   let v: Verdict;
-  if (s.fatalError) v = { outcome: 'failed', error: s.fatalError };
-  else if (exit.signal) v = { outcome: 'failed', error: `codex was stopped by ${exit.signal}${s.turn === 'completed' ? '' : ' before its turn ended'}` };
-  else if (exit.code === 0 && s.turn === 'completed') v = { outcome: 'succeeded', error: null };
-  else if (exit.code === 0) v = { outcome: 'failed', error: 'codex exited with status 0 without finishing its turn (no turn.completed)' };
+  // turn.failed carries the API's error: its reason is in its words (Codex reports no status field).
+  if (s.fatalError) v = { outcome: 'failed', error: s.fatalError, reason: apiErrorReason(null, s.fatalError) ?? 'unknown' };
+  else if (exit.signal)
+    v = { outcome: 'failed', error: `codex was stopped by ${exit.signal}${s.turn === 'completed' ? '' : ' before its turn ended'}`, reason: 'crashed' };
+  else if (exit.code === 0 && s.turn === 'completed') v = { outcome: 'succeeded', error: null, reason: null };
+  else if (exit.code === 0) v = { outcome: 'failed', error: 'codex exited with status 0 without finishing its turn (no turn.completed)', reason: 'crashed' };
   else {
     const why = s.lastError ? `: ${s.lastError}` : s.sessionId === null ? ' before it opened a thread' : '';
-    v = { outcome: 'failed', error: `codex exited with status ${exit.code ?? 'unknown'}${why}` };
+    const reason = (s.lastError ? apiErrorReason(null, s.lastError) : null) ?? 'crashed';
+    v = { outcome: 'failed', error: `codex exited with status ${exit.code ?? 'unknown'}${why}`, reason };
   }
   // The run is over: so is every sub-agent (they live in the codex process).
   inferChildren(state, v.outcome === 'succeeded' ? 'done' : 'failed');

@@ -14,6 +14,9 @@ export const copilot: AgentAdapter = {
   // --variant is --reasoning-effort and --agent a custom agent (~/.copilot/agents, .github/agents);
   // --attachment takes images and PDFs only, so --file is refused rather than half-honoured.
   supports: { model: true, variant: true, agent: true, files: false },
+  // No tokens nor cost anywhere in its stream (BYOK), no limits of its own; its turns are events
+  // (assistant.turn_start), which the supervisor counts.
+  caps: { cost: null, tokens: null, turns: 'stream' },
   // The npm `copilot` is a loader that runs the native binary and dies on any signal without passing
   // it on. With SIGTERM, cancel signals every process of the run: the native binary aborts its turn and
   // ends its tools (it treats SIGTERM as SIGINT), and each tool gets the signal too.

@@ -1,7 +1,8 @@
 import type { ChildAgent } from '../../registry/record.js';
 import { capCounted, fields, shortLine, str, type JsonObject } from '../../base/json.js';
 import { isoOf, nowIso } from '../../base/time.js';
-import type { Message, StreamParser, StreamState, ToolCall, Verdict } from '../types.js';
+import type { Message, StreamParser, StreamState, ToolCall, Verdict, VerdictReason } from '../types.js';
+import { apiErrorReason } from '../../base/api-error.js';
 import { emptyState, eventOf } from '../types.js';
 import { INPUT_MAX, OUTPUT_MAX, toolHeadline, toolInputSummary } from '../claude/stream.js';
 
@@ -108,6 +109,10 @@ export function parser(onMessage?: (m: Message) => void): StreamParser & { end()
       const d = fields(ev.data);
       const agent = str(ev.agentId);
       switch (ev.type) {
+        case 'assistant.turn_start':
+          // One request to the model and the tools it asks for: the run's own turns (a sub-agent's carry its agentId).
+          if (!agent) state.turns++;
+          break;
         case 'user.message': {
           // The run's own prompt is the core's; a sub-agent's is its task prompt.
           const content = str(d.content);
@@ -196,20 +201,40 @@ export function parser(onMessage?: (m: Message) => void): StreamParser & { end()
   };
 }
 
+/** The reason of a `session.error`: its `errorType`, else its HTTP status and words. */
+function errorReason(e: CopilotEnd['error']): VerdictReason {
+  const type = e?.type ?? null;
+  if (type === 'authentication' || type === 'authorization') return 'auth';
+  if (type === 'rate_limit' || type === 'quota') return 'rate-limit';
+  // `query`, `context_limit`: the request to the model failed or was refused (a 5xx after its retries, a
+  // prompt over its budget…).
+  const fallback = type === 'query' || type === 'context_limit' ? 'api-error' : 'unknown';
+  return apiErrorReason(e?.statusCode ?? null, e?.message ?? '') ?? fallback;
+}
+
 /**
  * How a Copilot run ended: its `session.error` first, then an aborted turn, then the exit status, then
- * the `result` line (a run that printed none did not finish). Children still running take the run's end.
+ * the `result` line (a run that printed none did not finish), then the tools it refused for want of
+ * permission (headless, nobody can grant them: `permission-denied`, as for Claude). Children still
+ * running take the run's end.
  */
 export function verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
   const e = ends.get(state);
   let v: Verdict;
-  if (state.fatalError) v = { outcome: 'failed', error: state.fatalError };
-  else if (e?.aborted) v = { outcome: 'failed', error: `copilot aborted the turn (${e.aborted})` };
-  else if (exit.signal) v = { outcome: 'failed', error: `copilot was killed by ${exit.signal}` };
-  else if (exit.code !== 0) v = { outcome: 'failed', error: `copilot exited with status ${exit.code ?? 'unknown'}` };
-  else if (e?.resultExitCode === null || e === undefined) v = { outcome: 'failed', error: 'copilot exited with status 0 without its result line' };
-  else if (e.resultExitCode !== 0) v = { outcome: 'failed', error: `copilot reported exitCode ${e.resultExitCode}` };
-  else v = { outcome: 'succeeded', error: null };
+  if (state.fatalError) v = { outcome: 'failed', error: state.fatalError, reason: errorReason(e?.error ?? null) };
+  else if (e?.aborted) v = { outcome: 'failed', error: `copilot aborted the turn (${e.aborted})`, reason: 'crashed' };
+  else if (exit.signal) v = { outcome: 'failed', error: `copilot was killed by ${exit.signal}`, reason: 'crashed' };
+  else if (exit.code !== 0) v = { outcome: 'failed', error: `copilot exited with status ${exit.code ?? 'unknown'}`, reason: 'crashed' };
+  else if (e?.resultExitCode === null || e === undefined)
+    v = { outcome: 'failed', error: 'copilot exited with status 0 without its result line', reason: 'crashed' };
+  else if (e.resultExitCode !== 0) v = { outcome: 'failed', error: `copilot reported exitCode ${e.resultExitCode}`, reason: 'unknown' };
+  else if (e.deniedTools.length)
+    v = {
+      outcome: 'failed',
+      error: `copilot was refused permission for ${e.deniedTools.length === 1 ? '1 tool call' : `${e.deniedTools.length} tool calls`}: ${shortLine(e.deniedTools.join('; '), 300)} (grant what the task needs: docs/agents/copilot.md)`,
+      reason: 'permission-denied',
+    };
+  else v = { outcome: 'succeeded', error: null, reason: null };
   const now = nowIso();
   for (const c of state.children) {
     if (c.status !== 'running') continue;

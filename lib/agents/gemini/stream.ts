@@ -1,7 +1,7 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
 import { fields, isObject, num, parseObject, shortLine, str } from '../../base/json.js';
-import type { Message, StreamParser, StreamState, Verdict } from '../types.js';
+import type { Message, StreamParser, StreamState, Verdict, VerdictReason } from '../types.js';
 import { emptyState, eventOf, inferChildren } from '../types.js';
 import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
 
@@ -228,16 +228,41 @@ export function verdict(exit: { code: number | null; signal: string | null }, st
   const s = state as Partial<GeminiStreamState> & StreamState;
   const where = s.sessionId === null ? ' before it started the session' : s.result === 'none' || s.result === undefined ? ' before it reported a result' : '';
   let v: Verdict;
-  if (s.fatalError) v = { outcome: 'failed', error: s.fatalError };
-  else if (exit.signal) v = { outcome: 'failed', error: `gemini was killed by ${exit.signal}${where}` };
-  else if (exit.code === 0 && s.result === 'success') v = { outcome: 'succeeded', error: null };
-  else if (exit.code === 0) v = { outcome: 'failed', error: `gemini exited with status 0${where || ' without a result'}` };
+  const reason = (): VerdictReason => reasonOf(exit, state);
+  if (s.fatalError) v = { outcome: 'failed', error: s.fatalError, reason: reason() };
+  else if (exit.signal) v = { outcome: 'failed', error: `gemini was killed by ${exit.signal}${where}`, reason: reason() };
+  else if (exit.code === 0 && s.result === 'success') v = { outcome: 'succeeded', error: null, reason: null };
+  else if (exit.code === 0) v = { outcome: 'failed', error: `gemini exited with status 0${where || ' without a result'}`, reason: reason() };
   else {
     const meaning = exit.code === null ? undefined : EXIT_MEANINGS[exit.code];
-    v = { outcome: 'failed', error: `gemini exited with status ${exit.code ?? 'unknown'}${meaning ? ` (${meaning})` : ''}${where}` };
+    v = { outcome: 'failed', error: `gemini exited with status ${exit.code ?? 'unknown'}${meaning ? ` (${meaning})` : ''}${where}`, reason: reason() };
   }
   inferChildren(state, v.outcome === 'succeeded' ? 'done' : 'failed');
   return v;
+}
+
+/**
+ * A failed run's reason (docs/contract.md, "Reasons"): its failure kind in the contract's words. `input`
+ * is an API's refusal of the request (a result said error: HTTP 4xx) or the CLI's own bad input (an
+ * unknown --resume id, a configuration error: `unknown`, its message saying what).
+ */
+function reasonOf(exit: { code: number | null; signal: string | null }, state: StreamState): VerdictReason {
+  switch (failureKind(exit, state)) {
+    case 'auth':
+      return 'auth';
+    case 'rate-limit':
+      return 'rate-limit';
+    case 'server':
+      return 'api-error';
+    case 'turn-limit':
+      return 'max-turns';
+    case 'permission':
+      return 'permission-denied';
+    case 'input':
+      return (state as Partial<GeminiStreamState>).result === 'error' ? 'api-error' : 'unknown';
+    default:
+      return 'crashed';
+  }
 }
 
 /** Why a run failed, in the words of issue 16's reasons. */

@@ -14,6 +14,9 @@ export const opencode: AgentAdapter = {
   cli: 'opencode',
   program: 'opencode',
   supports: { model: true, variant: true, agent: true, files: true },
+  // OpenCode has no limits of its own that stop a run; every step_finish reports its tokens and cost, and
+  // steps (turns) are events: the supervisor holds the run to all three.
+  caps: { cost: 'stream', tokens: 'stream', turns: 'stream' },
   // OpenCode dies at once on SIGTERM or SIGINT alike (no final event either way) and leaves its bash
   // tool running; the core's cancel signals every process of the run's tree, tools included.
   gracefulSignal: 'SIGTERM',

@@ -1,7 +1,8 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { isoOf, nowIso } from '../../base/time.js';
 import { fields, num, shortLine, str } from '../../base/json.js';
-import type { Message, StreamParser, StreamState, Verdict } from '../types.js';
+import type { Message, StreamParser, StreamState, Verdict, VerdictReason } from '../types.js';
+import { apiErrorReason } from '../../base/api-error.js';
 import { emptyState, eventOf } from '../types.js';
 import { taskChildId, taskResult, toolPart, type ToolPart } from './parts.js';
 
@@ -27,6 +28,8 @@ export interface OpencodeExtra {
   rejectedTools: string[];
   /** The message id of the last text part (texts of one message make one answer). */
   lastTextMessageId: string | null;
+  /** The reason of the last `error` event (its name, its HTTP status, its words), null when none came. */
+  errorReason: VerdictReason | null;
 }
 
 const extras = new WeakMap<StreamState, OpencodeExtra>();
@@ -40,7 +43,7 @@ const REJECTED = /rejected permission/i;
 
 export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
   const state = emptyState();
-  const extra: OpencodeExtra = { lastStepReason: null, steps: 0, textParts: 0, rejectedTools: [], lastTextMessageId: null };
+  const extra: OpencodeExtra = { lastStepReason: null, steps: 0, textParts: 0, rejectedTools: [], lastTextMessageId: null, errorReason: null };
   extras.set(state, extra);
   let costSeen = false;
 
@@ -140,7 +143,9 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
           break;
         }
         case 'step_start':
+          // A step is one model request and the tools it asked for: OpenCode's turn.
           extra.steps++;
+          state.turns = extra.steps;
           break;
         case 'step_finish':
           extra.lastStepReason = str(part.reason);
@@ -153,6 +158,7 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
           const message = str(data.message) ?? str(err.message) ?? JSON.stringify(err).slice(0, 300);
           const status = typeof data.statusCode === 'number' ? ` (HTTP ${data.statusCode})` : '';
           state.fatalError = shortLine(`${name}: ${message}${status}`, 500);
+          extra.errorReason = errorReason(name, typeof data.statusCode === 'number' ? data.statusCode : null, message);
           break;
         }
         default:
@@ -163,15 +169,26 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
   };
 }
 
+/** The reason of an `error` event: its name (`ProviderAuthError`, `APIError`, `MessageAbortedError`…), status and words. */
+function errorReason(name: string, status: number | null, message: string): VerdictReason {
+  if (name === 'ProviderAuthError') return 'auth';
+  if (name === 'MessageAbortedError') return 'crashed';
+  return apiErrorReason(status, message) ?? (name === 'APIError' ? 'api-error' : 'unknown');
+}
+
 export function opencodeVerdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
-  if (state.fatalError) return { outcome: 'failed', error: state.fatalError };
-  if (exit.signal) return { outcome: 'failed', error: `opencode was killed by ${exit.signal}` };
-  if (exit.code !== 0)
-    return { outcome: 'failed', error: `opencode exited with status ${exit.code}${state.sessionId === null ? ' before opening a session' : ''}` };
   const extra = extras.get(state);
-  if (!extra) return { outcome: 'succeeded', error: null };
+  if (state.fatalError) return { outcome: 'failed', error: state.fatalError, reason: extra?.errorReason ?? 'unknown' };
+  if (exit.signal) return { outcome: 'failed', error: `opencode was killed by ${exit.signal}`, reason: 'crashed' };
+  if (exit.code !== 0)
+    return {
+      outcome: 'failed',
+      error: `opencode exited with status ${exit.code}${state.sessionId === null ? ' before opening a session' : ''}`,
+      reason: 'crashed',
+    };
+  if (!extra) return { outcome: 'succeeded', error: null, reason: null };
   if (extra.steps === 0 && extra.textParts === 0 && state.toolUses === 0) {
-    return { outcome: 'failed', error: 'opencode exited 0 without any event (no answer)' };
+    return { outcome: 'failed', error: 'opencode exited 0 without any event (no answer)', reason: 'crashed' };
   }
   const reason = extra.lastStepReason;
   if (reason === 'tool-calls' || reason === null) {
@@ -179,10 +196,10 @@ export function opencodeVerdict(exit: { code: number | null; signal: string | nu
     const error = extra.rejectedTools.length
       ? `opencode stopped without a final answer: a permission ask was auto-rejected (${shortLine(extra.rejectedTools.join('; '), 200)}); ${step} (allow the tool in the opencode config, or pass -- --auto)`
       : `opencode stopped without a final answer: ${step}`;
-    return { outcome: 'failed', error };
+    return { outcome: 'failed', error, reason: extra.rejectedTools.length ? 'permission-denied' : 'crashed' };
   }
   if (reason === 'length' || reason === 'content-filter' || reason === 'error') {
-    return { outcome: 'failed', error: `opencode's last step ended with reason "${reason}"` };
+    return { outcome: 'failed', error: `opencode's last step ended with reason "${reason}"`, reason: reason === 'error' ? 'api-error' : 'unknown' };
   }
-  return { outcome: 'succeeded', error: null };
+  return { outcome: 'succeeded', error: null, reason: null };
 }

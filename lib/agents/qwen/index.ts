@@ -16,6 +16,9 @@ export const qwen: AgentAdapter = {
   cli: 'qwen',
   program: 'qwen',
   supports: { model: true, variant: false, agent: false, files: false },
+  // No cost in its stream; tokens (its assistant lines' usage) and turns (its model messages) are held by
+  // the supervisor. Its own --max-session-turns counts the whole session, not a run: pass it in ARGS.
+  caps: { cost: null, tokens: 'stream', turns: 'stream' },
   gracefulSignal: 'SIGTERM',
   stream: 'ndjson',
   storeEnvKeys: ['HOME', 'QWEN_HOME', 'QWEN_RUNTIME_DIR'],

@@ -35,5 +35,7 @@ export function parser(onMessage?: (m: Message) => void, context?: ParserContext
 
 /** How a run ended: `result.is_error` first, then the exit status (53: turn limit, 55: time or tool-call limit). */
 export function verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
-  return streamJsonVerdict('qwen', exit, state);
+  const v = streamJsonVerdict('qwen', exit, state);
+  // Exit 53 without a result: --max-session-turns reached (Qwen says so on stderr only).
+  return v.reason === 'crashed' && exit.code === 53 ? { ...v, reason: 'max-turns' } : v;
 }

@@ -1,0 +1,102 @@
+import type { AgentAdapter, CapSupport } from '../agents/types.js';
+import { SubagentError } from '../base/errors.js';
+import { NO_CAPS, type Caps } from '../registry/record.js';
+
+/**
+ * The spend caps of start and resume (`--max-cost USD`, `--max-tokens N`, `--max-turns N`; docs/contract.md,
+ * "Spend caps"): checked, then refused where the CLI cannot be held to them — all before anything is
+ * recorded. How each CLI honours each cap is its adapter's (`AgentAdapter.caps`), never decided here.
+ */
+
+/** Caps as the library takes them: a number, or null to drop a cap a resume would inherit; undefined: not given. */
+export interface CapOptions {
+  /** `--max-cost`: US dollars, > 0. */
+  maxCostUsd?: number | null | undefined;
+  /** `--max-tokens`: a whole number ≥ 1, held to the run's `usage.totalTokens`. */
+  maxTokens?: number | null | undefined;
+  /** `--max-turns`: a whole number ≥ 1 (a turn is the CLI's, docs/agents/<cli>.md). */
+  maxTurns?: number | null | undefined;
+}
+
+export type CapKey = keyof Caps;
+
+const CAPS: Record<CapKey, { flag: string; support: keyof CapSupport; whole: boolean; example: string }> = {
+  maxCostUsd: { flag: '--max-cost', support: 'cost', whole: false, example: '--max-cost 2.50' },
+  maxTokens: { flag: '--max-tokens', support: 'tokens', whole: true, example: '--max-tokens 200000' },
+  maxTurns: { flag: '--max-turns', support: 'turns', whole: true, example: '--max-turns 20' },
+};
+
+const CAP_KEYS = Object.keys(CAPS) as CapKey[];
+
+/** The flag of a cap (`--max-cost`…), for messages. */
+export function capFlag(key: CapKey): string {
+  return CAPS[key].flag;
+}
+
+function badCap(key: CapKey, value: string): SubagentError {
+  const c = CAPS[key];
+  return new SubagentError('E_ARG_INVALID', `${c.flag} "${value}" is not ${c.whole ? 'a whole number of at least 1' : 'an amount of US dollars above 0'}`, {
+    flag: c.flag,
+    value,
+    hint: `e.g. ${c.example}${c.whole ? '' : ' (dollars, a plain decimal number)'}; "none" drops a cap the resumed run would keep`,
+  });
+}
+
+/** A cap as the verbs take it: a plain decimal above 0 (cost) or a whole number ≥ 1; `none` is null (no cap). */
+export function parseCap(key: CapKey, raw: string): number | null {
+  const text = raw.trim();
+  if (text === 'none') return null;
+  const ok = CAPS[key].whole ? /^[0-9]{1,15}$/.test(text) : /^([0-9]{1,12}(\.[0-9]*)?|\.[0-9]+)$/.test(text);
+  const value = Number(text);
+  if (!ok || !(value > 0)) throw badCap(key, raw);
+  return value;
+}
+
+/** The same rules for the numbers given to the library (null: no cap; undefined: not given). */
+export function checkCaps(given: CapOptions): void {
+  for (const key of CAP_KEYS) {
+    const value = given[key];
+    if (value === undefined || value === null) continue;
+    const ok = CAPS[key].whole ? Number.isSafeInteger(value) && value >= 1 : Number.isFinite(value) && value > 0;
+    if (!ok) throw badCap(key, String(value));
+  }
+}
+
+/**
+ * The caps of a new run: each given one (checked), else the inherited one (a resume keeps the earlier
+ * run's caps; a start inherits none). A cap the CLI cannot be held to is `E_ARG_UNSUPPORTED`.
+ */
+export function settleCaps(adapter: AgentAdapter, given: CapOptions, inherited: Caps = NO_CAPS): Caps {
+  checkCaps(given);
+  const caps: Caps = { ...NO_CAPS };
+  for (const key of CAP_KEYS) {
+    const v = given[key];
+    caps[key] = v === undefined ? (inherited[key] ?? null) : v;
+  }
+  for (const key of CAP_KEYS) {
+    if (caps[key] === null || adapter.caps[CAPS[key].support] !== null) continue;
+    const { flag } = CAPS[key];
+    const kept = given[key] === undefined;
+    throw new SubagentError('E_ARG_UNSUPPORTED', `the ${adapter.cli} CLI cannot be held to ${flag}: it does not report what to hold it to while it runs`, {
+      cli: adapter.cli,
+      flag,
+      hint: kept
+        ? `the earlier run has ${flag}: resume with ${flag} none`
+        : `drop ${flag}, or choose a CLI that can (docs/agents/${adapter.cli}.md, "Spend caps")`,
+    });
+  }
+  return caps;
+}
+
+/** The caps given as flags, parsed: `flag('max-cost')` is the flag's text, undefined when it was not given. */
+export function parseCapFlags(flag: (name: string) => string | undefined): CapOptions {
+  const out: CapOptions = {};
+  for (const key of CAP_KEYS) {
+    const raw = flag(CAPS[key].flag.slice(2));
+    if (raw !== undefined) out[key] = parseCap(key, raw);
+  }
+  return out;
+}
+
+/** The flags of the caps, as a verb's FlagSpec declares them. */
+export const CAP_FLAGS = CAP_KEYS.map((k) => CAPS[k].flag.slice(2));

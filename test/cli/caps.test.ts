@@ -1,0 +1,247 @@
+/**
+ * Spend caps (issue 16, point 4) through the real executables: `--max-cost`, `--max-tokens` and
+ * `--max-turns` on start-subagent, resume-subagent and in batch lines — checked (E_ARG_INVALID) and
+ * refused where the CLI cannot be held to them (E_ARG_UNSUPPORTED) before anything is recorded; recorded
+ * with the run and kept on resume; passed to the CLI's own limits (a fake `claude` on PATH records its
+ * argv); and held by the supervisor (fake `opencode` / `claude` programs that replay captured streams,
+ * then wait as a model in flight would): the run is stopped and ends failed with the cap as its reason,
+ * with no process of it left. The real CLIs against the fake model servers: test/e2e/reasons-caps.test.ts.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURES } from '../support/paths.js';
+import { assertOk } from '../support/run.js';
+import { makeBox } from '../support/box.js';
+import { expectError, startShell, statusOf, waitTerminal, waitTerminalAsync } from '../support/shell.js';
+import { pidsWithEnv } from '../support/procs.js';
+import { recordOf } from '../support/registry.js';
+import { until } from '../support/wait.js';
+
+const AGENTS = join(FIXTURES, 'agents');
+const box = makeBox('caps');
+const fakeBin = join(box.dir, 'fakebin');
+mkdirSync(fakeBin, { recursive: true });
+const withFakes = { PATH: `${fakeBin}:${box.env.PATH}` };
+
+/** A fake `program` on PATH whose run is `body` (OpenCode's side commands fail: the stream is all there is). */
+function fakeCli(program: string, body: string): void {
+  const path = join(fakeBin, program);
+  writeFileSync(path, `#!/bin/sh\ncase "$1" in db|export) exit 1;; esac\n${body}\n`);
+  chmodSync(path, 0o755);
+}
+
+/** The first `n` lines of a captured stream, as a shell line that prints them. */
+function printLines(fixture: string, n: number): string {
+  const lines = readFileSync(join(AGENTS, fixture), 'utf8').split('\n').slice(0, n);
+  const file = join(box.dir, `${fixture.replace(/\W/g, '_')}-${n}`);
+  writeFileSync(file, lines.join('\n') + '\n');
+  return `cat '${file}'`;
+}
+
+/** A fake claude that writes its arguments, one per line, next to the box, then replays a plain reply. */
+function argvRecordingClaude(): string {
+  const argv = join(box.dir, 'claude-argv');
+  fakeCli('claude', `printf '%s\\n' "$@" > '${argv}'\ncat '${join(AGENTS, 'claude', 'plain-reply.ndjson')}'`);
+  return argv;
+}
+
+const NO_CAPS = { maxCostUsd: null, maxTokens: null, maxTurns: null };
+
+describe('checked before anything is recorded', () => {
+  test('a bad value is E_ARG_INVALID naming the flag, on start and resume', () => {
+    const bad: Array<[string, string]> = [
+      ['--max-cost', '0'],
+      ['--max-cost', '-1'],
+      ['--max-cost', 'abc'],
+      ['--max-cost', '1e3'],
+      ['--max-cost', ''],
+      ['--max-tokens', '0'],
+      ['--max-tokens', '1.5'],
+      ['--max-tokens', 'lots'],
+      ['--max-turns', '0'],
+      ['--max-turns', '2.0'],
+      ['--max-turns', '-3'],
+    ];
+    for (const [flag, value] of bad) {
+      const e = expectError(box, 'start-subagent', ['--name', 'bad/cap', '--cli', 'claude', '--prompt', 'x', flag, value], 'E_ARG_INVALID', { env: withFakes });
+      assert.equal(e.details.flag, flag, `${flag} ${value}`);
+      assert.match(e.details.hint, /none/, 'the hint says how to drop a cap');
+    }
+    startShell(box, 'bad/resume', 'echo one');
+    waitTerminal(box, ['bad/resume']);
+    const e = expectError(box, 'resume-subagent', ['--name', 'bad/resume', '--prompt', 'x', '--max-turns', '0'], 'E_ARG_INVALID');
+    assert.equal(e.details.flag, '--max-turns');
+  });
+
+  test('a cap the CLI cannot be held to is E_ARG_UNSUPPORTED: shell (no usage) and codex (usage only once its turn is over)', () => {
+    for (const cli of ['shell', 'codex']) {
+      for (const [flag, value] of [
+        ['--max-cost', '1'],
+        ['--max-tokens', '1000'],
+        ['--max-turns', '5'],
+      ] as const) {
+        const e = expectError(box, 'start-subagent', ['--name', `unsup/${cli}`, '--cli', cli, '--prompt', 'x', flag, value], 'E_ARG_UNSUPPORTED');
+        assert.equal(e.details.cli, cli);
+        assert.equal(e.details.flag, flag);
+        assert.match(e.details.hint, new RegExp(`docs/agents/${cli}\\.md`));
+      }
+    }
+    // "none" is no cap: accepted everywhere.
+    assertOk(box.run('start-subagent', ['--name', 'unsup/none', '--cli', 'shell', '--prompt', 'true', '--max-cost', 'none']), 'none');
+    startShell(box, 'unsup/resume', 'echo one');
+    waitTerminal(box, ['unsup/resume', 'unsup/none']);
+    assert.deepEqual(statusOf(box, 'unsup/none').caps, NO_CAPS);
+    expectError(box, 'resume-subagent', ['--name', 'unsup/resume', '--prompt', 'x', '--max-tokens', '10'], 'E_ARG_UNSUPPORTED');
+  });
+});
+
+describe('recorded, kept on resume, passed to the CLI’s own limits', () => {
+  test('claude: --max-cost and --max-turns become --max-budget-usd and --max-turns; --max-tokens stays with the supervisor', () => {
+    const argv = argvRecordingClaude();
+    const s = box.run(
+      'start-subagent',
+      ['--name', 'native/c', '--cli', 'claude', '--prompt', 'x', '--max-cost', '0.25', '--max-turns', '4', '--max-tokens', '900000'],
+      {
+        env: withFakes,
+      },
+    );
+    assertOk(s, 'start');
+    const a = waitTerminal(box, ['native/c'])['native/c'];
+    assert.equal(a.outcome, 'succeeded', a.error);
+    assert.equal(a.reason, null);
+    assert.deepEqual(a.caps, { maxCostUsd: 0.25, maxTokens: 900000, maxTurns: 4 });
+    assert.deepEqual(recordOf(box.registry, 'native/c').caps, a.caps, 'the record holds them');
+    const args = readFileSync(argv, 'utf8').split('\n');
+    assert.deepEqual(args.slice(args.indexOf('--max-budget-usd'), args.indexOf('--max-budget-usd') + 4), ['--max-budget-usd', '0.25', '--max-turns', '4']);
+    assert.ok(!args.some((x) => /tokens/.test(x)), 'Claude has no token limit of its own');
+
+    // A resume keeps the caps; a flag replaces one; "none" drops one.
+    assertOk(box.run('resume-subagent', ['--name', 'native/c', '--prompt', 'y', '--max-turns', 'none', '--max-cost', '1.5'], { env: withFakes }), 'resume');
+    const b = waitTerminal(box, ['native/c'])['native/c'];
+    assert.equal(b.run, 2);
+    assert.deepEqual(b.caps, { maxCostUsd: 1.5, maxTokens: 900000, maxTurns: null });
+    const args2 = readFileSync(argv, 'utf8').split('\n');
+    assert.deepEqual(args2.slice(args2.indexOf('--max-budget-usd'), args2.indexOf('--max-budget-usd') + 2), ['--max-budget-usd', '1.5']);
+    assert.ok(!args2.includes('--max-turns'));
+    assertOk(box.run('resume-subagent', ['--name', 'native/c', '--prompt', 'z'], { env: withFakes }), 'resume 2');
+    assert.deepEqual(waitTerminal(box, ['native/c'])['native/c'].caps, b.caps, 'kept as they were');
+    const runs = assertOk(box.run('status', ['--name', 'native/c', '--runs']), 'history').runs;
+    assert.deepEqual(
+      runs.map((r: any) => r.caps.maxTurns),
+      [4, null, null],
+    );
+  });
+
+  test('batch lines take maxCost, maxTokens, maxTurns (a number, or the flag’s text); flags beside --batch are their defaults; null drops one', () => {
+    argvRecordingClaude();
+    const lines = [
+      { name: 'bc/one', cli: 'claude', prompt: 'x', maxCost: 0.5, maxTurns: 3 },
+      { name: 'bc/two', cli: 'claude', prompt: 'x', maxTokens: '5000' },
+      { name: 'bc/three', cli: 'claude', prompt: 'x', maxTurns: null },
+      { name: 'bc/shell', cli: 'shell', prompt: 'true', maxTokens: 10 },
+      { name: 'bc/bad', cli: 'claude', prompt: 'x', maxCost: 'cheap' },
+      { name: 'bc/obj', cli: 'claude', prompt: 'x', maxTurns: { n: 1 } },
+    ];
+    writeFileSync(join(box.dir, 'caps.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const r = box.run('start-subagent', ['--batch', 'caps.jsonl', '--max-turns', '7'], { env: withFakes });
+    assert.equal(r.json.code, 'E_BATCH_INCOMPLETE', r.stdout);
+    assert.deepEqual(
+      r.json.started.map((s: any) => s.name),
+      ['bc/one', 'bc/two', 'bc/three'],
+    );
+    assert.deepEqual(
+      r.json.failed.map((f: any) => [f.line, f.code]),
+      [
+        [4, 'E_ARG_UNSUPPORTED'],
+        [5, 'E_ARG_INVALID'],
+        [6, 'E_ARG_INVALID'],
+      ],
+    );
+    const got = waitTerminal(box, ['bc/one', 'bc/two', 'bc/three']);
+    assert.deepEqual(got['bc/one'].caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: 3 });
+    assert.deepEqual(got['bc/two'].caps, { maxCostUsd: null, maxTokens: 5000, maxTurns: 7 }, 'the default from --max-turns');
+    assert.deepEqual(got['bc/three'].caps, NO_CAPS, 'null drops the default');
+    for (const n of ['bc/shell', 'bc/bad', 'bc/obj']) assert.equal(statusOf(box, n), undefined, `${n} was not recorded`);
+  });
+});
+
+describe('held by the supervisor: the run is stopped, failed with the cap as its reason, nothing of it left', () => {
+  /** Starts a fake-CLI run with the caps, waits for its end, and checks nothing of it lives on. */
+  async function capped(name: string, cli: string, caps: string[]): Promise<any> {
+    assertOk(await box.runAsync('start-subagent', ['--name', name, '--cli', cli, '--prompt', 'work', ...caps], { env: withFakes }), `start ${name}`);
+    const a = (await waitTerminalAsync(box, [name]))[name];
+    const runId = recordOf(box.registry, name).runId;
+    await until(`no process of ${name} left`, () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0, 10_000);
+    return a;
+  }
+
+  // OpenCode reports tokens and cost at each step_finish and a turn at each step_start (steps-cost.jsonl:
+  // step 1 ends at 7697 tokens and $7.718, step 2 starts on line 4, ends at 15448 tokens and $15.471).
+  test('opencode --max-cost / --max-tokens / --max-turns: stopped mid-run (the fake then waits like a model in flight)', async () => {
+    fakeCli('opencode', `${printLines('opencode/steps-cost.jsonl', 4)}\nexec sleep 300`);
+    const cost = await capped('held/cost', 'opencode', ['--max-cost', '5']);
+    assert.equal(cost.outcome, 'failed');
+    assert.equal(cost.reason, 'max-cost');
+    assert.equal(cost.error, 'stopped at --max-cost 5: the run had cost $7.718');
+    assert.equal(cost.cancelRequested, true, 'stopped the way a cancel stops a run');
+    assert.equal(cost.usage.costUsd, 7.718);
+    assert.equal(cost.signal, 'SIGTERM', "OpenCode's graceful signal");
+
+    const tokens = await capped('held/tokens', 'opencode', ['--max-tokens', '7000']);
+    assert.equal(tokens.reason, 'max-tokens');
+    assert.equal(tokens.error, 'stopped at --max-tokens 7000: the run had used 7697 tokens');
+
+    const turns = await capped('held/turns', 'opencode', ['--max-turns', '1']);
+    assert.equal(turns.reason, 'max-turns');
+    assert.equal(turns.error, 'stopped at --max-turns 1: the run began turn 2');
+
+    // Under its caps the same run is not stopped by them (it ends only when the fake is told to).
+    fakeCli('opencode', `cat '${join(AGENTS, 'opencode', 'steps-cost.jsonl')}'`);
+    const under = await capped('held/under', 'opencode', ['--max-cost', '100', '--max-tokens', '20000', '--max-turns', '2']);
+    assert.equal(under.outcome, 'succeeded', under.error);
+    assert.equal(under.reason, null);
+    assert.equal(under.cancelRequested, false);
+  });
+
+  test('copilot --max-turns: its own turns (assistant.turn_start) are counted; stopped as its second begins', async () => {
+    // bash.jsonl: turn 1 calls the tool (line 5), turn 2 begins on line 37.
+    fakeCli('copilot', `${printLines('copilot/bash.jsonl', 37)}\nexec sleep 300`);
+    const a = await capped('held/copilot', 'copilot', ['--max-turns', '1']);
+    assert.equal(a.outcome, 'failed', a.error);
+    assert.equal(a.reason, 'max-turns');
+    assert.equal(a.error, 'stopped at --max-turns 1: the run began turn 2');
+    expectError(box, 'start-subagent', ['--name', 'held/copilot-cost', '--cli', 'copilot', '--prompt', 'x', '--max-cost', '1'], 'E_ARG_UNSUPPORTED', {
+      env: withFakes,
+    });
+  });
+
+  test('a run that reached its end over a cap still failed with the cap (over is over, however fast)', async () => {
+    fakeCli('opencode', `cat '${join(AGENTS, 'opencode', 'steps-cost.jsonl')}'`);
+    const a = await capped('held/late', 'opencode', ['--max-cost', '10']);
+    assert.equal(a.outcome, 'failed');
+    assert.equal(a.reason, 'max-cost');
+    assert.equal(a.error, 'stopped at --max-cost 10: the run had cost $15.471');
+    const r = assertOk(box.run('result', ['--name', 'held/late', '--json']), 'result');
+    assert.equal(r.reason, 'max-cost');
+    assert.equal(r.lastAssistantText, 'done: hi', 'what the run said is kept');
+  });
+
+  test('claude --max-tokens: held to the usage its assistant lines report; stopped with SIGINT, its graceful signal', async () => {
+    fakeCli('claude', `${printLines('claude/bash-tool.ndjson', 3)}\nexec sleep 300`);
+    const a = await capped('held/claude', 'claude', ['--max-tokens', '10000']);
+    assert.equal(a.outcome, 'failed');
+    assert.equal(a.reason, 'max-tokens');
+    assert.match(a.error, /^stopped at --max-tokens 10000: the run had used \d+ tokens$/);
+    assert.equal(a.signal, 'SIGINT');
+    // A caller's cancel is still a cancel.
+    fakeCli('claude', `${printLines('claude/bash-tool.ndjson', 1)}\nexec sleep 300`);
+    assertOk(box.run('start-subagent', ['--name', 'held/cancel', '--cli', 'claude', '--prompt', 'x', '--max-tokens', '10000'], { env: withFakes }), 'start');
+    await until('running', () => statusOf(box, 'held/cancel')?.status === 'running');
+    assertOk(await box.runAsync('cancel', ['--name', 'held/cancel']), 'cancel');
+    const c = (await waitTerminalAsync(box, ['held/cancel']))['held/cancel'];
+    assert.equal(c.outcome, 'cancelled');
+    assert.equal(c.reason, 'cancelled');
+  });
+});

@@ -1,0 +1,193 @@
+// Why a run stopped and spend caps (issue 16, points 3 and 4) through the real executables and the REAL
+// pinned CLIs against the fake model servers: each failure reason the CLIs report (401, 429 / a usage
+// limit, 500, max turns, a budget, permission denied), caps held by the CLI itself (Claude's
+// --max-budget-usd and --max-turns) and by the supervisor (Claude's tokens, OpenCode's cost), each stop
+// leaving no process of the run, and the caps a CLI cannot be held to refused before anything is
+// recorded. The same ends replayed from captured streams: test/cli/reasons.test.ts, test/cli/caps.test.ts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fakeWorld, type World } from '../fakes/world.js';
+import type { Action, FakeRequest } from '../fakes/script.js';
+import { expectError } from '../support/shell.js';
+import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
+import { recordOf, stderrTail } from '../support/registry.js';
+import { until } from '../support/wait.js';
+
+function uniq(label: string): string {
+  return `${label}${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Starts each case, waits for all, and checks each ended failed with its reason. */
+async function expectReasons(w: World, cases: Array<{ name: string; prompt: string; extra?: string[]; reason: string; error: RegExp }>, serial = false) {
+  const ended = async (c: (typeof cases)[number]) => {
+    await w.start(c.name, c.prompt, c.extra);
+    return w.wait(c.name);
+  };
+  const got = serial ? [] : await Promise.all(cases.map(ended));
+  if (serial) for (const c of cases) got.push(await ended(c));
+  cases.forEach((c, i) => {
+    const a = got[i];
+    assert.equal(a.outcome, 'failed', `${c.name}: ${a.error} ${stderrTail(w.box.registry, c.name)}`);
+    assert.equal(a.reason, c.reason, `${c.name}: ${a.error}`);
+    assert.match(a.error, c.error, c.name);
+  });
+  return got;
+}
+
+/** No process of the run is left: none with its marker, none running the command that holds `needle`. */
+async function nothingLeft(w: World, name: string, needle?: string): Promise<void> {
+  const runId = recordOf(w.box.registry, name).runId;
+  await until(
+    `no process of ${name} left`,
+    () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0 && (!needle || pidsWithCmdline(needle).length === 0),
+    15_000,
+  );
+}
+
+/** A model that calls one shell tool, then never answers the next request (a request in flight, until the fake closes). */
+function toolThenHold(marker: string, tool: { name: string; input: Record<string, unknown> }): (req: FakeRequest) => Action | undefined {
+  return (req) => {
+    const c = req.conversation;
+    if (!c?.lastUserText.includes(marker) || c.toolNames.length === 0) return undefined;
+    return c.toolOutputs.length === 0 ? { type: 'tool', calls: [tool] } : { type: 'hang' };
+  };
+}
+
+test('claude: 401, 429 (a usage limit), 500, max turns, permission denied — each failed with its reason', async (t) => {
+  const w = await fakeWorld(t, 'claude');
+  if (!w) return;
+  const got = await expectReasons(w, [
+    { name: 'auth', prompt: 'ERROR:401', reason: 'auth', error: /Failed to authenticate/ },
+    { name: 'limit', prompt: 'ERROR:429:You have reached your usage limit', reason: 'rate-limit', error: /usage limit/ },
+    { name: 'server', prompt: 'ERROR:500', reason: 'api-error', error: /API Error: 500/ },
+    // --max-turns is Claude's own limit: it stops itself and says so.
+    { name: 'turns', prompt: 'TOOL:Bash:echo one', extra: ['--max-turns', '1'], reason: 'max-turns', error: /Reached maximum number of turns \(1\)/ },
+    // Default permissions, headless: a write is refused, exit 0, listed in permission_denials.
+    {
+      name: 'denied',
+      prompt: `TOOL:Bash:touch ${uniq('denied')}.txt && echo made`,
+      reason: 'permission-denied',
+      error: /refused permission for 1 tool call: Bash: touch/,
+    },
+  ]);
+  assert.deepEqual(
+    got.map((a) => a.exitCode),
+    [1, 1, 1, 1, 0],
+  );
+  assert.deepEqual(got[3].caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1 });
+  const denied = await w.run('result', ['--name', 'denied', '--json']);
+  assert.equal(denied.json.reason, 'permission-denied');
+  assert.match(denied.json.lastAssistantText, /^done: /, 'the answer the model gave is kept');
+});
+
+test('claude: --max-cost is its --max-budget-usd (it stops itself); --max-tokens is held by the supervisor (stopped mid-tool, nothing left)', async (t) => {
+  const w = await fakeWorld(t, 'claude');
+  if (!w) return;
+  await w.start('cost', 'TOOL:Bash:echo one', ['--max-cost', '0.01']);
+  const marker = uniq('capped-sleep');
+  await w.start('tokens', `TOOL:Bash:sleep 120; echo ${marker}`, ['--max-tokens', '1000']);
+  const cost = await w.wait('cost');
+  assert.equal(cost.outcome, 'failed', cost.error);
+  assert.equal(cost.reason, 'max-cost');
+  assert.match(cost.error, /error_max_budget_usd.*Reached maximum budget \(\$0\.01\)/);
+  assert.ok(cost.usage.costUsd > 0.01, 'Claude checks its budget after a turn: the run ends past it');
+  assert.equal(cost.cancelRequested, false, 'the CLI stopped itself');
+  const asked = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText === 'TOOL:Bash:echo one');
+  assert.equal(asked.length, 1, 'past its budget after the first turn, Claude asked the model nothing more');
+
+  const tokens = await w.wait('tokens');
+  assert.equal(tokens.outcome, 'failed', tokens.error);
+  assert.equal(tokens.reason, 'max-tokens');
+  assert.match(tokens.error, /^stopped at --max-tokens 1000: the run had used \d+ tokens$/);
+  assert.ok(tokens.usage.totalTokens > 1000, JSON.stringify(tokens.usage));
+  assert.equal(tokens.cancelRequested, true);
+  await nothingLeft(w, 'tokens', marker);
+  const r = await w.run('result', ['--name', 'tokens', '--json']);
+  assert.equal(r.json.reason, 'max-tokens');
+});
+
+test('codex: 401, 429, 500 each failed with its reason; the caps it cannot be held to are refused before anything is recorded', async (t) => {
+  const w = await fakeWorld(t, 'codex');
+  if (!w) return;
+  await expectReasons(w, [
+    { name: 'auth', prompt: 'ERROR:401', reason: 'auth', error: /401 Unauthorized/ },
+    { name: 'limit', prompt: 'ERROR:429:You exceeded your current quota', reason: 'rate-limit', error: /429 Too Many Requests/ },
+    { name: 'server', prompt: 'ERROR:500', reason: 'api-error', error: /high demand/ },
+  ]);
+  for (const cap of [
+    ['--max-cost', '1'],
+    ['--max-tokens', '1000'],
+    ['--max-turns', '3'],
+  ]) {
+    const e = expectError(w.box, 'start-subagent', ['--name', 'capped', '--cli', 'codex', '--cwd', w.cwd, '--prompt', 'REPLY:x', ...cap], 'E_ARG_UNSUPPORTED');
+    assert.equal(e.details.flag, cap[0]);
+  }
+});
+
+test('opencode: 401, 429, an auto-rejected permission — each failed with its reason', async (t) => {
+  const w = await fakeWorld(t, 'opencode');
+  if (!w) return;
+  // One at a time: an OpenCode run costs ~600 MB.
+  await expectReasons(
+    w,
+    [
+      { name: 'auth', prompt: 'ERROR:401', reason: 'auth', error: /APIError: .*\(HTTP 401\)/ },
+      { name: 'limit', prompt: 'ERROR:429:You exceeded your current quota', reason: 'rate-limit', error: /\(HTTP 429\)/ },
+      { name: 'denied', prompt: 'TOOL:read:{"filePath":"/etc/hostname"}', reason: 'permission-denied', error: /auto-rejected \(read: \/etc\/hostname\)/ },
+    ],
+    true,
+  );
+});
+
+test('opencode: --max-cost held by the supervisor from the cost of each step — stopped before its next step ends, nothing left', async (t) => {
+  const marker = uniq('oc-cost');
+  const w = await fakeWorld(t, 'opencode', {
+    handler: toolThenHold(marker, { name: 'bash', input: { command: `echo ${marker}`, description: 'say the marker' } }),
+  });
+  if (!w) return;
+  // A price for the fake model ($100 per million tokens in and out): a step of ~7 700 tokens costs ~$0.77.
+  const config = w.files[0]!;
+  const c = JSON.parse(readFileSync(config, 'utf8'));
+  c.provider.fake.models['fake-model'].cost = { input: 100, output: 100 };
+  writeFileSync(config, JSON.stringify(c));
+  await w.start('cost', `do it ${marker}`, ['--max-cost', '0.5']);
+  const a = await w.wait('cost');
+  assert.equal(a.outcome, 'failed', `${a.error} ${stderrTail(w.box.registry, 'cost')}`);
+  assert.equal(a.reason, 'max-cost');
+  assert.match(a.error, /^stopped at --max-cost 0\.5: the run had cost \$0\.\d+$/);
+  assert.ok(a.usage.costUsd > 0.5, JSON.stringify(a.usage));
+  assert.equal(a.toolUses, 1, 'the first step (the tool call) was done');
+  assert.equal(a.cancelRequested, true);
+  assert.deepEqual(a.caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: null });
+  // The model never answers the second step: only the stop ended the run, with OpenCode's graceful signal.
+  assert.equal(a.signal, 'SIGTERM');
+  await nothingLeft(w, 'cost');
+});
+
+test('copilot: 401 and 429 each failed with its reason; --max-turns held by the supervisor from its own turns, nothing left', async (t) => {
+  const marker = uniq('cp-turns');
+  const w = await fakeWorld(t, 'copilot', {
+    handler: toolThenHold(marker, { name: 'bash', input: { command: `echo ${marker}`, description: 'say the marker', initial_wait: 600 } }),
+  });
+  if (!w) return;
+  await expectReasons(w, [
+    { name: 'auth', prompt: 'ERROR:401', reason: 'auth', error: /Authentication failed with provider/ },
+    { name: 'limit', prompt: 'ERROR:429:fake slow down', reason: 'rate-limit', error: /Last error: 429 fake slow down/ },
+  ]);
+  await w.start('turns', `do it ${marker}`, ['--max-turns', '1']);
+  const a = await w.wait('turns');
+  assert.equal(a.outcome, 'failed', `${a.error} ${stderrTail(w.box.registry, 'turns')}`);
+  assert.equal(a.reason, 'max-turns');
+  assert.equal(a.error, 'stopped at --max-turns 1: the run began turn 2');
+  assert.equal(a.toolUses, 1, 'its first turn (the tool call) was done');
+  assert.equal(a.cancelRequested, true);
+  await nothingLeft(w, 'turns');
+  const e = expectError(
+    w.box,
+    'start-subagent',
+    ['--name', 'tokens', '--cli', 'copilot', '--cwd', w.cwd, '--prompt', 'REPLY:x', '--max-tokens', '10'],
+    'E_ARG_UNSUPPORTED',
+  );
+  assert.equal(e.details.flag, '--max-tokens');
+});

@@ -1,0 +1,71 @@
+// The reasons (docs/contract.md, "Reasons"): one list in the code, the contract and the schema; a
+// model-API error's reason from its status or its words (lib/base/api-error.ts, with the phrasings the
+// real CLIs print); records of any age read back (lib/runs/reason.ts). The adapters' verdicts are
+// tested on captured streams in test/unit/<cli>-adapter.test.ts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { apiErrorReason } from '../../lib/base/api-error.js';
+import { REASONS, type RunRecord } from '../../lib/registry/record.js';
+import { cancelledEnd, reasonOf } from '../../lib/runs/reason.js';
+import { ROOT } from '../support/paths.js';
+
+test('the reasons are one list: the code, the table of docs/contract.md and the schema', () => {
+  const contract = readFileSync(join(ROOT, 'docs', 'contract.md'), 'utf8');
+  const at = contract.indexOf('\n## Reasons\n');
+  assert.notEqual(at, -1, 'docs/contract.md has a "Reasons" section');
+  const section = contract.slice(at, contract.indexOf('\n## ', at + 1));
+  const listed = [...section.matchAll(/^\| `([a-z-]+)` \|/gm)].map((m) => m[1]);
+  assert.deepEqual(listed, [...REASONS]);
+  const schema = JSON.parse(readFileSync(join(ROOT, 'docs', 'schemas', 'status.schema.json'), 'utf8'));
+  assert.deepEqual(schema.$defs.reason.enum, [...REASONS]);
+});
+
+test('apiErrorReason: the HTTP status first, else the words the CLIs print', () => {
+  const cases: Array<[number | null, string, string | null]> = [
+    [401, '', 'auth'],
+    [403, '', 'auth'],
+    [429, '', 'rate-limit'],
+    [402, '', 'rate-limit'],
+    [500, '', 'api-error'],
+    [529, 'overloaded', 'api-error'],
+    [400, 'rate limit in the words, but the status says', 'api-error'],
+    [null, 'Failed to authenticate. API Error: 401 fake failure 401', 'auth'],
+    [null, 'unexpected status 401 Unauthorized: fake upstream error 401', 'auth'],
+    [null, 'Invalid API key · Please run /login', 'auth'],
+    [null, 'API Error: Request rejected (429) · You have reached your usage limit', 'rate-limit'],
+    [null, 'exceeded retry limit, last status: 429 Too Many Requests, request id: req_1', 'rate-limit'],
+    [null, 'You’ve hit your usage limit. Upgrade to Pro', 'rate-limit'],
+    [null, 'Quota exceeded. Check your plan and billing details.', 'rate-limit'],
+    [null, 'Credit balance is too low', 'rate-limit'],
+    [null, 'We’re currently experiencing high demand, which may cause temporary errors.', 'api-error'],
+    [null, 'stream disconnected before completion: the model exploded', 'api-error'],
+    [null, 'Unable to connect to API (ConnectionRefused)', 'api-error'],
+    [null, 'Could not connect to local model provider at http://127.0.0.1:1/v1.', 'api-error'],
+    [null, 'API Error: 500 fake failure 500', 'api-error'],
+    [null, 'the tool crashed', null],
+    [null, 'listening on 127.0.0.1:4010', null],
+  ];
+  for (const [status, text, reason] of cases) assert.equal(apiErrorReason(status, text), reason, `${status} ${text}`);
+});
+
+test('reasonOf: as recorded; a record from before the field says what its end implies', () => {
+  const r = (over: Partial<RunRecord>) => ({ status: 'done', outcome: 'failed', endReason: null, ...over }) as RunRecord;
+  assert.equal(reasonOf(r({ reason: 'auth' })), 'auth');
+  assert.equal(reasonOf(r({ reason: null, outcome: 'succeeded' })), null);
+  assert.equal(reasonOf(r({})), 'unknown');
+  assert.equal(reasonOf(r({ outcome: 'cancelled' })), 'cancelled');
+  assert.equal(reasonOf(r({ endReason: 'spawn-failed' })), 'spawn-failed');
+  assert.equal(reasonOf(r({ outcome: 'succeeded' })), null);
+  assert.equal(reasonOf(r({ status: 'running', outcome: null })), null);
+});
+
+test('cancelledEnd: a caller’s cancel is cancelled; the supervisor’s at a cap is a failure with the cap', () => {
+  assert.deepEqual(cancelledEnd({ requestedAt: 't', signal: 'SIGINT', by: 1 }), { outcome: 'cancelled', error: 'cancelled with SIGINT', reason: 'cancelled' });
+  assert.deepEqual(cancelledEnd({ requestedAt: 't', signal: 'SIGTERM', by: 1, reason: 'max-cost', message: 'stopped at --max-cost 1' }), {
+    outcome: 'failed',
+    error: 'stopped at --max-cost 1',
+    reason: 'max-cost',
+  });
+});
