@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { TEST_KNOBS } from '../base/checkpoint.js';
@@ -44,10 +45,13 @@ const NOT_HANDED_ON = ['SUBAGENT_RUN_ID', 'SUBAGENT_PARENT', 'SUBAGENT_DEPTH', .
 
 /**
  * Fires the end hooks of a run seen `done` or `unknown`, unless they were fired already. Never throws
- * and never waits: a hook's trouble is in its log, never the caller's.
+ * and never waits: a hook's trouble is in its log, never the caller's. Returns the hooks' keepers,
+ * unref'd: a caller whose end would end them too (a supervisor inside a job, whose processes the job
+ * engine kills when it exits) refs them to stay until they are done.
  */
-export function announceEnd(o: Observation): void {
-  if (o.status !== 'done' && o.status !== 'unknown') return;
+export function announceEnd(o: Observation): ChildProcess[] {
+  const keepers: ChildProcess[] = [];
+  if (o.status !== 'done' && o.status !== 'unknown') return keepers;
   try {
     const registry = dirname(dirname(dirname(o.dir)));
     const r = o.record;
@@ -55,13 +59,13 @@ export function announceEnd(o: Observation): void {
     if (typeof r.onEnd === 'string' && r.onEnd !== '') hooks.push({ command: r.onEnd, log: HOOK_FILES.runLog });
     const shared = join(registry, REGISTRY_HOOK);
     if (isExecutableFile(shared)) hooks.push({ command: quote(shared), log: HOOK_FILES.registryLog });
-    if (hooks.length === 0) return;
+    if (hooks.length === 0) return keepers;
     const input = join(o.dir, HOOK_FILES.input);
     let fd: number;
     try {
       fd = openSync(input, 'wx', 0o600);
     } catch {
-      return; // fired already (or the run's directory cannot be written: then nobody can)
+      return keepers; // fired already (or the run's directory cannot be written: then nobody can)
     }
     try {
       const entry = entryOf(o, { usageTotal: usageOfName(registry, r), queued: false, queuePosition: null });
@@ -82,13 +86,14 @@ export function announceEnd(o: Observation): void {
     });
     const timeout = String(r.hookTimeoutSec ?? DEFAULT_HOOK_TIMEOUT_SEC);
     const cwd = isDirectory(r.cwd) ? r.cwd : o.dir;
-    for (const h of hooks) start(h.command, join(o.dir, h.log), [timeout, input], cwd, env);
+    for (const h of hooks) keepers.push(start(h.command, join(o.dir, h.log), [timeout, input], cwd, env));
   } catch {
     /* a hook never changes what the caller does */
   }
+  return keepers;
 }
 
-function start(command: string, logPath: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): void {
+function start(command: string, logPath: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): ChildProcess {
   const log = openSync(logPath, 'a', 0o644);
   try {
     writeSync(log, `[subagents] ${nowIso()} on-end: ${command}\n`);
@@ -100,6 +105,7 @@ function start(command: string, logPath: string, args: string[], cwd: string, en
     });
     child.on('error', () => undefined);
     child.unref();
+    return child;
   } finally {
     closeSync(log);
   }

@@ -294,10 +294,16 @@ function finish(dir: string, end: End): void {
   checkpoint('after-done');
 }
 
-/** Records the end (`mutate` returns a done record, or null when one is there) and fires the end hooks. */
+/**
+ * Records the end (`mutate` returns a done record, or null when one is there) and fires the end hooks.
+ * Inside a job the supervisor stays until its hooks are done (each is bounded by its timeout): the job
+ * engine ends every process of the job when its main process exits.
+ */
 function recordEnd(dir: string, mutate: (r: RunRecord) => RunRecord | null, label?: string): void {
   const ended = updateRecord(dir, mutate, label);
-  if (ended.status === 'done') announceEnd(doneObservation(dir, ended));
+  if (ended.status !== 'done') return;
+  const keepers = announceEnd(doneObservation(dir, ended));
+  if (onEngine) for (const k of keepers) k.ref();
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { testBox, type Box } from '../support/box.js';
 import { pidAlive, pidsWithEnv, untilGone } from '../support/procs.js';
@@ -89,6 +89,19 @@ test('start --executor slurm → done → result, and resume runs in the same se
   const d = assertOk(b.run('start-subagent', ['--name', 'by-env', '--cli', 'shell', '--prompt', 'echo env'], { env: { SUBAGENT_EXECUTOR: 'slurm' } }));
   assert.equal(d.executor, 'slurm');
   assert.equal(waitTerminal(b, ['by-env'])['by-env'].outcome, 'succeeded');
+});
+
+test('the end hook of a Slurm run runs to its end: the job waits for it (the engine would end it with the job)', async (t) => {
+  const s = slurmBox(t, 'slurm-hook');
+  if (!s) return;
+  const { b } = s;
+  const out = join(b.dir, 'hook.out');
+  startOnSlurm(b, 'hooked', 'echo hi', ['--on-end', `sleep 1; echo "$SUBAGENT_NAME $SUBAGENT_STATUS $SUBAGENT_OUTCOME" >> '${out}'`]);
+  const a = waitTerminal(b, ['hooked']).hooked;
+  assert.equal(a.outcome, 'succeeded', JSON.stringify(a));
+  await until('the hook wrote its line', () => existsSync(out) && readFileSync(out, 'utf8').endsWith('\n'), LONG);
+  assert.equal(readFileSync(out, 'utf8'), 'hooked done succeeded\n');
+  await nothingLeft(b, 'hooked');
 });
 
 test('a run pending behind a full node is scheduled with Slurm’s reason, then runs once the node frees', async (t) => {
