@@ -47,6 +47,14 @@ export function placementFrom(o: ExecutorOptions, env: NodeJS.ProcessEnv, earlie
       hint: `run it where the ${name} client commands are installed, or put them on PATH`,
     });
   }
+  // Only the caller's options can make the engine refuse a run: they are checked with it, once.
+  const refusal = args.length ? engine.refusal(args, env) : null;
+  if (refusal !== null) {
+    throw new SubagentError('E_ARG_INVALID', `${name} refuses the --slurm-arg options: ${refusal}`, {
+      value: args,
+      hint: 'fix or drop the --slurm-arg options (sinfo shows the partitions and their limits); nothing was recorded',
+    });
+  }
   return { name, args, jobId: null };
 }
 

@@ -11,6 +11,12 @@ export interface JobEngine {
   readonly name: string;
   /** The program that submits, whose absence is E_CMD_MISSING before anything is recorded. */
   readonly submitProgram: string;
+  /**
+   * The engine's refusal of the caller's options, in its words, or null when it would take them: asked
+   * before anything is recorded, so that a bad option changes nothing. Null too when the engine cannot
+   * be asked (the submission then says so).
+   */
+  refusal(args: readonly string[], env: NodeJS.ProcessEnv): string | null;
   /** Submits a job whose one process is `command` (exec'd); returns the job id. */
   submit(job: JobSpec): string;
   /** States of jobs, from one query per lookup (see JobLookup). */

@@ -99,9 +99,30 @@ class SlurmLookup implements JobLookup {
   }
 }
 
+/** The options already asked about in this process (a batch gives many runs the same ones). */
+const refusals = new Map<string, string | null>();
+
 export const slurm: JobEngine = {
   name: 'slurm',
   submitProgram: 'sbatch',
+  refusal(args, env) {
+    const key = JSON.stringify(args);
+    if (refusals.has(key)) return refusals.get(key) ?? null;
+    // --test-only: the controller checks the options (a partition, a time, resources) and submits nothing.
+    const r = runBounded('sbatch', ['--test-only', ...args, '--job-name=subagent-check', '--output=/dev/null', '--wrap=true'], {
+      env,
+      timeoutMs: SUBMIT_TIMEOUT_MS,
+    });
+    const lines = r.stderr
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    // Exit 1 or 255 with an error line: refused. A controller that does not answer is not the options' fault.
+    const refused = !r.error && r.status !== 0 && !/unable to contact|timed out|connection refused/i.test(r.stderr);
+    const said = refused ? (lines.find((l) => /error/i.test(l)) ?? lines[0] ?? `sbatch --test-only exited ${r.status}`).replace(/^sbatch: error: /, '') : null;
+    refusals.set(key, said);
+    return said;
+  },
   submit(job) {
     const r = runBounded('sbatch', sbatchArgs(job), { env: job.env, input: batchScript(job.command), timeoutMs: SUBMIT_TIMEOUT_MS });
     const id = r.stdout.trim().split(';')[0] ?? '';

@@ -14,10 +14,24 @@ import { expectError, shellArgs, startShell, waitTerminal } from '../support/she
 
 const b = makeBox('executor-flags');
 const nodeOnly = dirname(process.execPath);
-/** A directory with an `sbatch` that refuses every job, as sbatch does (stderr, exit 1). */
+/**
+ * A directory with an `sbatch` as a cluster whose controller refuses every submission, as sbatch does
+ * (stderr, exit 1), and whose `--test-only` check refuses a partition named `nope` and takes the rest.
+ */
 const refusing = join(b.dir, 'refusing');
 mkdirSync(refusing);
-writeFileSync(join(refusing, 'sbatch'), '#!/bin/sh\ncat >/dev/null\necho "sbatch: error: invalid partition specified: nope" >&2\nexit 1\n');
+writeFileSync(
+  join(refusing, 'sbatch'),
+  [
+    '#!/bin/sh',
+    'case " $* " in *--partition=nope*) echo "sbatch: error: invalid partition specified: nope" >&2; exit 1;; esac',
+    'case " $* " in *" --test-only "*) echo "sbatch: Job 1 to start at 2026-11-24T23:17:43" >&2; exit 0;; esac',
+    'cat >/dev/null',
+    'echo "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy" >&2',
+    'exit 1',
+    '',
+  ].join('\n'),
+);
 chmodSync(join(refusing, 'sbatch'), 0o755);
 // The ps process backend (SUBAGENT_PROC_BACKEND=ps) needs its `ps` beside it.
 symlinkSync(execFileSync('sh', ['-c', 'command -v ps'], { encoding: 'utf8' }).trim(), join(refusing, 'ps'));
@@ -42,18 +56,21 @@ test('--executor slurm without sbatch on PATH: E_CMD_MISSING; with --max-concurr
   assert.match(l.error, /--max-concurrent/);
 });
 
-test('a submission sbatch refuses: E_EXECUTOR_FAILED with its words, the run recorded failed', () => {
-  const e = assertError(
-    b.run('start-subagent', shellArgs('refused', 'echo', ['--executor', 'slurm', '--slurm-arg=--partition=nope']), withFake),
-    'E_EXECUTOR_FAILED',
-  );
+test('--slurm-arg options sbatch refuses (asked with --test-only): E_ARG_INVALID with its words, nothing recorded', () => {
+  const e = expectError(b, 'start-subagent', shellArgs('bad-args', 'echo', ['--executor', 'slurm', '--slurm-arg=--partition=nope']), 'E_ARG_INVALID', withFake);
   assert.match(e.error, /invalid partition specified: nope/);
-  assert.deepEqual(e.details.args, ['--partition=nope']);
+  assert.deepEqual(e.details.value, ['--partition=nope']);
+});
+
+test('a submission sbatch refuses: E_EXECUTOR_FAILED with its words, the run recorded failed', () => {
+  const e = assertError(b.run('start-subagent', shellArgs('refused', 'echo', ['--executor', 'slurm', '--slurm-arg=--time=5']), withFake), 'E_EXECUTOR_FAILED');
+  assert.match(e.error, /violates accounting\/QOS policy/);
+  assert.deepEqual(e.details.args, ['--time=5']);
   const r = recordOf(b.registry, 'refused');
   assert.equal(r.status, 'done');
   assert.equal(r.outcome, 'failed');
   assert.equal(r.endReason, 'executor-failed');
-  assert.deepEqual(r.executor, { name: 'slurm', args: ['--partition=nope'], jobId: null });
+  assert.deepEqual(r.executor, { name: 'slurm', args: ['--time=5'], jobId: null });
   const line = assertOk(b.run('status', ['--name', 'refused']));
   assert.equal(line.agents[0].executor, 'slurm');
 });

@@ -12,7 +12,7 @@ import { testBox, type Box } from '../support/box.js';
 import { pidAlive, pidsWithEnv, untilGone } from '../support/procs.js';
 import { recordOf } from '../support/registry.js';
 import { assertOk } from '../support/run.js';
-import { gate, open, resultText, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
+import { expectError, gate, open, resultText, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 import { cancelJobs, jobState, needCluster, slurmCluster, slurmCmd, submitRaw } from '../support/slurm.js';
 import { LONG, until } from '../support/wait.js';
 import { startAnthropic } from '../fakes/anthropic.js';
@@ -102,6 +102,21 @@ test('the end hook of a Slurm run runs to its end: the job waits for it (the eng
   await until('the hook wrote its line', () => existsSync(out) && readFileSync(out, 'utf8').endsWith('\n'), LONG);
   assert.equal(readFileSync(out, 'utf8'), 'hooked done succeeded\n');
   await nothingLeft(b, 'hooked');
+});
+
+test('--slurm-arg options the cluster refuses (a partition it has not): E_ARG_INVALID with sbatch’s words, nothing recorded', (t) => {
+  const s = slurmBox(t, 'slurm-bad-args');
+  if (!s) return;
+  const { b } = s;
+  const e = expectError(
+    b,
+    'start-subagent',
+    ['--name', 'bad', '--cli', 'shell', '--prompt', 'echo', '--executor', 'slurm', '--slurm-arg=--partition=nope'],
+    'E_ARG_INVALID',
+  );
+  assert.match(e.error, /invalid partition/i);
+  const ok = startOnSlurm(b, 'good', 'echo fine', ['--slurm-arg=--time=5']);
+  assert.equal(waitTerminal(b, ['good']).good.outcome, 'succeeded', JSON.stringify(ok));
 });
 
 test('a run pending behind a full node is scheduled with Slurm’s reason, then runs once the node frees', async (t) => {
