@@ -1,4 +1,4 @@
-import { parseObject, type JsonObject } from '../base/json.js';
+import { parseObject, shortLine, type JsonObject } from '../base/json.js';
 import { nowIso } from '../base/time.js';
 import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
 
@@ -288,6 +288,15 @@ export function emptyState(): StreamState {
     skippedLines: 0,
     lastActivityAt: null,
   };
+}
+
+/** The longest description a child keeps: the task the stream showed it given, on one line. */
+const CHILD_DESCRIPTION_MAX = 200;
+
+/** A child the run's stream just showed starting (`running`, `statusSource: "stream"`), its task cut to one short line. */
+export function runningChild(id: string, cli: CliName, task: string | null, startedAt: string = nowIso()): ChildAgent {
+  const description = task === null ? null : shortLine(task, CHILD_DESCRIPTION_MAX);
+  return { id, cli, description, status: 'running', statusSource: 'stream', startedAt, finishedAt: null };
 }
 
 /**
