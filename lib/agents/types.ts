@@ -1,5 +1,7 @@
-import { parseObject, type JsonObject } from '../base/json.js';
+import { SubagentError } from '../base/errors.js';
+import { parseObject, shortLine, type JsonObject } from '../base/json.js';
 import { nowIso } from '../base/time.js';
+import { isUuid } from '../base/uuid.js';
 import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
 
 /**
@@ -288,6 +290,25 @@ export function emptyState(): StreamState {
     skippedLines: 0,
     lastActivityAt: null,
   };
+}
+
+/**
+ * The id a resume continues, for a CLI that must be given a whole UUID there (anything else it could take
+ * for another session, or a name that silently starts a new one); else E_SESSION_NOT_FOUND with `hint`.
+ * `idName` is what the CLI calls it ("session id", "thread id").
+ */
+export function resumeUuid(cli: CliName, sessionId: string | null, idName: string, hint: string): string {
+  if (isUuid(sessionId)) return sessionId;
+  throw new SubagentError('E_SESSION_NOT_FOUND', `${cli} cannot resume "${sessionId ?? ''}": not a ${idName}`, { sessionId, hint });
+}
+
+/** The longest description a child keeps: the task the stream showed it given, on one line. */
+const CHILD_DESCRIPTION_MAX = 200;
+
+/** A child the run's stream just showed starting (`running`, `statusSource: "stream"`), its task cut to one short line. */
+export function runningChild(id: string, cli: CliName, task: string | null, startedAt: string = nowIso()): ChildAgent {
+  const description = task === null ? null : shortLine(task, CHILD_DESCRIPTION_MAX);
+  return { id, cli, description, status: 'running', statusSource: 'stream', startedAt, finishedAt: null };
 }
 
 /**

@@ -6,74 +6,25 @@
 //
 // The fake runs in this process, so nothing that waits on a run may block the event loop: the waiting
 // verbs go through runAsync (spawnSync would hold the fake's answers until the wait times out).
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAnthropic } from '../fakes/anthropic.js';
-import { tokens, type FakeRequest, type FakeServer } from '../fakes/script.js';
-import { claudeSetup, cliVersions, requireCli } from '../fakes/env.js';
+import { tokens, type FakeServer } from '../fakes/script.js';
+import { cliVersions, requireCli } from '../fakes/env.js';
 import { assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { MARK_KEY, testBox, type Box } from '../support/box.js';
+import type { Box } from '../support/box.js';
+import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone } from '../fakes/world.js';
 
-let srv: FakeServer | null = null;
-async function server(): Promise<FakeServer> {
-  srv ??= await startAnthropic();
-  return srv;
-}
-after(async () => {
-  await srv?.close();
-});
+const server = fileServer(startAnthropic);
 
 /** A sandbox whose every process runs Claude `version` against the fake, in its own HOME and CLAUDE_CONFIG_DIR. */
 async function box(t: { after(fn: () => void | Promise<void>): void }, label: string, version: string): Promise<Box> {
-  const s = await server();
-  const b = testBox(t, `e2e-claude-${label}`);
-  const setup = claudeSetup({ home: b.dir, baseUrl: s.url, version });
-  // Nothing of the caller's own Claude/Anthropic setup may leak in: the env is the fake's, plus ours.
-  for (const k of Object.keys(b.env)) delete b.env[k];
-  // CLAUDE_CODE_TMPDIR: Claude's tool output files go under the sandbox, not /tmp/claude-<uid>/.
-  const tmp = join(b.dir, 'tmp');
-  mkdirSync(tmp);
-  Object.assign(b.env, setup.env, {
-    CLAUDE_CODE_TMPDIR: tmp,
-    SUBAGENT_DIR: b.registry,
-    SUBAGENT_WAIT_TIMEOUT_SEC: '240',
-    SUBAGENT_CANCEL_GRACE_MS: '3000',
-    [MARK_KEY]: b.dir,
-  });
-  return b;
-}
-
-function uniq(label: string): string {
-  return `${label}${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** Waits (without blocking the fake) for the run to end; returns its status record. */
-async function waitDone(b: Box, name: string): Promise<any> {
-  const j = assertOk(await b.runAsync('status', ['--wait-terminal', '--name', name]), `status --wait-terminal ${name}`);
-  const a = j.agents.find((x: any) => x.name === name);
-  assert.equal(a?.status, 'done', JSON.stringify(j));
-  return a;
-}
-
-/** The text blocks the user sent in a request (system reminders included). */
-function userTexts(r: FakeRequest): string[] {
-  const out: string[] = [];
-  for (const m of ((r.body as any)?.messages ?? []) as any[]) {
-    if (m.role !== 'user') continue;
-    if (typeof m.content === 'string') out.push(m.content);
-    else for (const blk of m.content ?? []) if (blk.type === 'text') out.push(blk.text);
-  }
-  return out;
-}
-
-/** Main-thread model requests (not a sub-agent's) whose last user text holds `needle`. */
-function requestsWith(s: FakeServer, needle: string): FakeRequest[] {
-  return s.modelRequests().filter((r) => (r.conversation?.lastUserText ?? '').includes(needle));
+  return cliBox(t, 'claude', `e2e-claude-${label}`, (await server()).url, { version, env: { SUBAGENT_CANCEL_GRACE_MS: '3000' } });
 }
 
 /** The input tokens the fake reported (message_start usage) for the model requests of a session, from request index `from` to `to`. */
@@ -82,11 +33,6 @@ function inputTokensSent(s: FakeServer, sessionId: string, from: number, to: num
     .modelRequests()
     .filter((r) => r.index >= from && r.index < to && r.headers['x-claude-code-session-id'] === sessionId && r.action?.type !== 'error')
     .reduce((sum, r) => sum + tokens(r.bodyBytes), 0);
-}
-
-/** The distinct transcript items (run:index) a search matched (one item can match several times). */
-function items(search: any): string[] {
-  return [...new Set<string>(search.matches.map((m: any) => `${m.run}:${m.index}`))];
 }
 
 /** Every release after 2.1.197 runs sub-agents in the background by default (2.1.197 in the foreground). */

@@ -2,75 +2,28 @@
 // fake Responses API server (test/fakes/openai-responses.ts). Each test has its own fake, registry,
 // HOME and CODEX_HOME. Skipped when the codex binary is not installed (bash test/clis/install.sh), except
 // under CI, where that fails.
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startOpenAIResponses } from '../fakes/openai-responses.js';
-import type { FakeOptions, FakeServer } from '../fakes/script.js';
-import { codexSetup, requireCli } from '../fakes/env.js';
-import type { RunOut, Verb } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { stderrTail } from '../support/registry.js';
-import { MARK_KEY, testBox, type Box } from '../support/box.js';
+import { fakeWorld, type World } from '../fakes/world.js';
 import { readRecord, runDir } from '../../lib/registry/store.js';
 import { codex } from '../../lib/agents/codex/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-interface World {
-  srv: FakeServer;
-  box: Box;
-  home: string;
-  cwd: string;
-  /** Async on purpose: the fake lives in this process, a spawnSync would starve it. */
-  run(verb: Verb, args: string[], opts?: { input?: string }): Promise<RunOut>;
-  /** start → status --wait-terminal; returns the terminal record. */
-  startAndWait(name: string, prompt: string, extra?: string[]): Promise<any>;
-  wait(name: string): Promise<any>;
-}
-
 function tag(): string {
   return randomBytes(4).toString('hex');
 }
 
-/** A fake, a sandbox registry, and an environment that points the real codex at the fake. */
-async function world(t: TestContext, options: FakeOptions = {}): Promise<World | null> {
-  if (!requireCli(t, 'codex')) return null;
-  const srv = await startOpenAIResponses(options);
-  const box = testBox(t, 'codex-e2e');
-  t.after(() => srv.close());
-  const home = join(box.dir, 'home');
-  const cwd = join(box.dir, 'work');
-  mkdirSync(cwd, { recursive: true });
-  const setup = codexSetup({ home, baseUrl: srv.url });
-  // The verbs (and so the supervisor and codex) get exactly the fake's environment.
-  for (const k of Object.keys(box.env)) delete box.env[k];
-  // Waits are bounded, generously: on a loaded machine one codex run can take well over a minute.
-  Object.assign(box.env, setup.env, { SUBAGENT_DIR: box.registry, SUBAGENT_CANCEL_GRACE_MS: '1500', SUBAGENT_WAIT_TIMEOUT_SEC: '240', [MARK_KEY]: box.dir });
-  const run = (verb: Verb, args: string[], opts: { input?: string } = {}) => box.runAsync(verb, args, { cwd, ...opts });
-  const wait = async (name: string) => {
-    const w = await run('status', ['--name', name, '--wait-terminal']);
-    assert.equal(w.code, 0, `status --wait-terminal ${name}: ${w.stdout} ${w.stderr}`);
-    assert.equal(w.json.agents.length, 1);
-    return w.json.agents[0];
-  };
-  return {
-    srv,
-    box,
-    home,
-    cwd,
-    run,
-    wait,
-    async startAndWait(name, prompt, extra = []) {
-      const s = await run('start-subagent', ['--name', name, '--cli', 'codex', '--prompt', prompt, ...extra]);
-      assert.equal(s.code, 0, `start ${name}: ${s.stdout} ${s.stderr}`);
-      assert.equal(s.json.cli, 'codex');
-      return wait(name);
-    },
-  };
+/** start → status --wait-terminal; returns the terminal record. */
+async function startAndWait(w: World, name: string, prompt: string, extra: string[] = []): Promise<any> {
+  assert.equal((await w.start(name, prompt, extra)).cli, 'codex');
+  return w.wait(name);
 }
 
 /** Text of every message item of a Responses request body, with its role. */
@@ -86,10 +39,10 @@ function inputMessages(body: unknown): Array<{ role: string; text: string }> {
 }
 
 test('codex: start → wait → result; resume continues the same thread; search finds both runs', async (t) => {
-  const w = await world(t);
+  const w = await fakeWorld(t, 'codex');
   if (!w) return;
   const a = tag();
-  const one = await w.startAndWait('pair', `REPLY:first answer alpha-${a}`);
+  const one = await startAndWait(w, 'pair', `REPLY:first answer alpha-${a}`);
   assert.equal(one.outcome, 'succeeded', JSON.stringify(one) + stderrTail(w.box.registry, 'pair'));
   assert.equal(one.exitCode, 0);
   assert.match(one.sessionId, UUID, 'the thread id from thread.started');
@@ -159,7 +112,7 @@ test('codex: start → wait → result; resume continues the same thread; search
 });
 
 test('codex: --model, --variant and -- args (also a multi-value -i FILE) reach codex, also on resume; --agent and --file are refused', async (t) => {
-  const w = await world(t);
+  const w = await fakeWorld(t, 'codex');
   if (!w) return;
   // A 1×1 PNG: `-i` takes any number of files, so it must not swallow `-` or `resume <id> -`.
   const png = join(w.box.dir, 'shot.png');
@@ -216,10 +169,10 @@ test('codex: --model, --variant and -- args (also a multi-value -i FILE) reach c
 });
 
 test('codex: a shell tool call is in the transcript as role tool', async (t) => {
-  const w = await world(t);
+  const w = await fakeWorld(t, 'codex');
   if (!w) return;
   const a = tag();
-  const done = await w.startAndWait('tool', `TOOL:Bash:echo tool-out-${a}`);
+  const done = await startAndWait(w, 'tool', `TOOL:Bash:echo tool-out-${a}`);
   assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrTail(w.box.registry, 'tool'));
   assert.equal(done.toolUses, 1);
   assert.equal((await w.run('result', ['--name', 'tool'])).stdout, `done: tool-out-${a}\n`);
@@ -233,7 +186,7 @@ test('codex: a shell tool call is in the transcript as role tool', async (t) => 
 });
 
 test('codex: HTTP 500, HTTP 400 and a failed stream give outcome failed with the error', async (t) => {
-  const w = await world(t);
+  const w = await fakeWorld(t, 'codex');
   if (!w) return;
   const a = tag();
   const cases: Array<[string, string, RegExp]> = [
@@ -259,7 +212,7 @@ test('codex: cancel during a long tool command leaves no process of the run', as
   // codex hands a command that is still running back to the model after yield_time_ms (10 s); the
   // fake would then answer and the run end on its own before a slow machine gets to the cancel. So
   // the model never answers a request that carries a tool output: the run stays in its tool.
-  const w = await world(t, { handler: (req) => ((req.conversation?.toolOutputs.length ?? 0) > 0 ? { type: 'hang' } : undefined) });
+  const w = await fakeWorld(t, 'codex', { handler: (req) => ((req.conversation?.toolOutputs.length ?? 0) > 0 ? { type: 'hang' } : undefined) });
   if (!w) return;
   const marker = `cx-cancel-${tag()}`;
   const s = await w.run('start-subagent', ['--name', 'long', '--cli', 'codex', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]);
@@ -286,7 +239,7 @@ test('codex: cancel during a long tool command leaves no process of the run', as
 
 test('codex: status shows the thread id while the run is still running', async (t) => {
   // As in the cancel test: the model never answers once the tool has output, so the run stays busy.
-  const w = await world(t, { handler: (req) => ((req.conversation?.toolOutputs.length ?? 0) > 0 ? { type: 'hang' } : undefined) });
+  const w = await fakeWorld(t, 'codex', { handler: (req) => ((req.conversation?.toolOutputs.length ?? 0) > 0 ? { type: 'hang' } : undefined) });
   if (!w) return;
   const marker = `cx-busy-${tag()}`;
   const s = await w.run('start-subagent', ['--name', 'busy', '--cli', 'codex', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]);
@@ -314,10 +267,10 @@ test('codex: status shows the thread id while the run is still running', async (
 });
 
 test('codex: a sub-agent shows in children and result --child returns its answer', async (t) => {
-  const w = await world(t);
+  const w = await fakeWorld(t, 'codex');
   if (!w) return;
   const a = tag();
-  const done = await w.startAndWait('boss', `TASK:helper:REPLY:child-answer-${a}`);
+  const done = await startAndWait(w, 'boss', `TASK:helper:REPLY:child-answer-${a}`);
   assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrTail(w.box.registry, 'boss'));
   assert.equal(done.children.length, 1, JSON.stringify(done.children));
   const child = done.children[0];
@@ -354,7 +307,7 @@ test('codex: a sub-agent shows in children and result --child returns its answer
 });
 
 test('codex: a 300 KB prompt arrives whole at the model', async (t) => {
-  const w = await world(t);
+  const w = await fakeWorld(t, 'codex');
   if (!w) return;
   let prompt = `REPLY:big-ok-${tag()}\n`;
   for (let i = 0; Buffer.byteLength(prompt) < 300 * 1024; i++) prompt += `line ${i} café ✓ \u{1F600} ${'abcdefghij'.repeat(3)}\n`;

@@ -6,64 +6,31 @@
 //
 // Copilot retries a 5xx or a 429 five times (1 s apart with the fake's `retry-after-ms: 0`, ~16 s with
 // its own back-off) and no setting shortens it: an HTTP 500 costs ~6 s here.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
-import type { FakeRequest, FakeServer } from '../fakes/script.js';
-import { copilotSetup, requireCli } from '../fakes/env.js';
+import { requireCli } from '../fakes/env.js';
 import { assertError, assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { readJson, recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { MARK_KEY, testBox, type Box } from '../support/box.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox } from '../fakes/world.js';
 
-let srv: FakeServer | null = null;
-async function server(): Promise<FakeServer> {
-  srv ??= await startOpenAIChat();
-  return srv;
-}
-after(async () => {
-  await srv?.close();
-});
+const server = fileServer(startOpenAIChat);
 
 /** A box whose runs work in a project directory, with `copilotHome` its Copilot store. */
-type CopilotBox = Box & { project: string; copilotHome: string };
+type CopilotBox = CliBox & { copilotHome: string };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** A sandbox whose every process runs Copilot against the fake, in its own HOME and COPILOT_HOME. */
 async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<CopilotBox> {
-  const s = await server();
-  const b = testBox(t, `e2e-copilot-${label}`) as CopilotBox;
-  const setup = copilotSetup({ home: b.dir, baseUrl: s.url });
-  // Nothing of the caller's own Copilot setup or GitHub tokens may leak in; then the fake's env.
-  for (const k of Object.keys(b.env)) if (/^(COPILOT_|GH_TOKEN$|GITHUB_TOKEN$)/.test(k)) delete b.env[k];
-  Object.assign(b.env, setup.env, { SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', [MARK_KEY]: b.dir });
-  b.project = join(b.dir, 'project');
-  b.copilotHome = setup.env.COPILOT_HOME!;
-  mkdirSync(b.project);
+  // Nothing of the caller's own Copilot setup or GitHub tokens may leak in.
+  const b = cliBox(t, 'copilot', `e2e-copilot-${label}`, (await server()).url, { clear: /^(COPILOT_|GH_TOKEN$|GITHUB_TOKEN$)/ }) as CopilotBox;
+  b.copilotHome = b.env.COPILOT_HOME!;
   return b;
-}
-
-function uniq(label: string): string {
-  return `${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** Waits for the run to end (asynchronously: the fake lives in this process); returns its status record. */
-async function waitDone(b: Box, name: string, t?: { diagnostic(m: string): void }): Promise<any> {
-  const r = await b.runAsync('status', ['--wait-terminal', '--name', name]);
-  const j = assertOk(r, `status --wait-terminal ${name}`);
-  const a = j.agents.find((x: any) => x.name === name);
-  assert.equal(a?.status, 'done', JSON.stringify(j));
-  t?.diagnostic(`${name} run ${a.run}: ${a.outcome} in ${a.durationMs} ms (start-subagent to done)`);
-  return a;
-}
-
-/** Model requests whose last user text holds `needle`. */
-function requestsWith(s: FakeServer, needle: string): FakeRequest[] {
-  return s.modelRequests().filter((r) => (r.conversation?.lastUserText ?? '').includes(needle));
 }
 
 test('start → done with our session id → result; a tool call; resume continues the same session; search sees both runs; --model and --variant reach the model', async (t) => {

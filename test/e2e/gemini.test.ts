@@ -5,60 +5,25 @@
 //
 // The fake runs in this process, so nothing that waits on a run may block the event loop: the waiting
 // verbs go through runAsync (spawnSync would hold the fake's answers until the wait times out).
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGoogleGenAI } from '../fakes/google-genai.js';
-import type { FakeRequest, FakeServer } from '../fakes/script.js';
-import { geminiSetup, requireCli } from '../fakes/env.js';
+import type { FakeRequest } from '../fakes/script.js';
+import { requireCli } from '../fakes/env.js';
 import { assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { MARK_KEY, testBox, type Box } from '../support/box.js';
+import type { Box } from '../support/box.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox } from '../fakes/world.js';
 
-let srv: FakeServer | null = null;
-async function server(): Promise<FakeServer> {
-  srv ??= await startGoogleGenAI();
-  return srv;
-}
-after(async () => {
-  await srv?.close();
-});
+const server = fileServer(startGoogleGenAI);
 
-/** A box whose runs work in a project directory (the CLI files its sessions per project). */
-type ProjectBox = Box & { project: string };
-
-/** A sandbox whose every process runs the Gemini CLI against the fake, in its own HOME. */
-async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<ProjectBox> {
-  const s = await server();
-  const b = testBox(t, `e2e-gemini-${label}`) as ProjectBox;
-  const setup = geminiSetup({ home: b.dir, baseUrl: s.url });
-  // Nothing of the caller's own Gemini/Google setup may leak in: the env is the fake's, plus ours.
-  for (const k of Object.keys(b.env)) delete b.env[k];
-  Object.assign(b.env, setup.env, { SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', SUBAGENT_CANCEL_GRACE_MS: '3000', [MARK_KEY]: b.dir });
-  b.project = join(b.dir, 'project');
-  mkdirSync(b.project);
-  return b;
-}
-
-function uniq(label: string): string {
-  return `${label}${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/** Waits (without blocking the fake) for the run to end; returns its status record. */
-async function waitDone(b: Box, name: string, t?: { diagnostic(m: string): void }): Promise<any> {
-  const j = assertOk(await b.runAsync('status', ['--wait-terminal', '--name', name]), `status --wait-terminal ${name}`);
-  const a = j.agents.find((x: any) => x.name === name);
-  assert.equal(a?.status, 'done', JSON.stringify(j));
-  t?.diagnostic(`${name} run ${a.run}: ${a.outcome} in ${a.durationMs} ms (start-subagent to done)`);
-  return a;
-}
-
-/** Model requests whose last user text holds `needle`. */
-function requestsWith(s: FakeServer, needle: string): FakeRequest[] {
-  return s.modelRequests().filter((r) => (r.conversation?.lastUserText ?? '').includes(needle));
+/** A sandbox whose every process runs the Gemini CLI against the fake, in its own HOME, and works in a project directory (the CLI files its sessions per project). */
+async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<CliBox> {
+  return cliBox(t, 'gemini', `e2e-gemini-${label}`, (await server()).url, { env: { SUBAGENT_CANCEL_GRACE_MS: '3000' } });
 }
 
 /** The text parts of every content of a request, in order, as one string. */

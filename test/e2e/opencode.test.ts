@@ -6,64 +6,23 @@
 // OpenCode retries 5xx/429 silently (5 retries, 2 s doubling back-off, ~60 s) and no setting of its own
 // shortens that; it does honour the server's `retry-after-ms` header, which the fake sends as 0 on every
 // error status, so an HTTP 500 fails within seconds here.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
-import type { FakeRequest, FakeServer } from '../fakes/script.js';
-import { opencodeSetup, requireCli } from '../fakes/env.js';
+import { requireCli } from '../fakes/env.js';
 import { assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { readJson, recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { MARK_KEY, testBox, type Box } from '../support/box.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox } from '../fakes/world.js';
 
-let srv: FakeServer | null = null;
-async function server(): Promise<FakeServer> {
-  srv ??= await startOpenAIChat();
-  return srv;
-}
-after(async () => {
-  await srv?.close();
-});
+const server = fileServer(startOpenAIChat);
 
-/** A box whose runs work in a project directory (not HOME: OpenCode limits itself in a home directory). */
-type ProjectBox = Box & { project: string };
-
-/** A sandbox whose every process runs OpenCode against the fake, in its own HOME and XDG dirs. */
-async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<ProjectBox> {
-  const s = await server();
-  const b = testBox(t, `e2e-opencode-${label}`) as ProjectBox;
-  const setup = opencodeSetup({ home: b.dir, baseUrl: s.url });
-  // Nothing of the caller's own OpenCode/XDG setup may leak in; then the fake's env (PATH has the pins first).
-  for (const k of Object.keys(b.env)) if (/^(OPENCODE|XDG_)/.test(k)) delete b.env[k];
-  Object.assign(b.env, setup.env, { SUBAGENT_DIR: b.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', [MARK_KEY]: b.dir });
-  b.project = join(b.dir, 'project');
-  mkdirSync(b.project);
-  return b;
-}
-
-function uniq(label: string): string {
-  return `${label}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-}
-
-/**
- * Waits for the run to end; returns its status record. Asynchronously: the fake server lives in this
- * process, and a spawnSync would stop it from answering while we wait.
- */
-async function waitDone(b: Box, name: string, t?: { diagnostic(m: string): void }): Promise<any> {
-  const r = await b.runAsync('status', ['--wait-terminal', '--name', name]);
-  const j = assertOk(r, `status --wait-terminal ${name}`);
-  const a = j.agents.find((x: any) => x.name === name);
-  assert.equal(a?.status, 'done', JSON.stringify(j));
-  t?.diagnostic(`${name} run ${a.run}: ${a.outcome} in ${a.durationMs} ms (start-subagent to done)`);
-  return a;
-}
-
-/** Model requests whose last user text holds `needle` (title requests are answered apart and skipped). */
-function requestsWith(s: FakeServer, needle: string): FakeRequest[] {
-  return s.modelRequests().filter((r) => r.source !== 'aux' && (r.conversation?.lastUserText ?? '').includes(needle));
+/** A sandbox whose every process runs OpenCode against the fake, in its own HOME and XDG dirs, and works in a project directory (not HOME: OpenCode limits itself in a home directory). */
+async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<CliBox> {
+  return cliBox(t, 'opencode', `e2e-opencode-${label}`, (await server()).url, { clear: /^(OPENCODE|XDG_)/ });
 }
 
 test('start → wait → result; resume continues the same session; search sees both runs; tool calls are transcript tools; --file and --model reach the CLI', async (t) => {
@@ -113,7 +72,7 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.equal(plain.stdout.trim(), `done: ${one}`);
 
   // What the fake saw: the prompt from stdin, the attached file, the model asked for.
-  const first = requestsWith(s, one)[0];
+  const first = requestsWith(s, one, { main: true })[0];
   assert.ok(first, 'the fake received the first prompt');
   assert.equal(first.conversation?.model, 'fake-model');
   // OpenCode works in --cwd (it believes $PWD, which the adapter sets; the test process's PWD is elsewhere).
@@ -136,7 +95,7 @@ test('start → wait → result; resume continues the same session; search sees 
   assert.equal(assertOk(b.run('result', ['--name', 'oc', '--json', '--run', '1']), 'result run 1').lastAssistantText, `done: ${one}`);
 
   // The second request carried the first turn: its prompt, tool call and answer.
-  const second = requestsWith(s, two)[0];
+  const second = requestsWith(s, two, { main: true })[0];
   assert.ok(second, 'the fake received the resume prompt');
   const history = JSON.stringify(second.body);
   assert.ok(history.includes(`TOOL:bash:echo ${one}`), 'the earlier prompt was sent again');
@@ -172,7 +131,7 @@ test('-- args reach OpenCode on start and again on resume (--auto lets both runs
   assert.equal(a2.run, 2);
   assert.deepEqual(a2.extraArgs, ['--auto'], 'run 2 keeps the arguments of run 1');
   for (const i of [0, 1]) {
-    const outputs = requestsWith(s, files[i]!).flatMap((r) => r.conversation!.toolOutputs.map((o) => o.text));
+    const outputs = requestsWith(s, files[i]!, { main: true }).flatMap((r) => r.conversation!.toolOutputs.map((o) => o.text));
     assert.ok(
       outputs.some((o) => o.includes(words[i]!)),
       `run ${i + 1}: the file's content came back from the read tool: ${JSON.stringify(outputs)}`,
@@ -215,7 +174,7 @@ test('an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed 
   assert.equal(f.outcome, 'failed');
   assert.equal(f.exitCode, 1);
   assert.match(f.error, /APIError: fake upstream failure for the e2e test \(HTTP 500\)/);
-  const tries = requestsWith(await server(), 'ERROR:500:fake upstream failure');
+  const tries = requestsWith(await server(), 'ERROR:500:fake upstream failure', { main: true });
   t.diagnostic(`HTTP 500: ${tries.length} requests in ${tries.at(-1)!.receivedAt - tries[0]!.receivedAt} ms`);
   assert.ok(tries.length >= 2, `OpenCode retried the 500 (${tries.length} requests)`);
   // With its own back-off the retries take ~60 s (2+4+8+16+30 s); `retry-after-ms: 0` makes them immediate.
@@ -344,7 +303,7 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   const a = await waitDone(b, 'big', t);
   assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
   assert.equal(assertOk(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
-  const req = requestsWith(await server(), tag)[0];
+  const req = requestsWith(await server(), tag, { main: true })[0];
   assert.ok(req, 'the fake received the prompt');
   const got = req.conversation!.lastUserText;
   assert.equal(Buffer.byteLength(got), Buffer.byteLength(prompt), 'same size');

@@ -9,91 +9,36 @@
 // Qwen retries a 5xx 6 times with back-off (7 requests, ~70–90 s) and nothing shortens that (its
 // settings' maxRetries is its OpenAI client's, not this loop); a 429 honours `retry-after-ms`. The 500
 // run is started first and checked last, so the other failures are checked while it retries.
-import { test, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
-import type { FakeRequest, FakeServer } from '../fakes/script.js';
-import { qwenSetup, requireCli } from '../fakes/env.js';
+import { requireCli } from '../fakes/env.js';
 import { assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { MARK_KEY, testBox, type Box } from '../support/box.js';
+import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone, type CliBox } from '../fakes/world.js';
 
 /** A prompt holding this gets an HTTP 429 that asks for a 1 ms wait (Qwen's own retries then take no time). */
 const RATE_LIMITED = 'RATELIMITED-BY-THE-FAKE';
 
-let srv: FakeServer | null = null;
-async function server(): Promise<FakeServer> {
-  srv ??= await startOpenAIChat({
+const server = fileServer(() =>
+  startOpenAIChat({
     handler: (req) =>
       (req.conversation?.lastUserText ?? '').includes(RATE_LIMITED) ? { type: 'error', status: 429, message: 'slow down', retryAfterMs: 1 } : undefined,
-  });
-  return srv;
-}
-after(async () => {
-  await srv?.close();
-});
+  }),
+);
 
-/** A box whose runs work in a project directory of their own (`--cwd`), with HOME the box. */
-type ProjectBox = Box & { project: string };
-
-/** A sandbox whose every process runs Qwen against the fake, with its own HOME and ~/.qwen. */
-async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<ProjectBox> {
-  const s = await server();
-  const b = testBox(t, `e2e-qwen-${label}`) as ProjectBox;
-  const setup = qwenSetup({ home: b.dir, baseUrl: s.url });
-  // Nothing of the caller's own Qwen/OpenAI setup may leak in: the env is the fake's, plus ours.
-  for (const k of Object.keys(b.env)) delete b.env[k];
-  Object.assign(b.env, setup.env, {
-    SUBAGENT_DIR: b.registry,
-    SUBAGENT_WAIT_TIMEOUT_SEC: '300',
-    SUBAGENT_CANCEL_GRACE_MS: '5000',
-    [MARK_KEY]: b.dir,
-  });
-  b.project = join(b.dir, 'project');
-  mkdirSync(b.project);
-  return b;
-}
-
-function uniq(label: string): string {
-  return `${label}${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+/** A sandbox whose every process runs Qwen against the fake, with its own HOME and ~/.qwen, and works in a project directory of its own (`--cwd`). */
+async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<CliBox> {
+  return cliBox(t, 'qwen', `e2e-qwen-${label}`, (await server()).url, { env: { SUBAGENT_WAIT_TIMEOUT_SEC: '300', SUBAGENT_CANCEL_GRACE_MS: '5000' } });
 }
 
 /** Starts a run in the box's project; returns start's JSON. */
-function start(b: ProjectBox, name: string, prompt: string, more: string[] = []): any {
+function start(b: CliBox, name: string, prompt: string, more: string[] = []): any {
   return assertOk(b.run('start-subagent', ['--name', name, '--cli', 'qwen', '--cwd', b.project, '--prompt', prompt, ...more]), `start ${name}`);
-}
-
-/** Waits (without blocking the fake) for the run to end; returns its status record. */
-async function waitDone(b: Box, name: string): Promise<any> {
-  const j = assertOk(await b.runAsync('status', ['--wait-terminal', '--name', name]), `status --wait-terminal ${name}`);
-  const a = j.agents.find((x: any) => x.name === name);
-  assert.equal(a?.status, 'done', JSON.stringify(j));
-  return a;
-}
-
-/** The text parts of the user messages of a request, in order. */
-function userTexts(r: FakeRequest): string[] {
-  const out: string[] = [];
-  for (const m of ((r.body as any)?.messages ?? []) as any[]) {
-    if (m.role !== 'user') continue;
-    if (typeof m.content === 'string') out.push(m.content);
-    else for (const part of m.content ?? []) if (part.type === 'text') out.push(part.text);
-  }
-  return out;
-}
-
-/** The model requests of the main conversation (not a sub-agent's nor the approval classifier's) whose last user text holds `needle`. */
-function requestsWith(s: FakeServer, needle: string): FakeRequest[] {
-  return s.modelRequests().filter((r) => r.source !== 'aux' && (r.conversation?.lastUserText ?? '').includes(needle));
-}
-
-/** The distinct transcript items (run:index) a search matched. */
-function items(search: any): string[] {
-  return [...new Set<string>(search.matches.map((m: any) => `${m.run}:${m.index}`))];
 }
 
 test('start → done with our session id → result; a tool call; resume continues the same session (the fake sees run 1) with its own usage; --model reaches the API', async (t) => {
@@ -133,14 +78,14 @@ test('start → done with our session id → result; a tool call; resume continu
   assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrTail(b.registry, 'qw', 2)}`);
   assert.equal(a2.run, 2);
   assert.equal(a2.sessionId, started.sessionId);
-  const second = requestsWith(s, two)[0];
+  const second = requestsWith(s, two, { main: true })[0];
   assert.ok(second, 'the fake received the second prompt');
   assert.equal(second.conversation?.model, 'other-model', '--model becomes --model');
   const history = JSON.stringify((second.body as any).messages);
   assert.ok(history.includes(`TOOL:Bash:echo ${one}`), 'the earlier prompt is in the resumed conversation');
   assert.ok(history.includes(`done: ${one}`), 'the earlier answer is in the resumed conversation');
   // Qwen's result counts the whole session; the record keeps this run's: its one request.
-  assert.equal(requestsWith(s, two).length, 1);
+  assert.equal(requestsWith(s, two, { main: true }).length, 1);
   assert.ok(
     a2.usage.inputTokens > 0 && a2.usage.inputTokens < a1.usage.inputTokens,
     `run 2 (${a2.usage.inputTokens} in) is one request, run 1 (${a1.usage.inputTokens}) two`,
@@ -166,7 +111,7 @@ test('a 300 KB prompt arrives whole and byte-exact at the model (Qwen appends it
   assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'qwen', '--cwd', b.project, '--prompt-file', file]), 'start');
   const a = await waitDone(b, 'big');
   assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
-  const req = requestsWith(s, tag)[0];
+  const req = requestsWith(s, tag, { main: true })[0];
   assert.ok(req, 'the fake received the prompt');
   const texts = userTexts(req);
   assert.equal(texts.at(-1), `${prompt}\n\n`, 'the last user text is the prompt, byte for byte, and the separator Qwen puts after stdin');
@@ -246,7 +191,7 @@ test("failures are recorded failed with Qwen's own words: HTTP 500 (after its re
     assert.equal(a.exitCode, 1);
     assert.ok(a.error.includes(want), a.error);
   }
-  assert.equal(requestsWith(s, `${RATE_LIMITED} ${why}`).length, 7, 'a 429 is retried 6 times, here without waiting (retry-after-ms: 1)');
+  assert.equal(requestsWith(s, `${RATE_LIMITED} ${why}`, { main: true }).length, 7, 'a 429 is retried 6 times, here without waiting (retry-after-ms: 1)');
 
   // A session Qwen no longer has: the resume fails with its message (on stderr), nothing new is made.
   const g = await waitDone(b, 'gone');
@@ -257,7 +202,7 @@ test("failures are recorded failed with Qwen's own words: HTTP 500 (after its re
   assert.equal(g2.outcome, 'failed');
   assert.equal(g2.exitCode, 1);
   assert.match(g2.error, new RegExp(`No saved session found with ID ${g.sessionId}`), g2.error);
-  assert.equal(requestsWith(s, 'REPLY:second').length, 0, 'no model request');
+  assert.equal(requestsWith(s, 'REPLY:second', { main: true }).length, 0, 'no model request');
 
   // --agent, --variant, --file have no Qwen flag: refused before anything is recorded.
   writeFileSync(join(b.dir, 'f.txt'), 'x');
@@ -276,7 +221,7 @@ test("failures are recorded failed with Qwen's own words: HTTP 500 (after its re
   assert.equal(a.outcome, 'failed', JSON.stringify(a));
   assert.equal(a.exitCode, 1);
   assert.ok(a.error.includes(`[API Error: 500 ${why}]`), a.error);
-  assert.equal(requestsWith(s, `ERROR:500:${why}`).length, 7, 'Qwen retries a 500 six times, whatever its settings say');
+  assert.equal(requestsWith(s, `ERROR:500:${why}`, { main: true }).length, 7, 'Qwen retries a 500 six times, whatever its settings say');
 });
 
 test('sub-agents: a background child (the default) and a foreground one are children; result --child reads their own answers from the store; search --child finds their words', async (t) => {

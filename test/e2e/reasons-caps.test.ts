@@ -7,16 +7,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fakeWorld, type World } from '../fakes/world.js';
+import { fakeWorld, uniq, type World } from '../fakes/world.js';
 import type { Action, FakeRequest } from '../fakes/script.js';
 import { expectError } from '../support/shell.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, stderrTail } from '../support/registry.js';
 import { until } from '../support/wait.js';
-
-function uniq(label: string): string {
-  return `${label}${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
-}
 
 /** Starts each case, waits for all, and checks each ended failed with its reason. */
 async function expectReasons(w: World, cases: Array<{ name: string; prompt: string; extra?: string[]; reason: string; error: RegExp }>, serial = false) {

@@ -1,32 +1,113 @@
-// A world for an end-to-end test of one real agent CLI: its own fake model server, a box (registry,
-// HOME, the marker every process of the test carries) and an environment that points the pinned CLI at
-// the fake and at nothing of the caller's. The verbs run without blocking the event loop: the fake lives
-// in the test's process.
+// The pieces every end-to-end test of a real agent CLI shares: a box whose environment points the pinned
+// CLI at a fake model server and at nothing of the caller's (`cliBox`), a fake per file (`fileServer`) or a
+// whole world per test (`fakeWorld`: its own fake, a box, async start/wait), and the helpers the tests
+// read runs and requests with. The verbs run without blocking the event loop: the fake lives in the
+// test's process (a spawnSync would hold its answers until the wait times out).
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TestContext } from 'node:test';
+import { after, type TestContext } from 'node:test';
 import { MARK_KEY, testBox, type Box } from '../support/box.js';
-import type { RunOut, Verb } from '../support/run.js';
+import { assertOk, type RunOpts, type RunOut, type Verb } from '../support/run.js';
 import { startAnthropic } from './anthropic.js';
 import { cliSetup, requireCli, type CliName } from './env.js';
 import { startOpenAIChat } from './openai-chat.js';
 import { startOpenAIResponses } from './openai-responses.js';
 import { startGoogleGenAI } from './google-genai.js';
-import type { FakeOptions, FakeServer } from './script.js';
+import type { FakeOptions, FakeRequest, FakeServer } from './script.js';
+
+/** A box set up for one CLI: its runs work in `project`; `files` are the config files `cliSetup` wrote. */
+export type CliBox = Box & { project: string; files: string[] };
+
+export interface CliBoxOptions {
+  /** The CLI's HOME below the box (default: the box itself). */
+  home?: string;
+  /** The runs' directory below the box (default `project`). */
+  project?: string;
+  /** Which pinned version runs (default: the first). */
+  version?: string;
+  /** The caller's variables dropped before the fake's environment is added (default: all of them). */
+  clear?: RegExp;
+  /** Our own settings over the defaults (SUBAGENT_WAIT_TIMEOUT_SEC 240). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A box (ended in `t.after`) whose every process runs `cli` against the fake at `baseUrl`. */
+export function cliBox(t: Pick<TestContext, 'after'>, cli: CliName, label: string, baseUrl: string, o: CliBoxOptions = {}): CliBox {
+  const box = testBox(t, label) as CliBox;
+  const home = o.home ? join(box.dir, o.home) : box.dir;
+  box.project = join(box.dir, o.project ?? 'project');
+  mkdirSync(box.project, { recursive: true });
+  const setup = cliSetup(cli, { home, baseUrl, version: o.version });
+  box.files = setup.files;
+  // Nothing of the caller's own setup for the CLI may leak in; then the fake's env (PATH has the pins first), and ours.
+  for (const k of Object.keys(box.env)) if (!o.clear || o.clear.test(k)) delete box.env[k];
+  // Generous waits: on a loaded machine one run can take well over a minute.
+  Object.assign(box.env, setup.env, { SUBAGENT_DIR: box.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', ...o.env, [MARK_KEY]: box.dir });
+  if (cli === 'claude') {
+    // Claude's tool output files go under the box, not /tmp/claude-<uid>/.
+    box.env.CLAUDE_CODE_TMPDIR = join(box.dir, 'tmp');
+    mkdirSync(box.env.CLAUDE_CODE_TMPDIR);
+  }
+  return box;
+}
+
+/** One fake for a whole test file, started when first asked for and closed in the file's `after`. */
+export function fileServer(start: () => Promise<FakeServer>): () => Promise<FakeServer> {
+  let srv: Promise<FakeServer> | null = null;
+  after(async () => {
+    await (await srv)?.close();
+  });
+  return () => (srv ??= start());
+}
+
+/** A label made unique to this process and call (letters and digits only). */
+export function uniq(label: string): string {
+  return `${label}${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Waits (without blocking the fake) for the run to end; returns its status record, asserted done. */
+export async function waitDone(b: Box, name: string, t?: { diagnostic(m: string): void }): Promise<any> {
+  const j = assertOk(await b.runAsync('status', ['--wait-terminal', '--name', name]), `status --wait-terminal ${name}`);
+  const a = j.agents.find((x: any) => x.name === name);
+  assert.equal(a?.status, 'done', JSON.stringify(j));
+  t?.diagnostic(`${name} run ${a.run}: ${a.outcome} in ${a.durationMs} ms (start-subagent to done)`);
+  return a;
+}
+
+/** Model requests whose last user text holds `needle`; with `main`, not the ones the fake answered apart (titles, classifiers). */
+export function requestsWith(s: FakeServer, needle: string, { main = false } = {}): FakeRequest[] {
+  return s.modelRequests().filter((r) => !(main && r.source === 'aux') && (r.conversation?.lastUserText ?? '').includes(needle));
+}
+
+/** The text blocks of the user messages of a request (Anthropic or chat completions), in order. */
+export function userTexts(r: FakeRequest): string[] {
+  const out: string[] = [];
+  for (const m of ((r.body as any)?.messages ?? []) as any[]) {
+    if (m.role !== 'user') continue;
+    if (typeof m.content === 'string') out.push(m.content);
+    else for (const part of m.content ?? []) if (part.type === 'text') out.push(part.text);
+  }
+  return out;
+}
+
+/** The distinct transcript items (run:index) a search matched (one item can match several times). */
+export function items(search: any): string[] {
+  return [...new Set<string>(search.matches.map((m: any) => `${m.run}:${m.index}`))];
+}
 
 export interface World {
   cli: CliName;
   srv: FakeServer;
-  box: Box;
+  box: CliBox;
   /** The runs' directory (a project directory, not HOME: OpenCode limits itself in a home directory). */
   cwd: string;
   /** The CLI's config files `cliSetup` wrote (OpenCode's opencode.json, Codex's config.toml). */
   files: string[];
-  run(verb: Verb, args: string[]): Promise<RunOut>;
+  run(verb: Verb, args: string[], opts?: RunOpts): Promise<RunOut>;
   /** start-subagent --cli <cli> --cwd <cwd>, asserted ok; its line. */
   start(name: string, prompt: string, extra?: string[]): Promise<any>;
-  /** status --wait-terminal on one name; its record, asserted done. */
+  /** status --wait-terminal on one name; its record, asserted the only one and done. */
   wait(name: string): Promise<any>;
 }
 
@@ -44,32 +125,15 @@ export async function fakeWorld(t: TestContext, cli: CliName, options: FakeOptio
   if (!requireCli(t, cli)) return null;
   const srv = await START[cli](options);
   t.after(() => srv.close());
-  const box = testBox(t, `e2e-${cli}`);
-  const home = join(box.dir, 'home');
-  const cwd = join(box.dir, 'work');
-  mkdirSync(cwd, { recursive: true });
-  const setup = cliSetup(cli, { home, baseUrl: srv.url });
-  // The verbs (and so the supervisor and the CLI) get exactly the fake's environment, and ours.
-  for (const k of Object.keys(box.env)) delete box.env[k];
-  Object.assign(box.env, setup.env, {
-    SUBAGENT_DIR: box.registry,
-    SUBAGENT_CANCEL_GRACE_MS: '1500',
-    // Generous: on a loaded machine one OpenCode run can take well over a minute.
-    SUBAGENT_WAIT_TIMEOUT_SEC: '240',
-    [MARK_KEY]: box.dir,
-  });
-  if (cli === 'claude') {
-    // Claude's tool output files go under the box, not /tmp/claude-<uid>/.
-    box.env.CLAUDE_CODE_TMPDIR = join(box.dir, 'tmp');
-    mkdirSync(box.env.CLAUDE_CODE_TMPDIR);
-  }
-  const run = (verb: Verb, args: string[]) => box.runAsync(verb, args, { cwd });
+  const box = cliBox(t, cli, `e2e-${cli}`, srv.url, { home: 'home', project: 'work', env: { SUBAGENT_CANCEL_GRACE_MS: '1500' } });
+  const cwd = box.project;
+  const run = (verb: Verb, args: string[], opts: RunOpts = {}) => box.runAsync(verb, args, { cwd, ...opts });
   return {
     cli,
     srv,
     box,
     cwd,
-    files: setup.files,
+    files: box.files,
     run,
     async start(name, prompt, extra = []) {
       const s = await run('start-subagent', ['--name', name, '--cli', cli, '--cwd', cwd, '--prompt', prompt, ...extra]);
@@ -79,6 +143,7 @@ export async function fakeWorld(t: TestContext, cli: CliName, options: FakeOptio
     async wait(name) {
       const w = await run('status', ['--name', name, '--wait-terminal']);
       assert.equal(w.code, 0, `status --wait-terminal ${name}: ${w.stdout} ${w.stderr}`);
+      assert.equal(w.json.agents.length, 1, w.stdout);
       const a = w.json.agents[0];
       assert.equal(a?.status, 'done', w.stdout);
       return a;

@@ -164,7 +164,7 @@ const CHECKS: Record<string, Check> = {
       assert.match(text, /from '\.\.\/fakes\/[\w-]+\.js'/, 'it runs against a fake server of test/fakes/');
       assert.match(
         text,
-        new RegExp(`requireCli\\(t, '${escapeRegex(cli)}'[,)]`),
+        new RegExp(`(requireCli|fakeWorld)\\(t, '${escapeRegex(cli)}'[,)]`),
         'it needs the pinned CLI (skip, or fail under CI), at each pinned version it runs',
       );
     },

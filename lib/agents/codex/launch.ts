@@ -1,6 +1,4 @@
-import { SubagentError } from '../../base/errors.js';
-import { isUuid } from '../../base/uuid.js';
-import type { Launch, LaunchInput } from '../types.js';
+import { resumeUuid, type Launch, type LaunchInput } from '../types.js';
 
 /**
  * The command line of a Codex run (`codex exec --json`, the prompt on stdin as `-`; docs/agents/codex.md):
@@ -21,11 +19,11 @@ export function launch(input: LaunchInput): Launch {
   if (input.mode === 'new') return { command: 'codex', args: ['exec', ...options, '-'], env: {} };
   // `resume` with anything but a thread UUID is taken as a thread *name*, and an unknown name silently
   // starts a new thread: never let that happen.
-  if (!isUuid(input.sessionId)) {
-    throw new SubagentError('E_SESSION_NOT_FOUND', `codex cannot resume "${input.sessionId ?? ''}": not a thread id`, {
-      sessionId: input.sessionId,
-      hint: 'the earlier run never reported a Codex thread id (thread.started); start a new name instead',
-    });
-  }
-  return { command: 'codex', args: ['exec', ...options, 'resume', input.sessionId, '-'], env: {} };
+  const thread = resumeUuid(
+    'codex',
+    input.sessionId,
+    'thread id',
+    'the earlier run never reported a Codex thread id (thread.started); start a new name instead',
+  );
+  return { command: 'codex', args: ['exec', ...options, 'resume', thread, '-'], env: {} };
 }

@@ -1,9 +1,9 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
-import { fields, num, parseObject, shortLine, str } from '../../base/json.js';
+import { fields, num, parseObject, str } from '../../base/json.js';
 import type { Message, ParserContext, StreamParser, StreamState, Verdict } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, eventOf, inferChildren, runUsage } from '../types.js';
+import { emptyState, eventOf, inferChildren, runningChild, runUsage } from '../types.js';
 import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
 
 /**
@@ -12,8 +12,6 @@ import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } fr
  * `turn.failed {error}`. The usage Codex reports is cumulative over the whole thread (resumes
  * included): see `ParserContext.threadUsageBefore`.
  */
-
-const DESCRIPTION_MAX = 200;
 
 /** Codex's own usage object (`turn.completed.usage`, rollout `token_count.info.total_token_usage`). */
 interface CodexUsage {
@@ -137,16 +135,7 @@ export function parser(onMessage?: (m: Message) => void, context: ParserContext 
     if (completed && str(r.tool) === 'spawn_agent' && Array.isArray(r.receiver_thread_ids)) {
       for (const id of r.receiver_thread_ids.map(String)) {
         if (children.has(id)) continue;
-        const prompt = str(r.prompt);
-        const child: ChildAgent = {
-          id,
-          cli: 'codex',
-          description: prompt === null ? null : shortLine(prompt, DESCRIPTION_MAX),
-          status: 'running',
-          statusSource: 'stream',
-          startedAt: nowIso(),
-          finishedAt: null,
-        };
+        const child = runningChild(id, 'codex', str(r.prompt));
         children.set(id, child);
         state.children.push(child);
       }

@@ -1,6 +1,5 @@
-import { SubagentError } from '../../base/errors.js';
 import { randomUUID } from '../../base/uuid.js';
-import type { Launch, LaunchInput } from '../types.js';
+import { resumeUuid, type Launch, type LaunchInput } from '../types.js';
 
 /**
  * The command line of a GitHub Copilot CLI run (measured with 1.0.102; see docs/agents/copilot.md):
@@ -13,8 +12,6 @@ import type { Launch, LaunchInput } from '../types.js';
  * `-- --deny-tool …` (denials win over it) or widens it with `-- --allow-all-paths`.
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Copilot takes the id we give it (`--session-id`): its stream names the session only in its last line. */
 export function chooseSessionId(): string {
   return randomUUID();
@@ -25,13 +22,7 @@ export function launch(input: LaunchInput): Launch {
   if (input.mode === 'resume') {
     // `--resume` also takes a session *name* or an id prefix, and `--session-id` starts a new session
     // when the id is unknown: only a whole UUID with `--resume` fails on a session that is not there.
-    if (!input.sessionId || !UUID.test(input.sessionId)) {
-      throw new SubagentError('E_SESSION_NOT_FOUND', `copilot cannot resume "${input.sessionId ?? ''}": not a session id`, {
-        sessionId: input.sessionId,
-        hint: 'the earlier run has no Copilot session UUID; start a new name instead',
-      });
-    }
-    args.push('--resume', input.sessionId);
+    args.push('--resume', resumeUuid('copilot', input.sessionId, 'session id', 'the earlier run has no Copilot session UUID; start a new name instead'));
   } else if (input.sessionId) {
     args.push('--session-id', input.sessionId);
   }

@@ -3,7 +3,7 @@ import { capCounted, fields, shortLine, str, type JsonObject } from '../../base/
 import { isoOf, nowIso } from '../../base/time.js';
 import type { Message, StreamParser, StreamState, ToolCall, Verdict, VerdictReason } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, eventOf } from '../types.js';
+import { emptyState, eventOf, runningChild } from '../types.js';
 import { INPUT_MAX, OUTPUT_MAX, toolHeadline, toolInputSummary } from '../claude/stream.js';
 
 /**
@@ -36,7 +36,6 @@ export function copilotEnd(state: StreamState): CopilotEnd | undefined {
 }
 
 const ERROR_MAX = 1000;
-const DESCRIPTION_MAX = 200;
 
 interface PendingTool {
   name: string;
@@ -152,18 +151,7 @@ export function parser(onMessage?: (m: Message) => void): StreamParser & { end()
           if (!id || (call !== null && pending.get(call)?.agent) || state.children.some((c) => c.id === id)) break;
           if (call) childOfCall.set(call, id);
           const description = str(d.agentDescription) ?? str(d.agentDisplayName) ?? str(d.agentName);
-          state.children = [
-            ...state.children,
-            {
-              id,
-              cli: 'copilot',
-              description: description === null ? null : shortLine(description, DESCRIPTION_MAX),
-              status: 'running',
-              statusSource: 'stream',
-              startedAt: at,
-              finishedAt: null,
-            },
-          ];
+          state.children = [...state.children, runningChild(id, 'copilot', description, at)];
           break;
         }
         case 'subagent.completed':

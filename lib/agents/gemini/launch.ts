@@ -1,6 +1,5 @@
-import { SubagentError } from '../../base/errors.js';
-import { isUuid, randomUUID } from '../../base/uuid.js';
-import type { Launch, LaunchInput } from '../types.js';
+import { randomUUID } from '../../base/uuid.js';
+import { resumeUuid, type Launch, type LaunchInput } from '../types.js';
 
 /**
  * The command line of a Gemini CLI run (docs/agents/gemini.md):
@@ -22,13 +21,7 @@ export function launch(input: LaunchInput): Launch {
   if (input.mode === 'resume') {
     // `--resume` also takes "latest" and a list index: anything but the session's UUID could resume
     // another session.
-    if (!isUuid(input.sessionId)) {
-      throw new SubagentError('E_SESSION_NOT_FOUND', `gemini cannot resume "${input.sessionId ?? ''}": not a session id`, {
-        sessionId: input.sessionId,
-        hint: 'the earlier run has no Gemini session id; start a new name instead',
-      });
-    }
-    args.push('--resume', input.sessionId);
+    args.push('--resume', resumeUuid('gemini', input.sessionId, 'session id', 'the earlier run has no Gemini session id; start a new name instead'));
   } else if (input.sessionId) {
     args.push('--session-id', input.sessionId);
   }

@@ -1,8 +1,8 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
-import { fields, isObject, num, parseObject, shortLine, str } from '../../base/json.js';
+import { fields, isObject, num, parseObject, str } from '../../base/json.js';
 import type { Message, StreamParser, StreamState, Verdict, VerdictReason } from '../types.js';
-import { emptyState, eventOf, inferChildren } from '../types.js';
+import { emptyState, eventOf, inferChildren, runningChild } from '../types.js';
 import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
 
 /**
@@ -12,8 +12,6 @@ import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
  * `error {severity, message}` (not fatal by itself), and last `result {status, error?, stats}`. Its
  * stats are this process's, sub-agents included; no cost.
  */
-
-const DESCRIPTION_MAX = 200;
 
 export interface GeminiStreamState extends StreamState {
   /** The `result` event's status: `none` until it comes (a run cut off, or killed, has none). */
@@ -111,16 +109,7 @@ export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
     if (name !== AGENT_TOOL || children.has(id)) return;
     // A sub-agent runs inside this process; the stream shows only its call and its end. Its id is the
     // call's: its own session id is only in the CLI's chat files (store.ts maps one to the other).
-    const input = toolInput(name, ev.parameters);
-    const child: ChildAgent = {
-      id,
-      cli: 'gemini',
-      description: input === null ? null : shortLine(input, DESCRIPTION_MAX),
-      status: 'running',
-      statusSource: 'stream',
-      startedAt: nowIso(),
-      finishedAt: null,
-    };
+    const child = runningChild(id, 'gemini', toolInput(name, ev.parameters));
     children.set(id, child);
     state.children.push(child);
   };
