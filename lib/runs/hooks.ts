@@ -79,6 +79,7 @@ export function announceEnd(o: Observation): ChildProcess[] {
       SUBAGENT_NAME: r.name,
       SUBAGENT_STATUS: o.status,
       SUBAGENT_OUTCOME: o.status === 'done' ? (r.outcome ?? '') : '',
+      SUBAGENT_REASON: o.status === 'done' ? (r.reason ?? '') : '',
       SUBAGENT_RUN: String(r.run),
       SUBAGENT_DIR: registry,
       SUBAGENT_RUN_DIR: o.dir,

@@ -7,12 +7,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAnthropic } from '../fakes/anthropic.js';
-import { startOpenAIResponses } from '../fakes/openai-responses.js';
-import { startGoogleGenAI } from '../fakes/google-genai.js';
-import { startOpenAIChat } from '../fakes/openai-chat.js';
 import type { FakeOptions, FakeServer } from '../fakes/script.js';
-import { claudeSetup, codexSetup, copilotSetup, geminiSetup, opencodeSetup, requireCli, type CliName } from '../fakes/env.js';
+import { startFake } from '../fakes/world.js';
+import { cliSetup, requireCli, type CliName } from '../fakes/env.js';
 import { assertError, type RunOpts, type Spawned } from '../support/run.js';
 import { LONG, until } from '../support/wait.js';
 import { hasInotify } from '../support/procs.js';
@@ -199,29 +196,13 @@ interface World {
 }
 
 async function world(t: { after(fn: () => void | Promise<void>): void }, cli: CliName, options: FakeOptions = {}): Promise<World> {
-  const srv =
-    cli === 'claude'
-      ? await startAnthropic(options)
-      : cli === 'codex'
-        ? await startOpenAIResponses(options)
-        : cli === 'gemini'
-          ? await startGoogleGenAI(options)
-          : await startOpenAIChat(options);
+  const srv = await startFake(cli, options);
   const box = testBox(t, `follow-${cli}`);
   t.after(() => srv.close());
   const home = join(box.dir, 'home');
   const cwd = join(box.dir, 'work');
   mkdirSync(cwd, { recursive: true });
-  const setup =
-    cli === 'claude'
-      ? claudeSetup({ home, baseUrl: srv.url })
-      : cli === 'codex'
-        ? codexSetup({ home, baseUrl: srv.url })
-        : cli === 'copilot'
-          ? copilotSetup({ home, baseUrl: srv.url })
-          : cli === 'gemini'
-            ? geminiSetup({ home, baseUrl: srv.url })
-            : opencodeSetup({ home, baseUrl: srv.url });
+  const setup = cliSetup(cli, { home, baseUrl: srv.url });
   for (const k of Object.keys(box.env)) delete box.env[k];
   const tmp = join(box.dir, 'tmp');
   mkdirSync(tmp);
@@ -240,7 +221,7 @@ const PROMPTS: Record<CliName, { extra: string[] }> = {
 };
 
 describe('result --follow on the real agent CLIs (fake model servers)', { concurrency: true }, () => {
-  for (const cli of ['claude', 'codex', 'copilot', 'opencode', 'gemini'] as const) {
+  for (const cli of ['claude', 'codex', 'copilot', 'opencode', 'gemini', 'qwen'] as const) {
     test(`${cli}: the answer text and a [tool] line stream, then the --json result`, async (t) => {
       if (!requireCli(t, cli)) return;
       // The model's answer after the tool call is held back until the test has seen the [tool] line:

@@ -57,6 +57,8 @@ describe('end hooks', { concurrency: 2 }, () => {
     assert.equal(env.SUBAGENT_NAME, 'r/one');
     assert.equal(env.SUBAGENT_STATUS, 'done');
     assert.equal(env.SUBAGENT_OUTCOME, 'failed');
+    assert.equal(env.SUBAGENT_REASON, 'exit-code', 'why it failed, as the entry says');
+    assert.equal(env.SUBAGENT_REASON, a.reason);
     assert.equal(env.SUBAGENT_RUN, '1');
     assert.equal(env.SUBAGENT_DIR, b.registry);
     assert.equal(env.SUBAGENT_RUN_DIR, runDirPath(b.registry, 'r/one'));
@@ -170,5 +172,6 @@ describe('end hooks', { concurrency: 2 }, () => {
     assert.equal(given.agentAlive, true);
     assert.match(given.statusReason, /supervisor/);
     assert.equal(envOf(`${out}.1.env`).SUBAGENT_OUTCOME, '');
+    assert.equal(envOf(`${out}.1.env`).SUBAGENT_REASON, '');
   });
 });

@@ -121,6 +121,11 @@ const START: Record<CliName, (o: FakeOptions) => Promise<FakeServer>> = {
 };
 
 /** A world for `cli`, or null (the test is skipped, or failed under CI) when the pinned CLI is missing. */
+/** The fake model server `cli` talks to, started with `options`. */
+export function startFake(cli: CliName, options: FakeOptions = {}): Promise<FakeServer> {
+  return START[cli](options);
+}
+
 export async function fakeWorld(t: TestContext, cli: CliName, options: FakeOptions = {}): Promise<World | null> {
   if (!requireCli(t, cli)) return null;
   const srv = await START[cli](options);
