@@ -2,14 +2,17 @@ import { updateRecord } from '../registry/store.js';
 import { cancelledChildren, type RunRecord } from '../registry/record.js';
 import { nowIso } from '../base/time.js';
 import { cancelledEnd } from '../runs/reason.js';
+import { announceEnd } from '../runs/hooks.js';
+import { doneObservation } from '../runs/observe.js';
 
 /**
  * The end of a cancelled run as cancel records it when its supervisor could not (dead, or too slow):
  * `done`/`cancelled` (or, stopped by the supervisor at a spend cap, `failed` with the cap's reason), the
- * exit status unknown, children still open cancelled, and why in `endReason`. A record already done stays.
+ * exit status unknown, children still open cancelled, and why in `endReason`, then the end hooks. A record
+ * already done stays.
  */
 export function recordCancelledEnd(dir: string, signal: string, endReason: string): RunRecord {
-  return updateRecord(dir, (r) => {
+  const ended = updateRecord(dir, (r) => {
     if (r.status === 'done') return null;
     const at = nowIso();
     return {
@@ -23,4 +26,7 @@ export function recordCancelledEnd(dir: string, signal: string, endReason: strin
       endReason,
     };
   });
+  // The supervisor that fires the end hooks did not record this end: the cancel fires them (once: claimed).
+  announceEnd(doneObservation(dir, ended));
+  return ended;
 }

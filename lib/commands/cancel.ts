@@ -272,7 +272,8 @@ async function cancelPlaced(
 async function settle(dir: string, supervisor: ProcessIdentity | null, signal: string) {
   const end = monotonicMs() + 5000;
   for (;;) {
-    const ob = observeRun(dir);
+    // Not announced as `unknown` while the supervisor is found dead here: this cancel records the end.
+    const ob = observeRun(dir, undefined, false);
     if (ob.status === 'done') return ob.record;
     const supervisorAlive = supervisor !== null && isAlive(supervisor);
     if (!supervisorAlive || monotonicMs() > end) {

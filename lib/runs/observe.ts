@@ -51,7 +51,7 @@ function uncheckable(pid: number | null): string {
  * record. The record is read again after the liveness check, so a run that ended cleanly between the
  * two reads is reported `done`, never `unknown`.
  */
-export function observeRun(dir: string, jobs?: JobViews): Observation {
+export function observeRun(dir: string, jobs?: JobViews, announce = true): Observation {
   const first = readRecord(dir);
   if (first.status === 'done') return doneObservation(dir, first);
   if (first.executor && first.executor.name !== 'local') return observeJob(dir, first, jobs ?? new JobViews(false));
@@ -92,8 +92,9 @@ export function observeRun(dir: string, jobs?: JobViews): Observation {
     supervisor: w2.supervisor,
     ...(foundAgentPid !== null ? { foundAgentPid } : {}),
   };
-  // Nobody else will: the supervisor that would have is dead.
-  announceEnd(unknown);
+  // Nobody else will: the supervisor that would have is dead. (Not a cancel waiting for the end it
+  // will record itself: it announces that end.)
+  if (announce) announceEnd(unknown);
   return unknown;
 }
 
