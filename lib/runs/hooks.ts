@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { TEST_KNOBS } from '../base/checkpoint.js';
 import { nowIso } from '../base/time.js';
 import { childProcess } from '../proc/child-process.js';
+import { PRIVATE_FILE } from '../registry/private.js';
 import { entryOf } from './entry.js';
 import type { Observation } from './observe.js';
 import { usageOfName } from './usage.js';
@@ -63,7 +64,7 @@ export function announceEnd(o: Observation): ChildProcess[] {
     const input = join(o.dir, HOOK_FILES.input);
     let fd: number;
     try {
-      fd = openSync(input, 'wx', 0o600);
+      fd = openSync(input, 'wx', PRIVATE_FILE);
     } catch {
       return keepers; // fired already (or the run's directory cannot be written: then nobody can)
     }
@@ -95,7 +96,7 @@ export function announceEnd(o: Observation): ChildProcess[] {
 }
 
 function start(command: string, logPath: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const log = openSync(logPath, 'a', 0o644);
+  const log = openSync(logPath, 'a', PRIVATE_FILE);
   try {
     writeSync(log, `[subagents] ${nowIso()} on-end: ${command}\n`);
     const child = childProcess().spawn('/bin/sh', ['-c', KEEPER, 'subagents-on-end', ...args, command], {

@@ -6,7 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertOk } from '../support/run.js';
 import { LONG, NOTICE_MS, until } from '../support/wait.js';
@@ -64,6 +64,8 @@ describe('end hooks', { concurrency: 2 }, () => {
     assert.equal(env.SUBAGENT_RUN_DIR, runDirPath(b.registry, 'r/one'));
     assert.equal(env.SUBAGENT_RUN_ID, undefined, 'no run marker: a cancel of a run never finds the hook');
     assert.match(readText(join(runDirPath(b.registry, 'r/one'), 'on-end.log')), /exited with status 0/);
+    for (const f of ['on-end.log', 'on-end.json'])
+      assert.equal(statSync(join(runDirPath(b.registry, 'r/one'), f)).mode & 0o777, 0o600, `${f} is private, as the registry's files are`);
 
     // Readers do not fire it again.
     for (let i = 0; i < 3; i++) assertOk(b.run('status', []), 'status');
