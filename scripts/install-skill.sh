@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Installs the subagents skill (skill/subagents/) where Claude Code, OpenCode and Codex look for skills.
+# Installs the subagents skill (skill/subagents/) where Claude Code, OpenCode, Codex, Copilot CLI, Gemini CLI
+# and Qwen Code look for skills.
 # Plain bash and coreutils, nothing else. One JSON line per harness on stdout, like the other commands.
 # Where each harness looks, and why: docs/skill.md.
 set -u
 
 usage() {
   cat <<'EOF'
-usage: scripts/install-skill.sh [--harness claude|opencode|codex|all] [--scope project|user]
+usage: scripts/install-skill.sh [--harness claude|opencode|codex|copilot|gemini|qwen|all] [--scope project|user]
                                 [--project DIR] [--link] [--uninstall] [--dry-run]
 
 Copies the subagents skill folder (skill/subagents/) into the skills folder of each agent harness.
 
-  --harness H    claude, opencode, codex, all (default), or a comma list (claude,codex)
+  --harness H    claude, opencode, codex, copilot, gemini, qwen, all (default: the six), or a comma
+                 list (claude,codex: the pair that every one of the six reads, see docs/skill.md)
   --scope S      project (default): into DIR, for everyone working in that repository
                  user: into your home, for every project
   --project DIR  the project for --scope project (default: the current directory; use its root)
@@ -24,6 +26,9 @@ Where it goes (SKILL.md inside):
   claude    project DIR/.claude/skills/subagents      user ${CLAUDE_CONFIG_DIR:-~/.claude}/skills/subagents
   opencode  project DIR/.opencode/skills/subagents    user ${XDG_CONFIG_HOME:-~/.config}/opencode/skills/subagents
   codex     project DIR/.agents/skills/subagents      user ~/.agents/skills/subagents
+  copilot   project DIR/.github/skills/subagents      user ${COPILOT_HOME:-~/.copilot}/skills/subagents
+  gemini    project DIR/.gemini/skills/subagents      user ${GEMINI_CLI_HOME:-~}/.gemini/skills/subagents
+  qwen      project DIR/.qwen/skills/subagents        user ${QWEN_HOME:-~/.qwen}/skills/subagents
 
 Output, one line per harness: {"ok":true,"harness","scope","path","action","mode","dryRun"}
 (action: installed, updated, removed, absent). Errors: {"ok":false,"code","error","details":{"hint"}}, exit 1.
@@ -91,7 +96,7 @@ while (($#)); do
       if [[ -z $has_value ]]; then
         if (($# < 2)); then
           case $arg in
-            --harness) hint='--harness claude|opencode|codex|all' ;;
+            --harness) hint='--harness claude|opencode|codex|copilot|gemini|qwen|all' ;;
             --scope) hint='--scope project|user' ;;
             *) hint='--project DIR' ;;
           esac
@@ -140,9 +145,9 @@ harnesses=()
 IFS=',' read -r -a wanted <<<"${harness:-all}"
 for h in "${wanted[@]}"; do
   case $h in
-    all) harnesses+=(claude opencode codex) ;;
-    claude | opencode | codex) harnesses+=("$h") ;;
-    *) die E_ARG_INVALID "--harness must be claude, opencode, codex or all, not \"$h\"" "e.g. --harness claude, or --harness claude,codex" ;;
+    all) harnesses+=(claude opencode codex copilot gemini qwen) ;;
+    claude | opencode | codex | copilot | gemini | qwen) harnesses+=("$h") ;;
+    *) die E_ARG_INVALID "--harness must be claude, opencode, codex, copilot, gemini, qwen or all, not \"$h\"" "e.g. --harness claude, or --harness claude,codex" ;;
   esac
 done
 if ((${#harnesses[@]} == 0)); then die E_ARG_INVALID "--harness is empty" "e.g. --harness all"; fi
@@ -178,6 +183,12 @@ skills_dir() { # harness → the folder holding skill folders
     opencode/user) printf '%s' "${XDG_CONFIG_HOME:-$HOME/.config}/opencode/skills" ;;
     codex/project) printf '%s' "$project/.agents/skills" ;;
     codex/user) printf '%s' "$HOME/.agents/skills" ;;
+    copilot/project) printf '%s' "$project/.github/skills" ;;
+    copilot/user) printf '%s' "${COPILOT_HOME:-$HOME/.copilot}/skills" ;;
+    gemini/project) printf '%s' "$project/.gemini/skills" ;;
+    gemini/user) printf '%s' "${GEMINI_CLI_HOME:-$HOME}/.gemini/skills" ;;
+    qwen/project) printf '%s' "$project/.qwen/skills" ;;
+    qwen/user) printf '%s' "${QWEN_HOME:-$HOME/.qwen}/skills" ;;
   esac
 }
 

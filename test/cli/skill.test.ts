@@ -34,7 +34,8 @@ import { BIN, ROOT } from '../support/paths.js';
 import { parseOneLine, runProgramAsync } from '../support/run.js';
 import { settledTree } from '../support/registry.js';
 import { makeBox } from '../support/box.js';
-import { baseEnv, claudeSetup, cliBin, requireCli } from '../fakes/env.js';
+import { baseEnv, claudeSetup, cliBin, qwenSetup, requireCli } from '../fakes/env.js';
+import { startOpenAIChat } from '../fakes/openai-chat.js';
 import { startAnthropic } from '../fakes/anthropic.js';
 
 const SKILL_DIR = join(ROOT, 'skill', 'subagents');
@@ -362,15 +363,19 @@ describe('every command shown in SKILL.md runs', () => {
 // ---------------------------------------------------------------------------------------------------
 // scripts/install-skill.sh
 
-type Harness = 'claude' | 'opencode' | 'codex';
-const HARNESSES: Harness[] = ['claude', 'opencode', 'codex'];
+type Harness = 'claude' | 'opencode' | 'codex' | 'copilot' | 'gemini' | 'qwen';
+const HARNESSES: Harness[] = ['claude', 'opencode', 'codex', 'copilot', 'gemini', 'qwen'];
 
-/** Where docs/skill.md says each harness's skill lands (with no CLAUDE_CONFIG_DIR / XDG_CONFIG_HOME set). */
+/** Where docs/skill.md says each harness's skill lands (with none of CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME,
+ * COPILOT_HOME, GEMINI_CLI_HOME, QWEN_HOME set). */
 function documented(h: Harness, scope: 'project' | 'user', home: string, project: string): string {
   const rel = {
     claude: { project: '.claude/skills', user: '.claude/skills' },
     opencode: { project: '.opencode/skills', user: '.config/opencode/skills' },
     codex: { project: '.agents/skills', user: '.agents/skills' },
+    copilot: { project: '.github/skills', user: '.copilot/skills' },
+    gemini: { project: '.gemini/skills', user: '.gemini/skills' },
+    qwen: { project: '.qwen/skills', user: '.qwen/skills' },
   }[h][scope];
   return join(scope === 'project' ? project : home, rel, 'subagents', 'SKILL.md');
 }
@@ -426,7 +431,7 @@ describe('scripts/install-skill.sh', () => {
     }
   }
 
-  test('--harness all (the default) installs all three; --dry-run first writes nothing', () => {
+  test('--harness all (the default) installs all six; --dry-run first writes nothing', () => {
     const p = place();
     const before = settledTree(p.dir);
     const dry = install(p, ['--dry-run']);
@@ -452,16 +457,16 @@ describe('scripts/install-skill.sh', () => {
       dryUser.lines.map((l) => l.path),
       HARNESSES.map((h) => documented(h, 'user', p.home, p.project)),
     );
-    assert.ok(!existsSync(join(p.home, '.claude')) && !existsSync(join(p.home, '.config')) && !existsSync(join(p.home, '.agents')));
+    for (const d of ['.claude', '.config', '.agents', '.copilot', '.gemini', '.qwen']) assert.ok(!existsSync(join(p.home, d)), `--dry-run made ~/${d}`);
     const dryRemove = install(p, ['--uninstall', '--dry-run']);
     assert.deepEqual(
       dryRemove.lines.map((l) => l.action),
-      ['removed', 'removed', 'removed'],
+      HARNESSES.map(() => 'removed'),
     );
     for (const l of real.lines) assert.ok(existsSync(l.path), '--uninstall --dry-run removed something');
   });
 
-  test('--project DIR (relative), CLAUDE_CONFIG_DIR and XDG_CONFIG_HOME are honoured', () => {
+  test('--project DIR (relative), CLAUDE_CONFIG_DIR, XDG_CONFIG_HOME, COPILOT_HOME, GEMINI_CLI_HOME and QWEN_HOME are honoured', () => {
     const p = place();
     mkdirSync(join(p.project, 'sub'));
     const r = install(p, ['--project', 'sub', '--harness', 'claude,codex']);
@@ -473,6 +478,13 @@ describe('scripts/install-skill.sh', () => {
     assert.deepEqual(
       u.lines.map((l) => l.path),
       [join(p.dir, 'cc/skills/subagents/SKILL.md'), join(p.dir, 'xdg/opencode/skills/subagents/SKILL.md')],
+    );
+    const homes = { COPILOT_HOME: join(p.dir, 'cp'), GEMINI_CLI_HOME: join(p.dir, 'gh'), QWEN_HOME: join(p.dir, 'qh') };
+    const v = install(p, ['--scope', 'user', '--harness', 'copilot,gemini,qwen'], homes);
+    assert.deepEqual(
+      v.lines.map((l) => l.path),
+      // GEMINI_CLI_HOME stands for the home, COPILOT_HOME and QWEN_HOME for the CLI's own folder.
+      [join(p.dir, 'cp/skills/subagents/SKILL.md'), join(p.dir, 'gh/.gemini/skills/subagents/SKILL.md'), join(p.dir, 'qh/skills/subagents/SKILL.md')],
     );
     for (const l of [...r.lines, ...u.lines]) assert.equal(readFileSync(l.path, 'utf8'), SKILL_TEXT);
   });
@@ -521,11 +533,7 @@ describe('scripts/install-skill.sh', () => {
     assert.equal(all.code, 1);
     assert.deepEqual(
       all.lines.map((l) => [l.ok, l.harness ?? l.details.harness]),
-      [
-        [true, 'claude'],
-        [false, 'opencode'],
-        [true, 'codex'],
-      ],
+      HARNESSES.map((h) => [h !== 'opencode', h]),
     );
   });
 
@@ -651,6 +659,52 @@ describe('the real harnesses find the installed skill', () => {
       assert.ok(mine, `not listed: ${skills.map((s) => s.name).join(', ')}`);
       assert.equal(mine.location, inst.lines[0].path);
       assert.ok(mine.description.startsWith(DESCRIPTION_HEAD));
+    });
+
+    test(`Copilot (${scope}): copilot skill list lists the skill as a ${scope === 'project' ? 'project' : 'personal'} skill`, async (t) => {
+      if (!requireCli(t, 'copilot')) return;
+      const p = gitPlace();
+      const inst = install(p, ['--harness', 'copilot', '--scope', scope]);
+      assert.equal(inst.code, 0, inst.stdout);
+      const r = await runProgramAsync(cliBin('copilot'), ['skill', 'list'], { cwd: p.project, env: baseEnv(p.home) });
+      assert.equal(r.code, 0, r.stderr.slice(0, 2000));
+      // Sections "Project skills:", "Personal skills:", "Builtin skills:", each a list of "  name - description".
+      const section = r.stdout.split(/\n(?=\S)/).find((s) => s.startsWith(scope === 'project' ? 'Project skills:' : 'Personal skills:')) ?? '';
+      assert.ok(section.includes(`  subagents - ${DESCRIPTION_HEAD}`), `not listed there:\n${r.stdout.slice(0, 1500)}`);
+    });
+
+    test(`Gemini CLI (${scope}): gemini skills list lists the skill at its path`, async (t) => {
+      if (!requireCli(t, 'gemini')) return;
+      const p = gitPlace();
+      const inst = install(p, ['--harness', 'gemini', '--scope', scope]);
+      assert.equal(inst.code, 0, inst.stdout);
+      // Project skills are read only in a trusted folder (as a headless run needs anyway).
+      const env = { ...baseEnv(p.home), GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_CLI_NO_RELAUNCH: 'true' };
+      const r = await runProgramAsync(cliBin('gemini'), ['skills', 'list'], { cwd: p.project, env });
+      assert.equal(r.code, 0, r.stderr.slice(0, 2000));
+      const block = r.stdout.split(/\n\n/).find((b) => b.startsWith('subagents ['));
+      assert.ok(block, `not listed:\n${r.stdout.slice(0, 1500)}`);
+      assert.match(block, /^subagents \[Enabled\]/);
+      assert.ok(block.includes(`Description: ${DESCRIPTION_HEAD}`), block);
+      assert.ok(block.includes(`Location:    ${inst.lines[0].path}`), block);
+    });
+
+    test(`Qwen Code (${scope}): the skill reaches the model`, async (t) => {
+      if (!requireCli(t, 'qwen')) return;
+      const p = gitPlace();
+      const inst = install(p, ['--harness', 'qwen', '--scope', scope]);
+      assert.equal(inst.code, 0, inst.stdout);
+      const srv = await startOpenAIChat();
+      try {
+        const setup = qwenSetup({ home: p.home, baseUrl: srv.url });
+        const r = await runProgramAsync(cliBin('qwen'), ['-p', 'hello', '--output-format', 'json'], { cwd: p.project, env: setup.env });
+        assert.equal(r.code, 0, r.stdout.slice(0, 2000) + r.stderr.slice(0, 2000));
+        const sent = srv.requests.map((q) => JSON.stringify(q.body)).join('\n');
+        assert.ok(srv.requests.length > 0, 'Qwen sent no request');
+        assert.ok(sent.includes(DESCRIPTION_HEAD), `the skill's description was not sent to the model (${srv.requests.length} requests)`);
+      } finally {
+        await srv.close();
+      }
     });
   }
 });
