@@ -21,6 +21,16 @@ export function cancelRequested(dir: string): boolean {
   }
 }
 
+/** The graceful signal a recorded cancel asked for (INT or TERM), or null (none recorded, or KILL). */
+export function askedSignal(dir: string): 'SIGINT' | 'SIGTERM' | null {
+  try {
+    const signal = readRecord(dir).cancel?.signal;
+    return signal === 'SIGINT' || signal === 'SIGTERM' ? signal : null;
+  } catch {
+    return null;
+  }
+}
+
 export function endedByEngine(log: (message: string) => void): never {
   log('SIGTERM without a cancel: the job engine is ending the job; its state says how the run ended');
   process.exit(143);

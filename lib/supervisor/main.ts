@@ -13,7 +13,7 @@ import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { usageBefore } from '../runs/usage.js';
 import { skippedLines } from '../runs/transcript.js';
 import { PRIVATE_FILE } from '../registry/private.js';
-import { cancelRequested, endedByEngine, engineEndGrace, placedOnEngine } from './engine-end.js';
+import { askedSignal, cancelRequested, endedByEngine, engineEndGrace, placedOnEngine } from './engine-end.js';
 import { doneObservation, runProbe } from '../runs/observe.js';
 import { announceEnd } from '../runs/hooks.js';
 import { StallWatch, stallEnd } from './stall.js';
@@ -355,15 +355,18 @@ function lastLine(path: string): string | null {
 
 /**
  * SIGTERM to the supervisor means "cancel". Before the agent exists: record the cancel and leave.
- * After: pass the CLI's graceful signal to the agent's group and let the normal end be recorded.
+ * After: pass the signal the cancel asked for (`cancel --signal INT`; by default the CLI's graceful one)
+ * to the agent's group and let the normal end be recorded. On a job engine this is the only way the
+ * asked signal reaches the agent: cancel signals the job's one process, this one.
  */
 process.on('SIGTERM', () => {
   const dir = process.argv[3];
   if (onEngine && dir && !cancelRequested(dir)) endedByEngine(log);
   if (agent) {
-    log('SIGTERM: stopping the agent');
+    const signal = (dir && askedSignal(dir)) || agent.adapter.gracefulSignal;
+    log(`SIGTERM: stopping the agent (${signal})`);
     try {
-      process.kill(-agent.child.pid, agent.adapter.gracefulSignal);
+      process.kill(-agent.child.pid, signal);
     } catch {
       /* already gone */
     }

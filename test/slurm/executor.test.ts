@@ -161,6 +161,22 @@ test('cancel of a running run: the graceful signal through Slurm, then the end r
   await nothingLeft(b, 'long');
 });
 
+test('cancel --signal INT of a running run: the agent gets INT through Slurm (the supervisor passes on what cancel asked)', async (t) => {
+  const s = slurmBox(t, 'slurm-cancel-int');
+  if (!s) return;
+  const { b } = s;
+  startOnSlurm(b, 'int', "trap 'echo got INT; exit 7' INT; trap 'echo got TERM; exit 8' TERM; echo started; sleep 600 & wait");
+  await untilStatus(b, 'int', (x) => x.status === 'running' && x.lastActivityAt !== null, 'running, its traps set');
+  const c = assertOk(b.run('cancel', ['--name', 'int', '--signal', 'INT']));
+  assert.equal(c.signalSent, 'INT');
+  assert.equal(c.job.signalled, true);
+  const a = statusOf(b, 'int');
+  assert.equal(a.outcome, 'cancelled');
+  assert.equal(a.exitCode, 7, `the INT trap ran, not the TERM one: ${JSON.stringify(a)}`);
+  assert.equal(assertOk(b.run('result', ['--name', 'int', '--json'])).lastAssistantText, 'started\ngot INT\n');
+  await nothingLeft(b, 'int');
+});
+
 test('cancel of a pending run cancels its job without signalling it; the agent never starts', async (t) => {
   const s = slurmBox(t, 'slurm-cancel-pending');
   if (!s) return;
