@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { jobEngine } from '../proc/engines.js';
+import { DEFAULT_HOOK_TIMEOUT_SEC, HOOK_FILES } from '../runs/hooks.js';
 import type { JobEngine, JobState } from '../proc/jobs.js';
 import { readRecord } from '../registry/store.js';
 import { placementOf, type RunRecord } from '../registry/record.js';
@@ -44,6 +47,11 @@ export async function cancelJob(dir: string, marked: RunRecord, signal: string, 
     engine.signal(jobId, 'TERM');
     out.signalled = true;
     job = await until(engine, jobId, graceMs, (j) => j === null || j.phase === 'ended' || readRecord(dir).status === 'done');
+    if (job !== null && job.phase !== 'ended' && hooksFired(dir)) {
+      // The supervisor recorded the end and waits for the run's end hooks, which the job's end would
+      // kill: the job is left to end by itself, for as long as a hook may take.
+      job = await until(engine, jobId, hookBoundMs(readRecord(dir)), (j) => j === null || j.phase === 'ended');
+    }
   }
   if (job !== null && job.phase !== 'ended') {
     engine.cancel(jobId);
@@ -61,6 +69,19 @@ export async function cancelJob(dir: string, marked: RunRecord, signal: string, 
         : `the supervisor did not record the end; the ${placement.name} job ended ${job?.state ?? '(no longer known)'} when cancelled`,
     );
   return out;
+}
+
+function hooksFired(dir: string): boolean {
+  try {
+    return readRecord(dir).status === 'done' && existsSync(join(dir, HOOK_FILES.input));
+  } catch {
+    return false;
+  }
+}
+
+/** A hook's timeout, then the KILL 2 s later, and a margin for the supervisor to leave. */
+function hookBoundMs(r: RunRecord): number {
+  return ((r.hookTimeoutSec ?? DEFAULT_HOOK_TIMEOUT_SEC) + 5) * 1000;
 }
 
 function stateOf(engine: JobEngine, jobId: string): JobState | null {

@@ -1,5 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { loadAdapter } from '../agents/index.js';
 import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
 import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
@@ -299,11 +301,12 @@ function finish(dir: string, end: End): void {
  * Inside a job the supervisor stays until its hooks are done (each is bounded by its timeout): the job
  * engine ends every process of the job when its main process exits.
  */
-function recordEnd(dir: string, mutate: (r: RunRecord) => RunRecord | null, label?: string): void {
+function recordEnd(dir: string, mutate: (r: RunRecord) => RunRecord | null, label?: string): ChildProcess[] {
   const ended = updateRecord(dir, mutate, label);
-  if (ended.status !== 'done') return;
+  if (ended.status !== 'done') return [];
   const keepers = announceEnd(doneObservation(dir, ended));
   if (onEngine) for (const k of keepers) k.ref();
+  return keepers;
 }
 
 /**
@@ -374,9 +377,11 @@ process.on('SIGTERM', () => {
   }
   if (!dir) process.exit(0);
   try {
-    recordEnd(dir, cancelledBeforeStart);
+    const keepers = recordEnd(dir, cancelledBeforeStart);
     if (queued) leaveQueue(queued.registry, queued.ticket, queued.runId);
-    process.exit(0);
+    // Inside a job, the job's end would end the hooks too: leave when they are done (they are bounded).
+    if (!onEngine) process.exit(0);
+    void Promise.all(keepers.map((k) => (k.exitCode === null && k.signalCode === null ? once(k, 'exit') : null))).then(() => process.exit(0));
   } catch (err) {
     log(`SIGTERM handling failed: ${(err as Error).message}`);
     process.exit(1);

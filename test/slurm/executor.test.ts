@@ -104,6 +104,23 @@ test('the end hook of a Slurm run runs to its end: the job waits for it (the eng
   await nothingLeft(b, 'hooked');
 });
 
+test('a cancelled Slurm run’s end hook runs to its end: cancel lets the job finish it before ending the job', async (t) => {
+  const s = slurmBox(t, 'slurm-hook-cancel');
+  if (!s) return;
+  const { b, conf } = s;
+  const out = join(b.dir, 'hook.out');
+  const j = startOnSlurm(b, 'hooked', 'echo started; sleep 600', ['--on-end', `sleep 2; echo "$SUBAGENT_NAME $SUBAGENT_OUTCOME" >> '${out}'`]);
+  await untilStatus(b, 'hooked', (x) => x.status === 'running' && x.lastActivityAt !== null, 'running');
+  const c = assertOk(b.run('cancel', ['--name', 'hooked']));
+  assert.equal(c.outcome, 'cancelled');
+  assert.equal(c.job.signalled, true);
+  // The supervisor recorded the end and fired the hook; the job ended when the hook had, not before.
+  assert.equal(c.job.cancelled, false, JSON.stringify(c.job));
+  assert.equal(readFileSync(out, 'utf8'), 'hooked cancelled\n');
+  assert.ok(['COMPLETED', 'CANCELLED', 'FAILED'].includes(jobState(conf, j.jobId)?.state ?? ''), 'the job ended');
+  await nothingLeft(b, 'hooked');
+});
+
 test('--slurm-arg options the cluster refuses (a partition it has not): E_ARG_INVALID with sbatch’s words, nothing recorded', (t) => {
   const s = slurmBox(t, 'slurm-bad-args');
   if (!s) return;
