@@ -173,7 +173,15 @@ export interface ChildQuery {
   childId: string;
   /** The environment the run had for the CLI's store (`storeEnvKeys`: HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_*). */
   storeEnv: Record<string, string>;
+  /**
+   * The record's description of the child (the task the stream showed it given), to recognise its
+   * transcript where the store names no id for it yet (a Gemini child still running). Absent: unknown.
+   */
+  description?: string | null;
 }
+
+/** A run's place in the CLI's own store: its session, its cwd, the environment that locates the store. */
+export type StoreQuery = Pick<ChildQuery, 'sessionId' | 'cwd' | 'storeEnv'>;
 
 /** One agent CLI, as the core drives it. */
 export interface AgentAdapter {
@@ -249,6 +257,16 @@ export interface AgentAdapter {
    * store has no such child of this run; the core then shows what the parent's stream said of it.
    */
   childMessages?(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean>;
+  /**
+   * Corrects, from the CLI's own store, the ends of children the stream cannot tell apart (Gemini's
+   * stream calls a sub-agent that failed a successful call): changes `children` (the parser's
+   * `state.children`) in place — a failed one becomes `failed`, `statusSource: "transcript"`, with its
+   * `error`. Called by the supervisor whenever the stream said more, and once with `final` after the
+   * agent exited (before the verdict). While the run goes it may hold a child the stream ended as
+   * `running` until the store has recorded how it ended; `final` gives it back the stream's end when the
+   * store never does.
+   */
+  settleChildren?(q: StoreQuery, children: ChildAgent[], final: boolean): void;
   /**
    * Runs in the supervisor right before the agent is started (the run is still `scheduled`), with the
    * agent's environment and cwd: one-time set-up the CLI does not do safely itself (OpenCode creates its

@@ -62,6 +62,8 @@ export interface ChildAgent {
   statusSource: 'stream' | 'transcript' | 'inferred';
   startedAt: string | null;
   finishedAt: string | null;
+  /** Why a `failed` child failed, in words, when the CLI says (absent otherwise). */
+  error?: string;
 }
 
 /**

@@ -41,8 +41,9 @@ export async function childTranscript(registry: string, name: string, childId: s
   const adapter: AgentAdapter = await loadAdapter(record.cli);
   if (adapter.childMessages) {
     const fromStore: Message[] = [];
-    const found = await adapter.childMessages({ sessionId: record.sessionId, cwd: record.cwd, childId, storeEnv: record.storeEnv ?? {} }, (m) =>
-      fromStore.push(m),
+    const found = await adapter.childMessages(
+      { sessionId: record.sessionId, cwd: record.cwd, childId, storeEnv: record.storeEnv ?? {}, description: child.description },
+      (m) => fromStore.push(m),
     );
     if (found && fromStore.length) return { run: record.run, child, messages: fromStore, source: 'transcript' };
   }

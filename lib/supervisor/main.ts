@@ -156,7 +156,23 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
   // The caps the supervisor holds (the adapter's `stream` ones), checked whenever the stream said more.
   const checkCaps = capGuard({ dir, record, adapter, state: parser.state, agent: identity, log });
-  const progress = new Progress(dir, parser, follower, checkCaps);
+  // Children's ends the stream cannot tell, from the CLI's own store (Gemini: a failed sub-agent's call is a "success").
+  const settle = (final: boolean): void => {
+    if (!adapter.settleChildren || parser.state.children.length === 0) return;
+    try {
+      adapter.settleChildren(
+        { sessionId: record.sessionId ?? parser.state.sessionId, cwd: record.cwd, storeEnv: record.storeEnv ?? {} },
+        parser.state.children,
+        final,
+      );
+    } catch (err) {
+      log(`settling the children from the store failed: ${(err as Error).message}`);
+    }
+  };
+  const progress = new Progress(dir, parser, follower, () => {
+    settle(false);
+    checkCaps();
+  });
   progress.start();
   const stall = new StallWatch(dir, record, child.pid, adapter, log);
   stall.start();
@@ -167,6 +183,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   checkpoint('agent-exited');
   follower.flush();
   parser.end?.();
+  settle(true);
   finish(dir, { kind: 'exited', adapter, exit, parser, skipped: skippedLines(parser, follower) });
 }
 

@@ -253,6 +253,82 @@ test('a sub-agent (invoke_agent) is a child; result --child and search --child r
   }
 });
 
+test("a sub-agent that failed (its request got HTTP 500) is a failed child, read from the store; a resumed run's child that succeeds is done", async (t) => {
+  if (!requireCli(t, 'gemini')) return;
+  const b = await box(t, 'childfail');
+  const why = uniq('childboom');
+  assertOk(b.run('start-subagent', ['--name', 'pf', '--cli', 'gemini', '--cwd', b.project, '--prompt', `TASK:break:ERROR:500:${why}`]), 'start');
+  const a = await waitDone(b, 'pf', t);
+  assert.equal(a.outcome, 'succeeded', `the parent's own run did not fail: ${a.error} ${stderrTail(b.registry, 'pf')}`);
+  assert.equal(a.children.length, 1, JSON.stringify(a.children));
+  const failed = a.children[0];
+  // The stream said the call was a success; the session's chat says the child failed.
+  assert.deepEqual(
+    [failed.status, failed.statusSource, failed.error],
+    ['failed', 'transcript', `API Error: ${why} (HTTP 500 INTERNAL)`],
+    JSON.stringify(failed),
+  );
+  assert.ok(failed.startedAt && failed.finishedAt);
+  assert.ok(
+    requestsWith(await server(), `ERROR:500:${why}`).some((q) => !q.conversation!.lastUserText.startsWith('TASK:')),
+    "the child's own request got the 500",
+  );
+
+  const r = assertOk(b.run('result', ['--name', 'pf', '--child', failed.id, '--json']), 'result --child');
+  assert.equal(r.childStatus, 'failed');
+  assert.equal(r.source, 'transcript');
+  assert.equal(r.lastAssistantText, `Subagent 'generalist' failed. Error: {"error":{"code":500,"message":"${why}","status":"INTERNAL"}}`);
+  const plain = b.run('result', ['--name', 'pf', '--child', failed.id]);
+  assert.equal(plain.code, 0, plain.stderr);
+  assert.ok(plain.stdout.includes(`"message":"${why}"`), plain.stdout);
+
+  // Run 2 of the session (one chat file holds both runs' calls): its child succeeds and stays done.
+  const ok = uniq('childfine');
+  assertOk(b.run('resume-subagent', ['--name', 'pf', '--prompt', `TASK:look:REPLY:${ok}`]), 'resume');
+  const a2 = await waitDone(b, 'pf', t);
+  assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrTail(b.registry, 'pf', 2)}`);
+  assert.deepEqual(
+    a2.children.map((c: any) => [c.status, c.statusSource, c.error ?? null]),
+    [['done', 'stream', null]],
+  );
+  assert.equal(assertOk(b.run('result', ['--name', 'pf', '--child', a2.children[0].id, '--json']), 'result --child 2').lastAssistantText, ok);
+  const again = assertOk(b.run('result', ['--name', 'pf', '--child', failed.id, '--json']), 'result --child of run 1');
+  assert.deepEqual([again.run, again.childStatus], [1, 'failed']);
+});
+
+test('while a sub-agent runs, result --child reads what its own chat holds so far', async (t) => {
+  if (!requireCli(t, 'gemini')) return;
+  const b = await box(t, 'childlive');
+  const marker = uniq('gmchildsleep');
+  assertOk(
+    b.run('start-subagent', ['--name', 'live', '--cli', 'gemini', '--cwd', b.project, '--prompt', `TASK:slow:TOOL:Bash:sleep 300; echo ${marker}`]),
+    'start',
+  );
+  await untilInRun("the child's shell tool running", runDirPath(b.registry, 'live'), () => pidsWithCmdline(marker).length > 0);
+  await until('the child in the record', () => recordOf(b.registry, 'live').children.length > 0);
+  const rec = recordOf(b.registry, 'live');
+  assert.deepEqual(
+    rec.children.map((c: any) => [c.status, c.statusSource]),
+    [['running', 'stream']],
+  );
+  const r = assertOk(b.run('result', ['--name', 'live', '--child', rec.children[0].id, '--json']), 'result --child while it runs');
+  assert.equal(r.childStatus, 'running');
+  assert.equal(r.source, 'transcript', "the child's own chat, found by its task");
+  const sc = assertOk(b.run('search', ['--name', 'live', '--child', rec.children[0].id, '--pattern', marker]), 'search --child while it runs');
+  assert.deepEqual(
+    sc.matches.map((m: any) => m.role),
+    ['user'],
+    'its prompt (its shell call is recorded when it ends)',
+  );
+  assertOk(b.run('cancel', ['--name', 'live']), 'cancel');
+  const a = await waitDone(b, 'live', t);
+  assert.equal(a.outcome, 'cancelled');
+  assert.deepEqual(
+    a.children.map((c: any) => c.status),
+    ['cancelled'],
+  );
+});
+
 test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', async (t) => {
   if (!requireCli(t, 'gemini')) return;
   const b = await box(t, 'big');

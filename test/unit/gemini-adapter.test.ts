@@ -8,6 +8,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gemini } from '../../lib/agents/gemini/index.js';
+import { childEnd } from '../../lib/agents/gemini/children.js';
 import { findChild, geminiDir, readChat } from '../../lib/agents/gemini/store.js';
 import { errorText, failureKind, type GeminiStreamState } from '../../lib/agents/gemini/stream.js';
 import { submittedAnswer, TOOL_OUTPUT_MAX } from '../../lib/agents/gemini/tools.js';
@@ -24,6 +25,10 @@ const EXIT: Record<string, { code: number | null; signal: string | null }> = {
   'shell-tool.ndjson': { code: 0, signal: null },
   'subagent.ndjson': { code: 0, signal: null },
   'subagent-failed.ndjson': { code: 0, signal: null },
+  'subagent-max-turns.ndjson': { code: 0, signal: null },
+  'subagent-resume-1.ndjson': { code: 0, signal: null },
+  'subagent-resume-2.ndjson': { code: 0, signal: null },
+  'subagent-running.ndjson': { code: 0, signal: null },
   'resume-1.ndjson': { code: 0, signal: null },
   'resume-2.ndjson': { code: 0, signal: null },
   'resume-unknown-id.ndjson': { code: 42, signal: null },
@@ -71,7 +76,15 @@ function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
 const noUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: null };
 
 test('every fixture of the gemini CLI is covered by this file', () => {
-  const covered = new Set([...Object.keys(EXIT), 'resume-unknown-id.stderr', 'store-subagent', 'store-subagent-failed']);
+  const covered = new Set([
+    ...Object.keys(EXIT),
+    'resume-unknown-id.stderr',
+    'store-subagent',
+    'store-subagent-failed',
+    'store-subagent-max-turns',
+    'store-subagent-resume',
+    'store-subagent-running',
+  ]);
   for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
 });
 
@@ -460,4 +473,110 @@ test('readChat: a later record of the same id replaces it in place; $rewindTo dr
       ['c', 'two'],
     ],
   );
+});
+
+// ------------------------------------------------------------------------------------------------
+// Children's ends settled from the store (settleChildren): the stream calls a failed child's call a success.
+
+/** The parsed stream of a fixture with its children settled from a captured store, as the supervisor does at the end. */
+function settled(t: { after(fn: () => void): void }, stream: string, store: string, cwd = '/tmp/cap/project'): GeminiStreamState {
+  const { state } = parse(stream);
+  const home = storeHome(t, store);
+  gemini.settleChildren!({ sessionId: state.sessionId, cwd, storeEnv: { HOME: home } }, state.children, true);
+  return state;
+}
+
+test('settleChildren: a child whose request got HTTP 500 is failed (from the transcript) with the API error; its run still succeeds', (t) => {
+  const state = settled(t, 'subagent-failed.ndjson', 'store-subagent-failed', '/elsewhere');
+  const c = state.children[0]!;
+  assert.deepEqual([c.status, c.statusSource, c.error], ['failed', 'transcript', 'API Error: child upstream failure (HTTP 500 INTERNAL)']);
+  assert.ok(c.finishedAt);
+  assert.equal(gemini.verdict(EXIT['subagent-failed.ndjson']!, state).outcome, 'succeeded', "the parent's own run did not fail");
+  assert.equal(c.status, 'failed', 'the verdict leaves a settled child alone');
+});
+
+test("settleChildren: a child that hit its own turn limit (its recovery turn failed) is failed with the CLI's words; its chat is kept", (t) => {
+  const state = settled(t, 'subagent-max-turns.ndjson', 'store-subagent-max-turns');
+  const c = state.children[0]!;
+  assert.deepEqual([c.status, c.statusSource, c.error], ['failed', 'transcript', 'Agent reached max turns limit (1). (MAX_TURNS)']);
+});
+
+test('settleChildren: a child that succeeded stays done from the stream, without an error', (t) => {
+  for (const [stream, store] of [
+    ['subagent.ndjson', 'store-subagent'],
+    ['subagent-running.ndjson', 'store-subagent-max-turns'],
+  ] as const) {
+    const state = settled(t, stream, store);
+    const c = state.children[0]!;
+    if (store === 'store-subagent') assert.deepEqual([c.status, c.statusSource, c.error], ['done', 'stream', undefined]);
+    else assert.deepEqual([c.status, c.statusSource], ['done', 'stream'], "another session's store never records this call: the stream's word stands");
+  }
+});
+
+test('settleChildren: a resumed session, run 1 with a child that succeeded and run 2 with one that failed: each run settles its own', (t) => {
+  const one = settled(t, 'subagent-resume-1.ndjson', 'store-subagent-resume');
+  const two = settled(t, 'subagent-resume-2.ndjson', 'store-subagent-resume');
+  assert.equal(one.sessionId, two.sessionId, 'one session, one chat file for both runs');
+  assert.deepEqual(
+    [...one.children, ...two.children].map((c) => [c.status, c.statusSource, c.error ?? null]),
+    [
+      ['done', 'stream', null],
+      ['failed', 'transcript', 'API Error: child upstream failure (HTTP 500 INTERNAL)'],
+    ],
+  );
+});
+
+test('settleChildren: until the store records the call, a child the stream ended is held running; final gives the stream its word back', (t) => {
+  // The store as it was while the child ran: the session's chat has no record of the call yet.
+  const { state } = parse('subagent-running.ndjson');
+  const c = state.children[0]!;
+  const streamEnd = c.finishedAt;
+  assert.equal(c.status, 'done');
+  const q = { sessionId: state.sessionId, cwd: '/tmp/cap/project', storeEnv: { HOME: storeHome(t, 'store-subagent-running') } };
+  gemini.settleChildren!(q, state.children, false);
+  assert.deepEqual([c.status, c.finishedAt], ['running', null]);
+  gemini.settleChildren!(q, state.children, false);
+  assert.equal(c.status, 'running', 'still not recorded');
+  gemini.settleChildren!(q, state.children, true);
+  assert.deepEqual([c.status, c.statusSource, c.finishedAt], ['done', 'stream', streamEnd]);
+});
+
+test('childEnd: the display state and terminate reason, else the text the call returned', () => {
+  const out = (text: string) => [{ functionResponse: { response: { output: text } } }];
+  assert.deepEqual(childEnd({ result: out("Subagent 'g' finished.\nTermination Reason: GOAL\nResult:\nok") }), { ok: true, error: null });
+  assert.deepEqual(childEnd({ result: out("Subagent 'g' finished.\nTermination Reason: TIMEOUT\nResult:\nAgent timed out after 3 minutes.") }), {
+    ok: false,
+    error: 'Agent timed out after 3 minutes. (TIMEOUT)',
+  });
+  assert.deepEqual(childEnd({ result: out("Subagent 'g' failed. Error: boom") }), { ok: false, error: 'boom' });
+  assert.deepEqual(childEnd({ status: 'error', result: out('Tool error') }), { ok: false, error: 'Tool error' });
+  assert.deepEqual(childEnd({ resultDisplay: { state: 'completed', terminateReason: 'GOAL' } }), { ok: true, error: null });
+  assert.deepEqual(childEnd({ resultDisplay: { state: 'error' } }), { ok: false, error: null });
+  assert.equal(childEnd({ result: out('something else') }), null, 'a shape this version does not know: no word either way');
+});
+
+test('childMessages: a child still running is found by the task the record shows (the session records its call only at the end)', async (t) => {
+  const home = storeHome(t, 'store-subagent-running');
+  const { state } = parse('subagent-running.ndjson');
+  const child = state.children[0]!;
+  const q = { sessionId: state.sessionId, cwd: '/tmp/cap/project', childId: child.id, storeEnv: { HOME: home } };
+  assert.equal(await gemini.childMessages!(q, () => {}), false, 'by its call id alone: nothing yet');
+  const got: Message[] = [];
+  assert.equal(await gemini.childMessages!({ ...q, description: child.description }, (m) => got.push(m)), true);
+  assert.deepEqual(
+    got,
+    [{ role: 'user', text: 'TOOL:Bash:sleep 6; echo slowchild', childId: child.id }],
+    'its prompt so far (its shell call is recorded when it ends)',
+  );
+  assert.equal(await gemini.childMessages!({ ...q, description: 'generalist: another task' }, () => {}), false);
+  // A chat that a recorded call claims is never taken for a running child's.
+  const done = storeHome(t, 'store-subagent');
+  const q2 = {
+    sessionId: SESSION,
+    cwd: '/w',
+    childId: 'invoke_agent__invoke_agent_9_0',
+    storeEnv: { HOME: done },
+    description: 'generalist: TOOL:Bash:echo child-shell-out',
+  };
+  assert.equal(findChild(q2), null);
 });

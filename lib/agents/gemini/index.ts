@@ -1,4 +1,5 @@
 import type { AgentAdapter, Message, ParserContext } from '../types.js';
+import { settleChildren } from './children.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages, STORE_ENV_KEYS } from './store.js';
 import { parser, verdict, type GeminiStreamParser } from './stream.js';
@@ -6,7 +7,8 @@ import { parser, verdict, type GeminiStreamParser } from './stream.js';
 /**
  * The Gemini CLI (`gemini -o stream-json`, measured with 0.61.0; see docs/agents/gemini.md): the command
  * line in launch.ts, the stream and the verdict in stream.ts, the sub-agents' chat files of its own
- * store in store.ts, and the tool calls both of those carry in tools.ts.
+ * store in store.ts, how its children really ended (the store's word over the stream's) in children.ts,
+ * and the tool calls both of those carry in tools.ts.
  */
 
 /** The adapter, with the parser's Gemini extras visible (`state.result`, `state.lastError`, `end()`). */
@@ -34,4 +36,5 @@ export const gemini: GeminiAdapter = {
   parser,
   verdict,
   childMessages,
+  settleChildren,
 };

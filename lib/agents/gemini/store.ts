@@ -5,8 +5,8 @@ import { listDir } from '../../base/dir.js';
 import { fields, isObject, parseObject, str, type JsonObject } from '../../base/json.js';
 import { LineFollower } from '../../base/lines.js';
 import { isUuid } from '../../base/uuid.js';
-import type { ChildQuery, Message } from '../types.js';
-import { COMPLETE_TASK, submittedAnswer, toolMessage } from './tools.js';
+import { runningChild, type ChildQuery, type Message } from '../types.js';
+import { AGENT_TOOL, COMPLETE_TASK, submittedAnswer, toolInput, toolMessage } from './tools.js';
 
 /**
  * The Gemini CLI's own store: `$GEMINI_CLI_HOME` (else `$HOME`)/.gemini/tmp/<project>/chats/, one chat
@@ -94,20 +94,48 @@ export interface ChildRecord {
   call: JsonObject | null;
 }
 
+/** The tool calls a chat message records. */
+function toolCalls(m: JsonObject): JsonObject[] {
+  return Array.isArray(m.toolCalls) ? m.toolCalls.map(fields) : [];
+}
+
 /** The session's record of a child's call: asked by the call id (the stream's) or the child's session id. */
 function childCall(messages: JsonObject[], childId: string): JsonObject | null {
   for (const m of messages) {
-    for (const c of Array.isArray(m.toolCalls) ? m.toolCalls.map(fields) : []) if (c.id === childId || c.agentId === childId) return c;
+    for (const c of toolCalls(m)) if (c.id === childId || c.agentId === childId) return c;
   }
   return null;
 }
 
 /**
- * A child of the run's session, asked by the `invoke_agent` call id the stream gave it (the session's
- * chat names the call's `agentId`, the child's own session) or by that session id. Null when the store
- * has neither its chat file nor its call.
+ * The chat of a child still running: the session records its call (and so its session id) only when it
+ * ends, so it is the session's sub-agent chat that no recorded call claims and whose first message is
+ * the task the stream showed (`description`, as the record keeps it); the newest when several are.
  */
-export function findChild(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 'storeEnv'>): ChildRecord | null {
+function runningChat(dir: string, parent: JsonObject[] | null, description: string): string | null {
+  const claimed = new Set((parent ?? []).flatMap((m) => toolCalls(m).map((c) => str(c.agentId))));
+  const agent = description.slice(0, Math.max(0, description.indexOf(': ')));
+  let best: { file: string; start: string } | null = null;
+  for (const n of listDir(dir)) {
+    const id = n.endsWith('.jsonl') ? n.slice(0, -'.jsonl'.length) : '';
+    if (!CHILD_ID.test(id) || claimed.has(id)) continue;
+    const chat = readChat(join(dir, n));
+    if (chat.meta.kind !== 'subagent') continue;
+    const first = chat.messages.find((m) => m.type === 'user');
+    const task = toolInput(AGENT_TOOL, { agent_name: agent, prompt: contentText(first?.content) });
+    if (runningChild(id, 'gemini', task).description !== description) continue;
+    const start = str(chat.meta.startTime) ?? '';
+    if (!best || start > best.start) best = { file: join(dir, n), start };
+  }
+  return best?.file ?? null;
+}
+
+/**
+ * A child of the run's session, asked by the `invoke_agent` call id the stream gave it (the session's
+ * chat names the call's `agentId`, the child's own session) or by that session id; a child still running
+ * by its `description` (`runningChat`). Null when the store has neither its chat file nor its call.
+ */
+export function findChild(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 'storeEnv' | 'description'>): ChildRecord | null {
   if (!isUuid(q.sessionId) || !CHILD_ID.test(q.childId)) return null;
   for (const chats of chatDirs(geminiDir(q.storeEnv), q.cwd)) {
     const dir = join(chats, q.sessionId);
@@ -115,7 +143,7 @@ export function findChild(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 
     const call = parent ? childCall(parent, q.childId) : null;
     const agentId = call ? str(call.agentId) : q.childId;
     const file = agentId && CHILD_ID.test(agentId) ? join(dir, `${agentId}.jsonl`) : null;
-    const chat = file && existsSync(file) ? file : null;
+    const chat = file && existsSync(file) ? file : !call && q.description ? runningChat(dir, parent, q.description) : null;
     if (chat || call) return { chat, call };
   }
   return null;
@@ -132,7 +160,7 @@ function contentText(content: unknown): string {
 }
 
 /** What a recorded tool call answered: its display text, else the model's functionResponse output. */
-function callOutput(call: JsonObject): string | null {
+export function callOutput(call: JsonObject): string | null {
   if (typeof call.resultDisplay === 'string') return call.resultDisplay;
   const response = fields(fields(fields(Array.isArray(call.result) ? call.result[0] : null).functionResponse).response);
   return str(response.output) ?? str(response.error);
@@ -153,7 +181,7 @@ function chatMessages(file: string, onMessage: (m: Message) => void): number {
     }
     if (m.type !== 'gemini') continue;
     if (text.trim()) say({ role: 'assistant', text });
-    for (const call of Array.isArray(m.toolCalls) ? m.toolCalls.map(fields) : []) {
+    for (const call of toolCalls(m)) {
       const name = str(call.name) ?? 'tool';
       const answer = name === COMPLETE_TASK ? submittedAnswer(call.args) : null;
       say(answer === null ? toolMessage(name, call.args, callOutput(call), str(call.status)) : { role: 'assistant', text: answer });

@@ -1,0 +1,81 @@
+import { fields, str, type JsonObject } from '../../base/json.js';
+import { nowIso } from '../../base/time.js';
+import type { ChildAgent } from '../../registry/record.js';
+import type { StoreQuery } from '../types.js';
+import { callOutput, findChild } from './store.js';
+import { errorText } from './stream.js';
+
+/**
+ * How the Gemini CLI's sub-agents really ended. Its stream calls every `invoke_agent` that returned a
+ * `success`, a child that failed included (docs/agents/gemini.md, "Children"); the session's chat file
+ * records the call with what it returned, so the supervisor settles the stream's `done` children from
+ * there (`settleChildren`).
+ */
+
+/** How a child's call ended: `ok`, or failed with the CLI's words when it has some. */
+export interface ChildEnd {
+  ok: boolean;
+  error: string | null;
+}
+
+/** A sub-agent that threw (its API error, a bad config): `Subagent 'generalist' failed. Error: <message>`. */
+const FAILED = /^Subagent '[^']*' failed\. Error: ([\s\S]*)$/;
+/** A sub-agent that returned: `Subagent '…' finished.\nTermination Reason: GOAL|MAX_TURNS|TIMEOUT|…\nResult:\n…`. */
+const FINISHED = /^Subagent '[^']*' finished\.\nTermination Reason: (\w+)\nResult:\n?([\s\S]*)$/;
+
+/**
+ * The end of a child by the session's record of its `invoke_agent` call: the call's display state
+ * (`error`, or `completed` with its `terminateReason`), else the text the call returned. Only `GOAL`
+ * (it called `complete_task`) is a success; `MAX_TURNS`, `TIMEOUT`, `ERROR_NO_COMPLETE_TASK_CALL`… after
+ * the CLI's one recovery turn failed are failures. Null when the record says neither.
+ */
+export function childEnd(call: JsonObject): ChildEnd | null {
+  const display = fields(call.resultDisplay);
+  const output = callOutput({ result: call.result });
+  const failed = output === null ? null : FAILED.exec(output);
+  if (failed) return { ok: false, error: errorText(failed[1] ?? '').text || output };
+  if (display.state === 'error' || call.status === 'error') return { ok: false, error: output };
+  const finished = output === null ? null : FINISHED.exec(output);
+  const reason = str(display.terminateReason) ?? finished?.[1] ?? null;
+  if (reason === 'GOAL') return { ok: true, error: null };
+  if (reason) {
+    const said = (str(display.result) ?? finished?.[2] ?? '').trim();
+    return { ok: false, error: said ? `${said} (${reason})` : `the sub-agent ended with ${reason}` };
+  }
+  return display.state === 'completed' ? { ok: true, error: null } : null;
+}
+
+/** Children whose end the store has settled (a run's children are the same objects for its whole life). */
+const settled = new WeakSet<ChildAgent>();
+/** Children the stream ended that are held `running` until the store records the call: the stream's finishedAt. */
+const held = new WeakMap<ChildAgent, string | null>();
+
+/**
+ * The adapter's `settleChildren`: each child the stream called `done` is looked up in the session's chat;
+ * one whose call failed becomes `failed` (`statusSource: "transcript"`, its `error`). The CLI writes the
+ * call's record right after the stream's `tool_result`: until then the child is held `running`, and
+ * `final` (the agent exited) gives a child the store never recorded back the stream's `done`.
+ */
+export function settleChildren(q: StoreQuery, children: ChildAgent[], final: boolean): void {
+  for (const c of children) {
+    if (settled.has(c) || !(held.has(c) || (c.status === 'done' && c.statusSource === 'stream'))) continue;
+    const call = findChild({ ...q, childId: c.id })?.call ?? null;
+    if (!call && !final) {
+      if (!held.has(c)) held.set(c, c.finishedAt);
+      c.status = 'running';
+      c.finishedAt = null;
+      continue;
+    }
+    if (held.has(c)) {
+      c.status = 'done';
+      c.finishedAt = held.get(c) ?? nowIso();
+      held.delete(c);
+    }
+    settled.add(c);
+    const end = call ? childEnd(call) : null;
+    if (!end || end.ok) continue;
+    c.status = 'failed';
+    c.statusSource = 'transcript';
+    if (end.error) c.error = end.error;
+  }
+}
