@@ -157,20 +157,18 @@ export type CapMode = 'native' | 'stream' | null;
 export interface CapSupport {
   /** `--max-cost USD`; `stream` holds `state.usage.costUsd` to it. */
   cost: CapMode;
-  /** `--max-tokens N`; `stream` holds `state.usage.totalTokens` to it. */
+  /** `--max-tokens N`; `stream` holds `state.usage.totalTokens` to it (from the stream, or the store: `storeUsage`). */
   tokens: CapMode;
   /** `--max-turns N`; `stream` holds `state.turns` to it. */
   turns: CapMode;
 }
 
-/** Where to find a child sub-agent's own transcript, and whose store to read it from. */
-export interface ChildQuery {
-  /** The parent run's session id (null when it never reported one): only that session's children count. */
+/** A run's session in the CLI's own store, and whose store it is. */
+export interface SessionQuery {
+  /** The run's session id (null when it never reported one). */
   sessionId: string | null;
-  /** The parent run's cwd (where the CLI filed its session, for CLIs that file by project). */
+  /** The run's cwd (where the CLI filed its session, for CLIs that file by project). */
   cwd: string;
-  /** The child's id as the caller gave it (`--child ID`): check it before it goes into a path or argv. */
-  childId: string;
   /** The environment the run had for the CLI's store (`storeEnvKeys`: HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, XDG_*). */
   storeEnv: Record<string, string>;
   /**
@@ -180,8 +178,17 @@ export interface ChildQuery {
   description?: string | null;
 }
 
-/** A run's place in the CLI's own store: its session, its cwd, the environment that locates the store. */
-export type StoreQuery = Pick<ChildQuery, 'sessionId' | 'cwd' | 'storeEnv'>;
+/** Where to find a child sub-agent's own transcript: the parent run's session (only its children count), and the child. */
+export interface ChildQuery extends SessionQuery {
+  /** The child's id as the caller gave it (`--child ID`): check it before it goes into a path or argv. */
+  childId: string;
+}
+
+/** One run's usage, read from the CLI's own store as the store grows (`AgentAdapter.storeUsage`). */
+export interface StoreUsage {
+  /** Reads what the store gained since the last call (never the whole store again); this run's usage so far, null while there is none. Never throws. */
+  read(): Usage | null;
+}
 
 /** One agent CLI, as the core drives it. */
 export interface AgentAdapter {
@@ -266,7 +273,15 @@ export interface AgentAdapter {
    * `running` until the store has recorded how it ended; `final` gives it back the stream's end when the
    * store never does.
    */
-  settleChildren?(q: StoreQuery, children: ChildAgent[], final: boolean): void;
+  settleChildren?(q: SessionQuery, children: ChildAgent[], final: boolean): void;
+  /**
+   * For a CLI whose stream has no token counts but whose own store has them (Copilot): a reader of the
+   * run's usage there. The supervisor makes it right before it starts the agent (so what the store holds
+   * then, the session's earlier runs, is not counted), reads it while the run goes (when the stream says
+   * more, and every second besides) and once more after the agent exited; what it reads is the run's
+   * `state.usage`, which the record and a `stream` cap take.
+   */
+  storeUsage?(q: SessionQuery): StoreUsage;
   /**
    * Runs in the supervisor right before the agent is started (the run is still `scheduled`), with the
    * agent's environment and cwd: one-time set-up the CLI does not do safely itself (OpenCode creates its

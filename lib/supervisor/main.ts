@@ -21,6 +21,7 @@ import { announceEnd } from '../runs/hooks.js';
 import { StallWatch, stallEnd } from './stall.js';
 import { capsOf } from '../runs/reason.js';
 import { capGuard } from './caps.js';
+import { STORE_POLL_MS, storeUsageOf, type StoreUsageRead } from './store-usage.js';
 import { endOf } from './end.js';
 
 /**
@@ -113,6 +114,8 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   } catch (err) {
     log(`prepare failed (the agent is started anyway): ${(err as Error).message}`);
   }
+  // Before the agent starts: what its store holds now is not this run's.
+  const fromStore = storeUsageOf(adapter, record);
   const stdin = openSync(join(dir, FILES.prompt), 'r');
   const stdout = openSync(join(dir, FILES.events), 'a', PRIVATE_FILE);
   const stderr = openSync(join(dir, FILES.stderr), 'a', PRIVATE_FILE);
@@ -169,10 +172,16 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
       log(`settling the children from the store failed: ${(err as Error).message}`);
     }
   };
-  const progress = new Progress(dir, parser, follower, () => {
-    settle(false);
-    checkCaps();
-  });
+  const progress = new Progress(
+    dir,
+    parser,
+    follower,
+    () => {
+      settle(false);
+      checkCaps();
+    },
+    fromStore,
+  );
   progress.start();
   const stall = new StallWatch(dir, record, child.pid, adapter, log);
   stall.start();
@@ -184,16 +193,19 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   follower.flush();
   parser.end?.();
   settle(true);
+  fromStore?.(parser.state);
   finish(dir, { kind: 'exited', adapter, exit, parser, skipped: skippedLines(parser, follower) });
 }
 
 /**
  * Copies what the stream said into the record, a few times a second at most, only when it changed.
  * inotify says when the log grew; a tick then follows at most PROGRESS_INTERVAL_MS after the last, so
- * an idle run does not wake at all. Without inotify it polls on that interval.
+ * an idle run does not wake at all. Without inotify it polls on that interval. An adapter's store usage
+ * (lib/supervisor/store-usage.ts) is read at each tick, and every STORE_POLL_MS besides.
  */
 class Progress {
   private timer: NodeJS.Timeout | null = null;
+  private storePoll: NodeJS.Timeout | null = null;
   private watcher: FSWatcher | null = null;
   private lastTickAt = -Infinity;
   private lastWritten = '';
@@ -203,9 +215,11 @@ class Progress {
     private readonly parser: StreamParser,
     private readonly follower: LineFollower,
     private readonly onRead: () => void,
+    private readonly fromStore: StoreUsageRead | null,
   ) {}
 
   start(): void {
+    if (this.fromStore) this.storePoll = setInterval(() => this.schedule(), STORE_POLL_MS);
     try {
       this.watcher = watch(join(this.dir, FILES.events), () => this.schedule());
       this.watcher.on('error', () => this.poll());
@@ -220,6 +234,8 @@ class Progress {
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.storePoll) clearInterval(this.storePoll);
+    this.storePoll = null;
     this.watcher?.close();
     this.watcher = null;
   }
@@ -235,12 +251,15 @@ class Progress {
 
   private poll(): void {
     this.stop();
+    // Each tick reads the store too.
     this.timer = setInterval(() => this.tick(), PROGRESS_INTERVAL_MS);
   }
 
   private tick(): void {
     this.lastTickAt = monotonicMs();
-    if (this.follower.poll() === 0) return;
+    const streamed = this.follower.poll() > 0;
+    const stored = this.fromStore?.(this.parser.state) ?? false;
+    if (!streamed && !stored) return;
     this.onRead();
     const s = this.parser.state;
     const skipped = skippedLines(this.parser, this.follower);

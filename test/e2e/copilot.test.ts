@@ -12,6 +12,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIChat } from '../fakes/openai-chat.js';
 import { requireCli } from '../fakes/env.js';
+import type { FakeRequest } from '../fakes/script.js';
 import { assertError, assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
@@ -24,6 +25,17 @@ const server = fileServer(startOpenAIChat);
 type CopilotBox = CliBox & { copilotHome: string };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * The usage a run must record for `requests` (there must be `count`): the token counts the fake reported
+ * for them, summed, in our shape (no cache: the fake reports none; no cost: BYOK has none).
+ */
+function usageReported(requests: FakeRequest[], count: number) {
+  assert.equal(requests.length, count, `the run's model requests: ${requests.map((r) => r.conversation?.lastUserText).join(' | ')}`);
+  const input = requests.reduce((n, r) => n + r.reportedUsage!.promptTokens, 0);
+  const output = requests.reduce((n, r) => n + r.reportedUsage!.completionTokens, 0);
+  return { inputTokens: input, outputTokens: output, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: input + output, costUsd: null };
+}
 
 /** A sandbox whose every process runs Copilot against the fake, in its own HOME and COPILOT_HOME. */
 async function box(t: { after(fn: () => void | Promise<void>): void }, label: string): Promise<CopilotBox> {
@@ -64,7 +76,7 @@ test('start → done with our session id → result; a tool call; resume continu
   assert.equal(a1.exitCode, 0);
   assert.equal(a1.sessionId, started.sessionId);
   assert.equal(a1.toolUses, 1);
-  assert.equal(a1.usage, null, "Copilot's stream carries no token counts");
+  assert.deepEqual(a1.usage, usageReported(requestsWith(s, one), 2), "run 1's usage: what the fake reported for its two requests, from Copilot's store");
   assert.deepEqual(a1.children, []);
   // The session is Copilot's own, under the id we gave it, and its stream's result line says so too.
   const events = readFileSync(join(runDirPath(b.registry, 'cp'), 'events.log'), 'utf8');
@@ -88,6 +100,9 @@ test('start → done with our session id → result; a tool call; resume continu
   const a2 = await waitDone(b, 'cp', t);
   assert.equal(a2.outcome, 'succeeded', `${a2.error} ${stderrTail(b.registry, 'cp', 2)}`);
   assert.equal(a2.sessionId, started.sessionId, 'the resume stays in the same Copilot session');
+  // The session's log holds both runs' usage records: run 2 counts its own request only.
+  assert.deepEqual(a2.usage, usageReported(requestsWith(s, two), 1), "run 2's usage: its own request, not run 1's");
+  assert.deepEqual(recordOf(b.registry, 'cp', 1).usage, a1.usage, "run 1's record keeps its own");
   assert.equal(assertOk(b.run('result', ['--name', 'cp', '--json']), 'result 2').lastAssistantText, two);
   assert.equal(assertOk(b.run('result', ['--name', 'cp', '--json', '--run', '1']), 'result run 1').lastAssistantText, `done: ${one}`);
   // The resumed request carried the first turn: its prompt, its tool call and its answer.
@@ -225,6 +240,8 @@ test('a sub-agent (task tool) is listed in children by its agentId, and result -
   assert.equal(child.statusSource, 'stream');
   assert.ok(child.startedAt && child.finishedAt);
   assert.equal(a.toolUses, 1);
+  // The run's usage counts its sub-agent's model calls too: the parent's two requests and the child's one.
+  assert.deepEqual(a.usage, usageReported(requestsWith(await server(), answer), 3));
   assert.equal(assertOk(b.run('result', ['--name', 'parent', '--json']), 'result').lastAssistantText, `done: ${answer}`);
 
   const r = assertOk(b.run('result', ['--name', 'parent', '--child', child.id, '--json']), 'result --child');

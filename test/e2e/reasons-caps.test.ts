@@ -1,8 +1,8 @@
 // Why a run stopped and spend caps (issue 16, points 3 and 4) through the real executables and the REAL
 // pinned CLIs against the fake model servers: each failure reason the CLIs report (401, 429 / a usage
 // limit, 500, max turns, a budget, permission denied), caps held by the CLI itself (Claude's
-// --max-budget-usd and --max-turns) and by the supervisor (Claude's tokens, OpenCode's cost), each stop
-// leaving no process of the run, and the caps a CLI cannot be held to refused before anything is
+// --max-budget-usd and --max-turns) and by the supervisor (Claude's tokens, OpenCode's cost, Copilot's
+// turns and tokens), each stop leaving no process of the run, and the caps a CLI cannot be held to refused before anything is
 // recorded. The same ends replayed from captured streams: test/cli/reasons.test.ts, test/cli/caps.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -161,11 +161,12 @@ test('opencode: --max-cost held by the supervisor from the cost of each step —
   await nothingLeft(w, 'cost');
 });
 
-test('copilot: 401 and 429 each failed with its reason; --max-turns held by the supervisor from its own turns, nothing left', async (t) => {
+test('copilot: 401 and 429 each failed with its reason; --max-turns held by the supervisor from its own turns, --max-tokens from its store during a tool; nothing left', async (t) => {
   const marker = uniq('cp-turns');
-  const w = await fakeWorld(t, 'copilot', {
-    handler: toolThenHold(marker, { name: 'bash', input: { command: `echo ${marker}`, description: 'say the marker', initial_wait: 600 } }),
-  });
+  const sleeper = uniq('cp-tokens');
+  const turns = toolThenHold(marker, { name: 'bash', input: { command: `echo ${marker}`, description: 'say the marker', initial_wait: 600 } });
+  const tokens = toolThenHold(sleeper, { name: 'bash', input: { command: `sleep 120; echo ${sleeper}`, description: 'wait', initial_wait: 600 } });
+  const w = await fakeWorld(t, 'copilot', { handler: (req) => turns(req) ?? tokens(req) });
   if (!w) return;
   await expectReasons(w, [
     { name: 'auth', prompt: 'ERROR:401', reason: 'auth', error: /Authentication failed with provider/ },
@@ -179,11 +180,29 @@ test('copilot: 401 and 429 each failed with its reason; --max-turns held by the 
   assert.equal(a.toolUses, 1, 'its first turn (the tool call) was done');
   assert.equal(a.cancelRequested, true);
   await nothingLeft(w, 'turns');
+
+  // The stream has no tokens: the supervisor reads the usage record Copilot writes to its store while the
+  // tool sleeps (the stream says nothing then), and stops the run in the middle of the tool.
+  await w.start('tokens', `do it ${sleeper}`, ['--max-tokens', '1000']);
+  const k = await w.wait('tokens');
+  assert.equal(k.outcome, 'failed', `${k.error} ${stderrTail(w.box.registry, 'tokens')}`);
+  assert.equal(k.reason, 'max-tokens');
+  t.diagnostic(`--max-tokens: stopped ${k.durationMs} ms after the run started`);
+  const asked = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText.includes(sleeper));
+  assert.equal(asked.length, 1, 'stopped during the tool of its first turn: the model was asked once');
+  const reported = asked[0]!.reportedUsage!;
+  assert.equal(k.usage.totalTokens, reported.promptTokens + reported.completionTokens, JSON.stringify(k.usage));
+  assert.equal(k.error, `stopped at --max-tokens 1000: the run had used ${k.usage.totalTokens} tokens`);
+  assert.equal(k.toolUses, 1);
+  assert.equal(k.cancelRequested, true);
+  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null });
+  await nothingLeft(w, 'tokens', sleeper);
+
   const e = expectError(
     w.box,
     'start-subagent',
-    ['--name', 'tokens', '--cli', 'copilot', '--cwd', w.cwd, '--prompt', 'REPLY:x', '--max-tokens', '10'],
+    ['--name', 'cost', '--cli', 'copilot', '--cwd', w.cwd, '--prompt', 'REPLY:x', '--max-cost', '1'],
     'E_ARG_UNSUPPORTED',
   );
-  assert.equal(e.details.flag, '--max-tokens');
+  assert.equal(e.details.flag, '--max-cost');
 });

@@ -169,6 +169,7 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
     }
     const message: Record<string, unknown> = { role: 'assistant', content: text ?? null };
     if (calls.length > 0) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } }));
+    req.reportedUsage = { promptTokens, completionTokens };
     sendJson(res, 200, { id, object: 'chat.completion', created, model: conv.model, choices: [{ index: 0, message, finish_reason: finish }], usage });
     return;
   }
@@ -190,6 +191,7 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
     chunk({ tool_calls: [{ index, function: { arguments: c.args } }] });
   });
   chunk({}, finish);
+  req.reportedUsage = { promptTokens, completionTokens };
   sseEvent(res, { id, object: 'chat.completion.chunk', created, model: conv.model, choices: [], usage });
   sseEvent(res, '[DONE]');
   res.end();

@@ -79,6 +79,8 @@ export interface FakeRequest {
   conversation?: Conversation;
   /** Filled once the server decided: the action it answered with. */
   action?: Action;
+  /** The token counts the server reported in its answer, when it sent some (the chat completions fake: `usage`). */
+  reportedUsage?: { promptTokens: number; completionTokens: number };
   /** How the action was chosen. */
   source?: 'handler' | 'script' | 'directive' | 'aux' | 'route';
   receivedAt: number;

@@ -104,7 +104,7 @@ test('every adapter declares how it honours each cap; the shapes are the interfa
     opencode: { cost: 'stream', tokens: 'stream', turns: 'stream' },
     claude: { cost: 'native', tokens: 'stream', turns: 'native' },
     codex: { cost: null, tokens: null, turns: null },
-    copilot: { cost: null, tokens: null, turns: 'stream' },
+    copilot: { cost: null, tokens: 'stream', turns: 'stream' },
     gemini: { cost: null, tokens: null, turns: null },
     qwen: { cost: null, tokens: 'stream', turns: 'stream' },
     shell: { cost: null, tokens: null, turns: null },

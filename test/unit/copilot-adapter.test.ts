@@ -1,15 +1,17 @@
 // The copilot adapter against every captured fixture of the real CLI (test/fixtures/agents/copilot/,
 // GitHub Copilot CLI 1.0.102 in its offline BYOK mode against the fake chat-completions server): session
 // id, transcript, answer, children, verdict (with the exit status each real run had), noise, launch argv,
-// and childMessages reading a session's events.jsonl from a temp store built from the captured one.
+// childMessages reading a session's events.jsonl from a temp store built from the captured one, and
+// storeUsage replaying captured events.jsonl files (two runs of a session; a sub-agent's) as they grow.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { copilot } from '../../lib/agents/copilot/index.js';
 import { copilotHome } from '../../lib/agents/copilot/store.js';
 import { copilotEnd } from '../../lib/agents/copilot/stream.js';
+import { usageReader } from '../../lib/agents/copilot/usage.js';
 import { SubagentError } from '../../lib/base/errors.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
@@ -58,8 +60,8 @@ function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
   return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
 }
 
-test('every fixture of the copilot CLI is covered by this file', () => {
-  for (const f of readdirSync(FIX)) assert.ok(f === 'store' || f in EXITS, `fixture ${f} has no test`);
+test('every fixture of the copilot CLI is covered by this file (store/ and usage/ by the store tests at the end)', () => {
+  for (const f of readdirSync(FIX)) assert.ok(f === 'store' || f === 'usage' || f in EXITS, `fixture ${f} has no test`);
 });
 
 test('adapter identity: program, signal, supports, store env, a UUID chosen for each new session', () => {
@@ -114,7 +116,7 @@ test('launch: a resume is --resume <uuid> with the same flags; anything but a UU
   }
 });
 
-test('plain: the answer, the session id of the result line, no usage (the stream has no tokens), succeeded', () => {
+test('plain: the answer, the session id of the result line, no usage in the stream (its tokens are in the store: storeUsage), succeeded', () => {
   const p = parse('plain.jsonl');
   assert.deepEqual(p.messages, [{ role: 'assistant', text: 'hello from the fake model' }]);
   assert.equal(p.state.sessionId, '9f22b837-867f-4912-adde-05749be90764');
@@ -236,7 +238,7 @@ test("turns: one per assistant.turn_start of the run itself (a sub-agent's carry
   assert.equal(parse('plain.jsonl').state.turns, 1);
   assert.equal(parse('bash.jsonl').state.turns, 2);
   assert.equal(parse('task.jsonl').state.turns, 2, "the child's turn is not the run's");
-  assert.deepEqual(copilot.caps, { cost: null, tokens: null, turns: 'stream' });
+  assert.deepEqual(copilot.caps, { cost: null, tokens: 'stream', turns: 'stream' });
 });
 
 test("API errors: session.error is the run's error in Copilot's words, with its errorType and status kept", () => {
@@ -379,6 +381,102 @@ test("childMessages: the child's events from its session's events.jsonl in the r
     }
     r = await read({ storeEnv: { HOME: join(home, 'elsewhere') } });
     assert.equal(r.found, false, "another store: the run's own is read, never the caller's");
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+/** A usage of the fake's counts: no cache, no reasoning, no cost. */
+const plainUsage = (input: number, output: number) => ({
+  inputTokens: input,
+  outputTokens: output,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  totalTokens: input + output,
+  costUsd: null,
+});
+
+test("storeUsage: a run's session.usage_records appended to its session's events.jsonl since the run began — run 1, then a resumed run 2 that counts only its own", () => {
+  const home = mkdtempSync(join(tmpdir(), 'copilot-usage-'));
+  try {
+    const session = '126b911e-a86d-454a-b679-b9c6594d767f';
+    const dir = join(home, '.copilot', 'session-state', session);
+    const log = join(dir, 'events.jsonl');
+    const lines = readFileSync(join(FIX, 'usage', 'resume.events.jsonl'), 'utf8').split(/(?<=\n)/);
+    const resumeAt = lines.findIndex((l) => l.startsWith('{"type":"session.resume"'));
+    assert.ok(resumeAt > 0, 'the fixture holds two runs');
+    const q = { sessionId: session, cwd: '/tmp/cap/project', storeEnv: { HOME: home } };
+
+    // Run 1: the reader is made before Copilot made the file; each read takes what was appended.
+    const run1 = copilot.storeUsage!(q);
+    assert.equal(run1.read(), null, 'no file yet');
+    mkdirSync(dir, { recursive: true });
+    const firstRecord = lines.findIndex((l) => l.includes('"session.usage_record"'));
+    appendFileSync(log, lines.slice(0, firstRecord).join(''));
+    assert.equal(run1.read(), null, 'no usage record yet');
+    // A record written in two pieces counts once, when it is whole.
+    const rec = lines[firstRecord]!;
+    appendFileSync(log, rec.slice(0, 100));
+    assert.equal(run1.read(), null, 'a torn line waits for its rest');
+    appendFileSync(log, rec.slice(100));
+    assert.deepEqual(run1.read(), plainUsage(11996, 29), 'the first model call');
+    appendFileSync(log, lines.slice(firstRecord + 1, resumeAt).join(''));
+    const one = plainUsage(11996 + 12092, 29 + 2);
+    assert.deepEqual(run1.read(), one, 'both model calls of run 1');
+    // Copilot's own sum of run 1, in its session.shutdown.
+    const shutdowns = lines.filter((l) => l.startsWith('{"type":"session.shutdown"')).map((l) => JSON.parse(l).data.modelMetrics['fake-model'].usage);
+    assert.deepEqual([shutdowns[0].inputTokens, shutdowns[0].outputTokens], [one.inputTokens, one.outputTokens]);
+
+    // Run 2 (--resume): the reader is made when the log holds run 1; only what follows is run 2's.
+    const run2 = copilot.storeUsage!(q);
+    assert.equal(run2.read(), null, "run 1's records are not run 2's");
+    appendFileSync(log, lines.slice(resumeAt).join(''));
+    const two = plainUsage(12159 + 12255, 29 + 3);
+    assert.deepEqual(run2.read(), two);
+    assert.deepEqual(run2.read(), two, 'read again: nothing new, the same');
+    // Copilot's second shutdown sums the whole session: run 1 and run 2.
+    assert.deepEqual([shutdowns[1].inputTokens, shutdowns[1].outputTokens], [one.inputTokens + two.inputTokens, one.outputTokens + two.outputTokens]);
+
+    // COPILOT_HOME wins over HOME; a session id that is no id reads nothing.
+    assert.deepEqual(
+      copilot.storeUsage!({ ...q, storeEnv: { HOME: '/nonexistent', COPILOT_HOME: join(home, '.copilot') } }).read(),
+      null,
+      'made after the log was written',
+    );
+    for (const sessionId of [null, '../session-state', 'x/y']) assert.equal(copilot.storeUsage!({ ...q, sessionId }).read(), null, String(sessionId));
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test("usageReader: a sub-agent's model calls count (the task-child-tool session: as Copilot's session.shutdown sums them); cached input is not input", () => {
+  const home = mkdtempSync(join(tmpdir(), 'copilot-usage-'));
+  try {
+    const log = join(home, 'events.jsonl');
+    const reader = usageReader(log);
+    cpSync(join(FIX, 'store', 'session-state', 'b8b5862c-c6f4-46f0-bfe9-c165f60b10b2', 'events.jsonl'), log);
+    assert.deepEqual(reader.read(), plainUsage(12005 + 11615 + 11714 + 12103, 35 + 29 + 5 + 7), "the run's two calls and its child's two");
+    assert.equal(12005 + 11615 + 11714 + 12103, 47437, "session.shutdown's modelMetrics of the session");
+
+    // A provider that reports cache and reasoning (OpenAI's convention, which Copilot keeps: input and
+    // output include them): ours keeps input without cache.
+    const cached = join(home, 'cached.jsonl');
+    const reader2 = usageReader(cached);
+    const usage = { inputTokens: 1000, outputTokens: 50, cacheReadTokens: 600, cacheWriteTokens: 100, reasoningTokens: 20, cost: 0 };
+    writeFileSync(
+      cached,
+      `${JSON.stringify({ type: 'session.usage_record', data: { usage } })}\nnot json\n{"type":"assistant.message","data":{"content":"session.usage_record"}}\n`,
+    );
+    assert.deepEqual(reader2.read(), {
+      inputTokens: 300,
+      outputTokens: 50,
+      cacheReadTokens: 600,
+      cacheWriteTokens: 100,
+      reasoningTokens: 20,
+      totalTokens: 1050,
+      costUsd: null,
+    });
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

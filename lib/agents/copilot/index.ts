@@ -2,11 +2,12 @@ import type { AgentAdapter } from '../types.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages, STORE_ENV_KEYS } from './store.js';
 import { parser, verdict } from './stream.js';
+import { storeUsage } from './usage.js';
 
 /**
  * GitHub Copilot CLI (`copilot`, `@github/copilot`, measured with 1.0.102; see docs/agents/copilot.md):
  * the command line in launch.ts, the `--output-format json` stream and the verdict in stream.ts, the
- * sessions' event logs of its own store in store.ts.
+ * sessions' event logs of its own store in store.ts, a run's token usage from its session's log in usage.ts.
  */
 export const copilot: AgentAdapter = {
   cli: 'copilot',
@@ -14,9 +15,10 @@ export const copilot: AgentAdapter = {
   // --variant is --reasoning-effort and --agent a custom agent (~/.copilot/agents, .github/agents);
   // --attachment takes images and PDFs only, so --file is refused rather than half-honoured.
   supports: { model: true, variant: true, agent: true, files: false },
-  // No tokens nor cost anywhere in its stream (BYOK), no limits of its own; its turns are events
-  // (assistant.turn_start), which the supervisor counts.
-  caps: { cost: null, tokens: null, turns: 'stream' },
+  // No limits of its own. No cost anywhere (BYOK); no tokens in its stream, but each model call is a
+  // usage record in its store (storeUsage), which the supervisor reads as the run goes. Its turns are
+  // events (assistant.turn_start), which the supervisor counts.
+  caps: { cost: null, tokens: 'stream', turns: 'stream' },
   // The npm `copilot` is a loader that runs the native binary and dies on any signal without passing
   // it on. With SIGTERM, cancel signals every process of the run: the native binary aborts its turn and
   // ends its tools (it treats SIGTERM as SIGINT), and each tool gets the signal too.
@@ -28,4 +30,5 @@ export const copilot: AgentAdapter = {
   parser: (onMessage) => parser(onMessage),
   verdict,
   childMessages,
+  storeUsage,
 };

@@ -25,14 +25,19 @@ export function copilotHome(storeEnv: Record<string, string>, fallback: NodeJS.P
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
+/** A session's event log in the run's store, or null when the id could not be a session's (it goes into a path). */
+export function sessionLog(storeEnv: Record<string, string>, sessionId: string | null): string | null {
+  if (!sessionId || !SAFE_ID.test(sessionId)) return null;
+  return join(copilotHome(storeEnv), 'session-state', sessionId, 'events.jsonl');
+}
+
 /**
  * A child's messages from its session's event log: the events carrying its agentId. False when the
  * run's session has no log there or the log has no such sub-agent.
  */
 export async function childMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
-  if (!q.sessionId || !SAFE_ID.test(q.sessionId) || !SAFE_ID.test(q.childId)) return false;
-  const file = join(copilotHome(q.storeEnv), 'session-state', q.sessionId, 'events.jsonl');
-  if (!existsSync(file)) return false;
+  const file = sessionLog(q.storeEnv, q.sessionId);
+  if (!file || !SAFE_ID.test(q.childId) || !existsSync(file)) return false;
   const mine: Message[] = [];
   const p = parser((m) => {
     if (m.childId === q.childId) mine.push(m);

@@ -1,7 +1,7 @@
 import { fields, str, type JsonObject } from '../../base/json.js';
 import { nowIso } from '../../base/time.js';
 import type { ChildAgent } from '../../registry/record.js';
-import type { StoreQuery } from '../types.js';
+import type { SessionQuery } from '../types.js';
 import { callOutput, findChild } from './store.js';
 import { errorText } from './stream.js';
 
@@ -56,7 +56,7 @@ const held = new WeakMap<ChildAgent, string | null>();
  * call's record right after the stream's `tool_result`: until then the child is held `running`, and
  * `final` (the agent exited) gives a child the store never recorded back the stream's `done`.
  */
-export function settleChildren(q: StoreQuery, children: ChildAgent[], final: boolean): void {
+export function settleChildren(q: SessionQuery, children: ChildAgent[], final: boolean): void {
   for (const c of children) {
     if (settled.has(c) || !(held.has(c) || (c.status === 'done' && c.statusSource === 'stream'))) continue;
     const call = findChild({ ...q, childId: c.id })?.call ?? null;

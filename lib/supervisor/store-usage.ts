@@ -1,0 +1,34 @@
+import type { AgentAdapter, StreamState } from '../agents/types.js';
+import type { RunRecord } from '../registry/record.js';
+
+/**
+ * A run's usage from the CLI's own store, for an adapter whose stream has none (`AgentAdapter.storeUsage`:
+ * Copilot). The supervisor reads it whenever it reads the stream, every STORE_POLL_MS besides (the CLI
+ * writes its store while its stream is quiet, during a long tool), and once more after the agent exited;
+ * what it reads is the run's `state.usage`, so the record and the caps (lib/supervisor/caps.ts) take it
+ * as they take a stream's.
+ */
+
+/** How often the store is read when the stream says nothing: a stat and the bytes appended, no more. */
+export const STORE_POLL_MS = 1000;
+
+/** Reads what the store gained into `state.usage`; true when the usage changed. */
+export type StoreUsageRead = (state: StreamState) => boolean;
+
+/**
+ * The store reader of a run, made right before its agent starts (what the store holds then is the
+ * session's earlier runs, not this one), or null when the adapter reads usage from the stream.
+ */
+export function storeUsageOf(adapter: AgentAdapter, record: RunRecord): StoreUsageRead | null {
+  if (!adapter.storeUsage) return null;
+  const reader = adapter.storeUsage({ sessionId: record.sessionId, cwd: record.cwd, storeEnv: record.storeEnv });
+  let last = 'null';
+  return (state) => {
+    const usage = reader.read();
+    const now = JSON.stringify(usage);
+    if (usage === null || now === last) return false;
+    last = now;
+    state.usage = usage;
+    return true;
+  };
+}
