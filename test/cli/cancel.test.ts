@@ -131,6 +131,16 @@ describe('cancel', () => {
     assertCancelled('c/int');
   });
 
+  test('each process gets the graceful signal once: a TERM trap that takes its time runs once', async () => {
+    // The group's TERM reaches the shell; a second one to the shell itself (as cancel sent before) would
+    // arrive during the trap's sleep and run the trap again.
+    await running('c/once', "trap 'echo stopping; sleep 0.5; echo stopped; exit 3' TERM; echo up; sleep 300 & wait", () => resultText(b, 'c/once') === 'up\n');
+    const r = b.run('cancel', ['--name', 'c/once']);
+    assert.equal(r.code, 0, r.stdout);
+    assert.equal(resultText(b, 'c/once'), 'up\nstopping\nstopped\n', 'the trap ran once');
+    assertCancelled('c/once');
+  });
+
   test('a script that traps TERM and keeps running is still gone after cancel (escalation to KILL)', async () => {
     const m = `MARK_TRAP=${b.dir}-trap`;
     const a = await running(
