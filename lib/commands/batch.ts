@@ -30,6 +30,7 @@ const FIELDS = [
   'maxCost',
   'maxTokens',
   'maxTurns',
+  'maxTime',
 ] as const;
 
 /** The spend caps of a line: its field, and the option it sets. */
@@ -37,6 +38,7 @@ const CAP_FIELDS: Array<[field: string, key: CapKey]> = [
   ['maxCost', 'maxCostUsd'],
   ['maxTokens', 'maxTokens'],
   ['maxTurns', 'maxTurns'],
+  ['maxTime', 'maxTimeSec'],
 ];
 
 export interface BatchOptions extends Context {
@@ -65,6 +67,7 @@ export type BatchDefaults = Pick<
   | 'maxCostUsd'
   | 'maxTokens'
   | 'maxTurns'
+  | 'maxTimeSec'
 >;
 
 /** A started line: where it was, and the run as start published it. */

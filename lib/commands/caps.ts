@@ -3,9 +3,10 @@ import { SubagentError } from '../base/errors.js';
 import { NO_CAPS, type Caps } from '../registry/record.js';
 
 /**
- * The spend caps of start and resume (`--max-cost USD`, `--max-tokens N`, `--max-turns N`; docs/contract.md,
- * "Spend caps"): checked, then refused where the CLI cannot be held to them — all before anything is
- * recorded. How each CLI honours each cap is its adapter's (`AgentAdapter.caps`), never decided here.
+ * The caps of start and resume (`--max-cost USD`, `--max-tokens N`, `--max-turns N`, `--max-time SEC`;
+ * docs/contract.md, "Spend caps"): checked, then refused where the CLI cannot be held to them — all before
+ * anything is recorded. How each CLI honours each spend cap is its adapter's (`AgentAdapter.caps`), never
+ * decided here; the time cap is the supervisor's, for every CLI.
  */
 
 /** Caps as the library takes them: a number, or null to drop a cap a resume would inherit; undefined: not given. */
@@ -16,14 +17,39 @@ export interface CapOptions {
   maxTokens?: number | null | undefined;
   /** `--max-turns`: a whole number ≥ 1 (a turn is the CLI's, docs/agents/<cli>.md). */
   maxTurns?: number | null | undefined;
+  /** `--max-time`: seconds above 0 of the agent's running, wall clock; held by the supervisor for every CLI. */
+  maxTimeSec?: number | null | undefined;
 }
 
 export type CapKey = keyof Caps;
 
-const CAPS: Record<CapKey, { flag: string; support: keyof CapSupport; whole: boolean; example: string }> = {
-  maxCostUsd: { flag: '--max-cost', support: 'cost', whole: false, example: '--max-cost 2.50' },
-  maxTokens: { flag: '--max-tokens', support: 'tokens', whole: true, example: '--max-tokens 200000' },
-  maxTurns: { flag: '--max-turns', support: 'turns', whole: true, example: '--max-turns 20' },
+interface CapSpec {
+  flag: string;
+  /** What of the adapter's `caps` says whether the CLI can be held to it; null: every CLI can. */
+  support: keyof CapSupport | null;
+  whole: boolean;
+  /** What a value must be, for the error. */
+  what: string;
+  example: string;
+}
+
+const CAPS: Record<CapKey, CapSpec> = {
+  maxCostUsd: {
+    flag: '--max-cost',
+    support: 'cost',
+    whole: false,
+    what: 'an amount of US dollars above 0',
+    example: '--max-cost 2.50 (dollars, a plain decimal number)',
+  },
+  maxTokens: { flag: '--max-tokens', support: 'tokens', whole: true, what: 'a whole number of at least 1', example: '--max-tokens 200000' },
+  maxTurns: { flag: '--max-turns', support: 'turns', whole: true, what: 'a whole number of at least 1', example: '--max-turns 20' },
+  maxTimeSec: {
+    flag: '--max-time',
+    support: null,
+    whole: false,
+    what: 'a number of seconds above 0',
+    example: '--max-time 3600 (seconds, a plain decimal number)',
+  },
 };
 
 const CAP_KEYS = Object.keys(CAPS) as CapKey[];
@@ -35,10 +61,10 @@ export function capFlag(key: CapKey): string {
 
 function badCap(key: CapKey, value: string): SubagentError {
   const c = CAPS[key];
-  return new SubagentError('E_ARG_INVALID', `${c.flag} "${value}" is not ${c.whole ? 'a whole number of at least 1' : 'an amount of US dollars above 0'}`, {
+  return new SubagentError('E_ARG_INVALID', `${c.flag} "${value}" is not ${c.what}`, {
     flag: c.flag,
     value,
-    hint: `e.g. ${c.example}${c.whole ? '' : ' (dollars, a plain decimal number)'}; "none" drops a cap the resumed run would keep`,
+    hint: `e.g. ${c.example}; "none" drops a cap the resumed run would keep`,
   });
 }
 
@@ -74,7 +100,8 @@ export function settleCaps(adapter: AgentAdapter, given: CapOptions, inherited: 
     caps[key] = v === undefined ? (inherited[key] ?? null) : v;
   }
   for (const key of CAP_KEYS) {
-    if (caps[key] === null || adapter.caps[CAPS[key].support] !== null) continue;
+    const support = CAPS[key].support;
+    if (caps[key] === null || support === null || adapter.caps[support] !== null) continue;
     const { flag } = CAPS[key];
     const kept = given[key] === undefined;
     throw new SubagentError('E_ARG_UNSUPPORTED', `the ${adapter.cli} CLI cannot be held to ${flag}: it does not report what to hold it to while it runs`, {

@@ -20,6 +20,7 @@ export const REASONS = [
   'max-turns',
   'max-cost',
   'max-tokens',
+  'max-time',
   'permission-denied',
   'crashed',
   'exit-code',
@@ -30,14 +31,16 @@ export const REASONS = [
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
-/** The spend caps of a run (--max-cost, --max-tokens, --max-turns); null: no cap. */
+/** The caps of a run (--max-cost, --max-tokens, --max-turns, --max-time); null: no cap. */
 export interface Caps {
   maxCostUsd: number | null;
   maxTokens: number | null;
   maxTurns: number | null;
+  /** Seconds of the agent's running (wall clock); absent in records written before it existed. */
+  maxTimeSec?: number | null;
 }
 
-export const NO_CAPS: Caps = { maxCostUsd: null, maxTokens: null, maxTurns: null };
+export const NO_CAPS: Caps = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null };
 
 export interface AgentProcess extends ProcessIdentity {
   pgid: number;
@@ -251,7 +254,12 @@ export function parseRecord(text: string, path: string): RunRecord {
 
 function isCaps(v: unknown): v is Caps {
   const c = v as Record<string, unknown>;
-  return typeof c === 'object' && c !== null && (['maxCostUsd', 'maxTokens', 'maxTurns'] as const).every((k) => c[k] === null || typeof c[k] === 'number');
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    (['maxCostUsd', 'maxTokens', 'maxTurns'] as const).every((k) => c[k] === null || typeof c[k] === 'number') &&
+    (c.maxTimeSec === undefined || c.maxTimeSec === null || typeof c.maxTimeSec === 'number')
+  );
 }
 
 export function serialiseRecord(record: RunRecord): string {

@@ -27,5 +27,5 @@ export function reasonOf(r: RunRecord): Reason | null {
 
 /** A record's caps (none for a record written before they existed). */
 export function capsOf(r: RunRecord): Caps {
-  return r.caps ?? NO_CAPS;
+  return { ...NO_CAPS, ...r.caps };
 }

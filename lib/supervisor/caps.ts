@@ -1,9 +1,9 @@
 import type { AgentAdapter, StreamState } from '../agents/types.js';
-import { nowIso } from '../base/time.js';
+import { monotonicMs, nowIso } from '../base/time.js';
 import type { ProcessIdentity } from '../proc/identity.js';
 import { stopRun } from '../proc/stop.js';
 import { snapshotRun } from '../proc/tree.js';
-import type { Caps, Reason, RunRecord } from '../registry/record.js';
+import { NO_CAPS, type Caps, type Reason, type RunRecord } from '../registry/record.js';
 import { updateRecord } from '../registry/store.js';
 import { DEFAULT_CANCEL_GRACE_MS } from './stall.js';
 
@@ -45,18 +45,26 @@ export interface CapGuardInput {
   log: (message: string) => void;
 }
 
+/** setTimeout's longest delay (about 24.8 days); a longer time cap is waited for in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A run's guard: `check` whenever the stream said more; `close` once the agent has exited. */
+export interface CapGuard {
+  check(): void;
+  close(): void;
+}
+
 /**
- * A check to call whenever the stream said more: the first time a cap is crossed it records the intent
- * (unless a cancel was asked for already) and stops the run; after that it does nothing.
+ * The guard of one run: the first time a cap is crossed — a spend cap by the stream's figures (at each
+ * `check`), the time cap by the clock (from the guard's making, right after the agent started) — it
+ * records the intent (unless a cancel was asked for already) and stops the run; after that it does nothing.
  */
-export function capGuard(g: CapGuardInput): () => void {
-  const caps = g.record.caps;
-  if (!caps || (caps.maxCostUsd === null && caps.maxTokens === null && caps.maxTurns === null)) return () => {};
+export function capGuard(g: CapGuardInput): CapGuard {
+  const caps = { ...NO_CAPS, ...g.record.caps };
   let done = false;
-  return () => {
+  let timer: NodeJS.Timeout | null = null;
+  const stop = (crossed: Crossed): void => {
     if (done) return;
-    const crossed = crossedCap(caps, g.adapter, g.state);
-    if (!crossed) return;
     done = true;
     let marked = false;
     try {
@@ -72,6 +80,29 @@ export function capGuard(g: CapGuardInput): () => void {
     if (!marked) return;
     g.log(`${crossed.message}; stopping the agent`);
     void stopCapped(g).catch((err: unknown) => g.log(`stopping the agent failed: ${(err as Error).message}`));
+  };
+  const limit = caps.maxTimeSec ?? null;
+  if (limit !== null) {
+    const deadline = monotonicMs() + limit * 1000;
+    const arm = (): void => {
+      const left = deadline - monotonicMs();
+      if (left <= 0) return stop({ reason: 'max-time', message: `stopped at --max-time ${limit}: the agent had run ${limit} s` });
+      timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+      timer.unref();
+    };
+    arm();
+  }
+  const spend = caps.maxCostUsd !== null || caps.maxTokens !== null || caps.maxTurns !== null;
+  return {
+    check: () => {
+      if (done || !spend) return;
+      const crossed = crossedCap(caps, g.adapter, g.state);
+      if (crossed) stop(crossed);
+    },
+    close: () => {
+      if (timer) clearTimeout(timer);
+      timer = null;
+    },
   };
 }
 

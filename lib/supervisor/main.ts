@@ -157,8 +157,8 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
 
   const parser = adapter.parser(undefined, { threadUsageBefore: record.run > 1 ? usageBefore(registry, record) : null });
   const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
-  // The caps the supervisor holds (the adapter's `stream` ones), checked whenever the stream said more.
-  const checkCaps = capGuard({ dir, record, adapter, state: parser.state, agent: identity, log });
+  // The caps the supervisor holds (the adapter's `stream` ones, checked whenever the stream said more; the time cap).
+  const caps = capGuard({ dir, record, adapter, state: parser.state, agent: identity, log });
   // Children's ends the stream cannot tell, from the CLI's own store (Gemini: a failed sub-agent's call is a "success").
   const settle = (final: boolean): void => {
     if (!adapter.settleChildren || parser.state.children.length === 0) return;
@@ -178,7 +178,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
     follower,
     () => {
       settle(false);
-      checkCaps();
+      caps.check();
     },
     fromStore,
   );
@@ -189,6 +189,7 @@ async function runAgent(registry: string, dir: string, record: RunRecord, adapte
   if (onEngine && exit.signal !== null) await engineEndGrace(dir);
   progress.stop();
   stall.stop();
+  caps.close();
   checkpoint('agent-exited');
   follower.flush();
   parser.end?.();

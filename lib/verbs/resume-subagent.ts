@@ -29,6 +29,7 @@ Send a new prompt to the session of a finished run: starts its next run in the b
   --max-cost USD       spend caps (see start-subagent --help); default: the earlier run's,
   --max-tokens N         "none" drops one
   --max-turns N
+  --max-time SEC       the time cap (see start-subagent --help); default: the earlier run's
   --registry DIR       the registry (see start-subagent --help)
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
   -h, --help           this text

@@ -13,7 +13,7 @@ import { CAP_FLAGS, parseCapFlags } from '../commands/caps.js';
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
        start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N] [--executor E]
                       [--stall-after SEC] [--stall-action A] [--on-end CMD] [--max-cost USD] [--max-tokens N]
-                      [--max-turns N]
+                      [--max-turns N] [--max-time SEC]
 
 Start a new named agent run in the background and return at once with one JSON line.
 
@@ -43,10 +43,12 @@ Start a new named agent run in the background and return at once with one JSON l
   --max-tokens N         as its reason (max-cost, max-tokens, max-turns); held by the CLI's own limit
   --max-turns N          or by the supervisor, per CLI (docs/agents/); E_ARG_UNSUPPORTED where the
                          CLI reports nothing to hold it to. Resumes keep them ("none" drops one)
+  --max-time SEC       stop the run once its agent has run SEC seconds (wall clock; every CLI):
+                       it ends failed with reason max-time. Resumes keep it ("none" drops it)
   --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
                        cli, cwd, model, variant, agent, files, args, worktree, base, executor,
-                       slurmArgs, stallAfter, stallAction, onEnd, maxCost, maxTokens, maxTurns; the
-                       flags above are defaults for every line.
+                       slurmArgs, stallAfter, stallAction, onEnd, maxCost, maxTokens, maxTurns,
+                       maxTime; the flags above are defaults for every line.
                        Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume

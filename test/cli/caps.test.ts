@@ -13,7 +13,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES } from '../support/paths.js';
 import { assertOk } from '../support/run.js';
-import { makeBox } from '../support/box.js';
+import { makeBox, testBox } from '../support/box.js';
 import { expectError, startShell, statusOf, waitTerminal, waitTerminalAsync } from '../support/shell.js';
 import { pidsWithEnv } from '../support/procs.js';
 import { recordOf } from '../support/registry.js';
@@ -47,7 +47,7 @@ function argvRecordingClaude(): string {
   return argv;
 }
 
-const NO_CAPS = { maxCostUsd: null, maxTokens: null, maxTurns: null };
+const NO_CAPS = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null };
 
 describe('checked before anything is recorded', () => {
   test('a bad value is E_ARG_INVALID naming the flag, on start and resume', () => {
@@ -111,7 +111,7 @@ describe('recorded, kept on resume, passed to the CLI’s own limits', () => {
     const a = waitTerminal(box, ['native/c'])['native/c'];
     assert.equal(a.outcome, 'succeeded', a.error);
     assert.equal(a.reason, null);
-    assert.deepEqual(a.caps, { maxCostUsd: 0.25, maxTokens: 900000, maxTurns: 4 });
+    assert.deepEqual(a.caps, { maxCostUsd: 0.25, maxTokens: 900000, maxTurns: 4, maxTimeSec: null });
     assert.deepEqual(recordOf(box.registry, 'native/c').caps, a.caps, 'the record holds them');
     const args = readFileSync(argv, 'utf8').split('\n');
     assert.deepEqual(args.slice(args.indexOf('--max-budget-usd'), args.indexOf('--max-budget-usd') + 4), ['--max-budget-usd', '0.25', '--max-turns', '4']);
@@ -121,7 +121,7 @@ describe('recorded, kept on resume, passed to the CLI’s own limits', () => {
     assertOk(box.run('resume-subagent', ['--name', 'native/c', '--prompt', 'y', '--max-turns', 'none', '--max-cost', '1.5'], { env: withFakes }), 'resume');
     const b = waitTerminal(box, ['native/c'])['native/c'];
     assert.equal(b.run, 2);
-    assert.deepEqual(b.caps, { maxCostUsd: 1.5, maxTokens: 900000, maxTurns: null });
+    assert.deepEqual(b.caps, { maxCostUsd: 1.5, maxTokens: 900000, maxTurns: null, maxTimeSec: null });
     const args2 = readFileSync(argv, 'utf8').split('\n');
     assert.deepEqual(args2.slice(args2.indexOf('--max-budget-usd'), args2.indexOf('--max-budget-usd') + 2), ['--max-budget-usd', '1.5']);
     assert.ok(!args2.includes('--max-turns'));
@@ -160,8 +160,8 @@ describe('recorded, kept on resume, passed to the CLI’s own limits', () => {
       ],
     );
     const got = waitTerminal(box, ['bc/one', 'bc/two', 'bc/three']);
-    assert.deepEqual(got['bc/one'].caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: 3 });
-    assert.deepEqual(got['bc/two'].caps, { maxCostUsd: null, maxTokens: 5000, maxTurns: 7 }, 'the default from --max-turns');
+    assert.deepEqual(got['bc/one'].caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: 3, maxTimeSec: null });
+    assert.deepEqual(got['bc/two'].caps, { maxCostUsd: null, maxTokens: 5000, maxTurns: 7, maxTimeSec: null }, 'the default from --max-turns');
     assert.deepEqual(got['bc/three'].caps, NO_CAPS, 'null drops the default');
     for (const n of ['bc/shell', 'bc/bad', 'bc/obj']) assert.equal(statusOf(box, n), undefined, `${n} was not recorded`);
   });
@@ -243,5 +243,72 @@ describe('held by the supervisor: the run is stopped, failed with the cap as its
     const c = (await waitTerminalAsync(box, ['held/cancel']))['held/cancel'];
     assert.equal(c.outcome, 'cancelled');
     assert.equal(c.reason, 'cancelled');
+  });
+});
+
+describe('the time cap: --max-time, held by the supervisor for every CLI', () => {
+  test('a run past its time is stopped and fails with max-time; one within it succeeds; nothing of it is left', async () => {
+    // The trap proves the stop was graceful (the shell's TERM reached the script, which said so).
+    startShell(box, 'time/over', "trap 'echo stopped; exit 3' TERM; echo started; sleep 600 & wait", ['--max-time', '1.5']);
+    startShell(box, 'time/under', 'echo quick', ['--max-time', '60']);
+    const got = await waitTerminalAsync(box, ['time/over', 'time/under']);
+    const over = got['time/over'];
+    assert.equal(over.outcome, 'failed', JSON.stringify(over));
+    assert.equal(over.reason, 'max-time');
+    assert.equal(over.error, 'stopped at --max-time 1.5: the agent had run 1.5 s');
+    assert.equal(over.cancelRequested, true, 'stopped the way a cancel stops a run');
+    assert.deepEqual(over.caps, { ...NO_CAPS, maxTimeSec: 1.5 });
+    assert.ok(Date.parse(over.finishedAt) - Date.parse(over.startedAt) >= 1500, 'not before its time');
+    assert.equal(assertOk(box.run('result', ['--name', 'time/over', '--json'])).lastAssistantText, 'started\nstopped\n');
+    const runId = recordOf(box.registry, 'time/over').runId;
+    await until('no process of time/over left', () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0, 10_000);
+    assert.equal(got['time/under'].outcome, 'succeeded');
+    assert.equal(got['time/under'].reason, null);
+    assert.deepEqual(got['time/under'].caps, { ...NO_CAPS, maxTimeSec: 60 });
+  });
+
+  test('checked (E_ARG_INVALID), kept by a resume, dropped with none; batch lines take maxTime', async () => {
+    for (const value of ['0', '-1', 'soon', '', '1e3']) {
+      const e = expectError(box, 'start-subagent', ['--name', 'time/bad', '--cli', 'shell', '--prompt', 'true', '--max-time', value], 'E_ARG_INVALID');
+      assert.equal(e.details.flag, '--max-time', value);
+      assert.match(e.error, /seconds/);
+    }
+    assert.equal(statusOf(box, 'time/bad'), undefined, 'nothing recorded');
+    startShell(box, 'time/kept', 'echo one', ['--max-time', '30']);
+    waitTerminal(box, ['time/kept']);
+    assertOk(box.run('resume-subagent', ['--name', 'time/kept', '--prompt', 'echo two']), 'resume');
+    assert.equal(waitTerminal(box, ['time/kept'])['time/kept'].caps.maxTimeSec, 30, 'a resume keeps it');
+    assertOk(box.run('resume-subagent', ['--name', 'time/kept', '--prompt', 'echo three', '--max-time', 'none']), 'resume');
+    assert.equal(waitTerminal(box, ['time/kept'])['time/kept'].caps.maxTimeSec, null, 'none drops it');
+
+    const lines = [
+      { name: 'time/b1', cli: 'shell', prompt: 'true', maxTime: 20 },
+      { name: 'time/b2', cli: 'shell', prompt: 'true' },
+      { name: 'time/b3', cli: 'shell', prompt: 'true', maxTime: 'later' },
+    ];
+    const r = box.run('start-subagent', ['--batch', '-', '--max-time', '45'], { input: lines.map((l) => JSON.stringify(l)).join('\n') + '\n' });
+    assert.equal(r.json.code, 'E_BATCH_INCOMPLETE', r.stdout);
+    assert.deepEqual(
+      r.json.failed.map((f: any) => [f.line, f.code]),
+      [[3, 'E_ARG_INVALID']],
+    );
+    const b = waitTerminal(box, ['time/b1', 'time/b2']);
+    assert.equal(b['time/b1'].caps.maxTimeSec, 20);
+    assert.equal(b['time/b2'].caps.maxTimeSec, 45, 'the default from --max-time');
+  });
+
+  test('time spent queued does not count: the clock starts with the agent', async (t) => {
+    const q = testBox(t, 'time-queue');
+    const gate = join(q.dir, 'gate');
+    startShell(q, 'time/first', `while [ ! -e '${gate}' ]; do sleep 0.05; done`, ['--max-concurrent', '1']);
+    startShell(q, 'time/queued', 'echo ran', ['--max-time', '1']);
+    await until('time/queued waits in the queue', () => statusOf(q, 'time/queued')?.status === 'scheduled');
+    const since = Date.now();
+    await until('queued for longer than its time cap', () => Date.now() - since > 1500);
+    assert.equal(statusOf(q, 'time/queued').status, 'scheduled', 'still queued');
+    writeFileSync(gate, '');
+    const a = (await waitTerminalAsync(q, ['time/queued']))['time/queued'];
+    assert.equal(a.outcome, 'succeeded', JSON.stringify(a));
+    assert.equal(a.reason, null);
   });
 });

@@ -71,7 +71,7 @@ test('claude: 401, 429 (a usage limit), 500, max turns, permission denied — ea
     got.map((a) => a.exitCode),
     [1, 1, 1, 1, 0],
   );
-  assert.deepEqual(got[3].caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1 });
+  assert.deepEqual(got[3].caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1, maxTimeSec: null });
   const denied = await w.run('result', ['--name', 'denied', '--json']);
   assert.equal(denied.json.reason, 'permission-denied');
   assert.match(denied.json.lastAssistantText, /^done: /, 'the answer the model gave is kept');
@@ -155,7 +155,7 @@ test('opencode: --max-cost held by the supervisor from the cost of each step —
   assert.ok(a.usage.costUsd > 0.5, JSON.stringify(a.usage));
   assert.equal(a.toolUses, 1, 'the first step (the tool call) was done');
   assert.equal(a.cancelRequested, true);
-  assert.deepEqual(a.caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: null });
+  assert.deepEqual(a.caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: null, maxTimeSec: null });
   // The model never answers the second step: only the stop ended the run, with OpenCode's graceful signal.
   assert.equal(a.signal, 'SIGTERM');
   await nothingLeft(w, 'cost');
@@ -195,7 +195,7 @@ test('copilot: 401 and 429 each failed with its reason; --max-turns held by the 
   assert.equal(k.error, `stopped at --max-tokens 1000: the run had used ${k.usage.totalTokens} tokens`);
   assert.equal(k.toolUses, 1);
   assert.equal(k.cancelRequested, true);
-  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null });
+  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null });
   await nothingLeft(w, 'tokens', sleeper);
 
   const e = expectError(

@@ -74,10 +74,11 @@ test('checkCaps: the same rules for numbers given to the library', () => {
 test('settleCaps: given ones win, the rest are inherited (a resume), null drops one; a cap the adapter cannot hold is E_ARG_UNSUPPORTED', async () => {
   const claude = await loadAdapter('claude');
   const before = { maxCostUsd: 1, maxTokens: 500, maxTurns: 3 };
-  assert.deepEqual(settleCaps(claude, {}, before), before);
-  assert.deepEqual(settleCaps(claude, { maxTurns: null, maxCostUsd: 2 }, before), { maxCostUsd: 2, maxTokens: 500, maxTurns: null });
+  assert.deepEqual(settleCaps(claude, {}, before), { ...before, maxTimeSec: null }, 'a record from before the time cap has none');
+  assert.deepEqual(settleCaps(claude, { maxTurns: null, maxCostUsd: 2 }, before), { maxCostUsd: 2, maxTokens: 500, maxTurns: null, maxTimeSec: null });
   assert.deepEqual(settleCaps(claude, {}), NO_CAPS);
   const shell = await loadAdapter('shell');
+  assert.deepEqual(settleCaps(shell, { maxTimeSec: 90 }), { ...NO_CAPS, maxTimeSec: 90 }, 'the time cap holds for every CLI');
   assert.deepEqual(settleCaps(shell, { maxCostUsd: null }), NO_CAPS, 'no cap needs no support');
   assert.equal(
     code(() => settleCaps(shell, { maxTurns: 2 })),
