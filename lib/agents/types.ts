@@ -186,8 +186,12 @@ export interface ChildQuery extends SessionQuery {
 
 /** One run's usage, read from the CLI's own store as the store grows (`AgentAdapter.storeUsage`). */
 export interface StoreUsage {
-  /** Reads what the store gained since the last call (never the whole store again); this run's usage so far, null while there is none. Never throws. */
-  read(): Usage | null;
+  /**
+   * Reads what the store gained since the last call (never the whole store again); this run's usage so
+   * far, null while there is none. Never throws. `sessionId` is the run's session id as known now (the
+   * record's, else the stream's): a CLI that chooses its own id (Codex) names it only once the run began.
+   */
+  read(sessionId?: string | null): Usage | null;
 }
 
 /** One agent CLI, as the core drives it. */
@@ -275,11 +279,12 @@ export interface AgentAdapter {
    */
   settleChildren?(q: SessionQuery, children: ChildAgent[], final: boolean): void;
   /**
-   * For a CLI whose stream has no token counts but whose own store has them (Copilot): a reader of the
-   * run's usage there. The supervisor makes it right before it starts the agent (so what the store holds
-   * then, the session's earlier runs, is not counted), reads it while the run goes (when the stream says
-   * more, and every second besides) and once more after the agent exited; what it reads is the run's
-   * `state.usage`, which the record and a `stream` cap take.
+   * For a CLI whose stream has no token counts while the run goes but whose own store has them (Copilot:
+   * none in its stream; Codex: only at the end of its turn): a reader of the run's usage there. The
+   * supervisor makes it right before it starts the agent (so what the store holds then, the session's
+   * earlier runs, is not counted), reads it while the run goes (when the stream says more, and every
+   * second besides) and once more after the agent exited; what it reads is the run's `state.usage`, which
+   * the record and a `stream` cap take — until the stream reports a usage of its own, which then stands.
    */
   storeUsage?(q: SessionQuery): StoreUsage;
   /**

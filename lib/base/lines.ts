@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { isErrno } from './errors.js';
 
 /**
@@ -99,5 +99,14 @@ export class LineFollower {
       this.pending = [];
       this.pendingBytes = 0;
     }
+  }
+}
+
+/** The size of a file, 0 when it is not there (yet): where a `LineFollower` of only what is appended from now on starts. */
+export function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
   }
 }

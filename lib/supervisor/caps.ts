@@ -86,7 +86,10 @@ export function capGuard(g: CapGuardInput): CapGuard {
     const deadline = monotonicMs() + limit * 1000;
     const arm = (): void => {
       const left = deadline - monotonicMs();
-      if (left <= 0) return stop({ reason: 'max-time', message: `stopped at --max-time ${limit}: the agent had run ${limit} s` });
+      if (left <= 0) {
+        stop({ reason: 'max-time', message: `stopped at --max-time ${limit}: the agent had run ${limit} s` });
+        return;
+      }
       timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
       timer.unref();
     };

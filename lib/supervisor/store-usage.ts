@@ -6,7 +6,8 @@ import type { RunRecord } from '../registry/record.js';
  * Copilot). The supervisor reads it whenever it reads the stream, every STORE_POLL_MS besides (the CLI
  * writes its store while its stream is quiet, during a long tool), and once more after the agent exited;
  * what it reads is the run's `state.usage`, so the record and the caps (lib/supervisor/caps.ts) take it
- * as they take a stream's.
+ * as they take a stream's. Once the stream reports a usage of its own (Codex's turn.completed: its figures
+ * are the ones the run has always recorded), the store is no longer read.
  */
 
 /** How often the store is read when the stream says nothing: a stat and the bytes appended, no more. */
@@ -23,12 +24,15 @@ export function storeUsageOf(adapter: AgentAdapter, record: RunRecord): StoreUsa
   if (!adapter.storeUsage) return null;
   const reader = adapter.storeUsage({ sessionId: record.sessionId, cwd: record.cwd, storeEnv: record.storeEnv });
   let last = 'null';
+  /** The usage this reader put in the state: any other there is the stream's own. */
+  let written: StreamState['usage'] = null;
   return (state) => {
-    const usage = reader.read();
+    if (state.usage !== written) return false;
+    const usage = reader.read(record.sessionId ?? state.sessionId);
     const now = JSON.stringify(usage);
     if (usage === null || now === last) return false;
     last = now;
-    state.usage = usage;
+    state.usage = written = usage;
     return true;
   };
 }

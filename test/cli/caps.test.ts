@@ -75,13 +75,15 @@ describe('checked before anything is recorded', () => {
     assert.equal(e.details.flag, '--max-turns');
   });
 
-  test('a cap the CLI cannot be held to is E_ARG_UNSUPPORTED: shell (no usage) and codex (usage only once its turn is over)', () => {
-    for (const cli of ['shell', 'codex']) {
-      for (const [flag, value] of [
-        ['--max-cost', '1'],
-        ['--max-tokens', '1000'],
-        ['--max-turns', '5'],
-      ] as const) {
+  test('a cap the CLI cannot be held to is E_ARG_UNSUPPORTED: shell (no usage), codex (no cost, no turns), gemini (no cost, tokens only at the end)', () => {
+    const refused: Record<string, string[]> = {
+      shell: ['--max-cost', '--max-tokens', '--max-turns'],
+      codex: ['--max-cost', '--max-turns'],
+      gemini: ['--max-cost', '--max-tokens'],
+    };
+    const values: Record<string, string> = { '--max-cost': '1', '--max-tokens': '1000', '--max-turns': '5' };
+    for (const [cli, flags] of Object.entries(refused)) {
+      for (const [flag, value] of flags.map((f) => [f, values[f]!] as const)) {
         const e = expectError(box, 'start-subagent', ['--name', `unsup/${cli}`, '--cli', cli, '--prompt', 'x', flag, value], 'E_ARG_UNSUPPORTED');
         assert.equal(e.details.cli, cli);
         assert.equal(e.details.flag, flag);
@@ -169,8 +171,11 @@ describe('recorded, kept on resume, passed to the CLI’s own limits', () => {
 
 describe('held by the supervisor: the run is stopped, failed with the cap as its reason, nothing of it left', () => {
   /** Starts a fake-CLI run with the caps, waits for its end, and checks nothing of it lives on. */
-  async function capped(name: string, cli: string, caps: string[]): Promise<any> {
-    assertOk(await box.runAsync('start-subagent', ['--name', name, '--cli', cli, '--prompt', 'work', ...caps], { env: withFakes }), `start ${name}`);
+  async function capped(name: string, cli: string, caps: string[], env: NodeJS.ProcessEnv = {}): Promise<any> {
+    assertOk(
+      await box.runAsync('start-subagent', ['--name', name, '--cli', cli, '--prompt', 'work', ...caps], { env: { ...withFakes, ...env } }),
+      `start ${name}`,
+    );
     const a = (await waitTerminalAsync(box, [name]))[name];
     const runId = recordOf(box.registry, name).runId;
     await until(`no process of ${name} left`, () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0, 10_000);
@@ -215,6 +220,35 @@ describe('held by the supervisor: the run is stopped, failed with the cap as its
     expectError(box, 'start-subagent', ['--name', 'held/copilot-cost', '--cli', 'copilot', '--prompt', 'x', '--max-cost', '1'], 'E_ARG_UNSUPPORTED', {
       env: withFakes,
     });
+  });
+
+  test("gemini --max-turns: its model answers after the tools' results are its turns; stopped as its second begins", async () => {
+    // multi-turn.ndjson: turn 1 (words, two tool calls) on lines 3-6, their results, turn 2's tool call on line 9.
+    fakeCli('gemini', `${printLines('gemini/multi-turn.ndjson', 9)}\nexec sleep 300`);
+    const a = await capped('held/gemini', 'gemini', ['--max-turns', '1']);
+    assert.equal(a.outcome, 'failed', a.error);
+    assert.equal(a.reason, 'max-turns');
+    assert.equal(a.error, 'stopped at --max-turns 1: the run began turn 2');
+    assert.equal(a.toolUses, 3);
+    fakeCli('gemini', `${printLines('gemini/multi-turn.ndjson', 9)}`);
+    const under = await capped('held/gemini-under', 'gemini', ['--max-turns', '2']);
+    assert.notEqual(under.reason, 'max-turns', 'two turns are within --max-turns 2');
+  });
+
+  test('codex --max-tokens: held to the usage records of its rollout, read as they come (the stream has none before its turn ends)', async () => {
+    // The stream names the thread; its rollout (CODEX_HOME/sessions/…) gets a usage record of 5187 tokens; the tool then runs on.
+    const thread = '01a2007c-002c-75b3-bf73-983723bbb5ff';
+    const rollout = join(AGENTS, 'codex', 'rollouts', 'sigint-during-tool.rollout.jsonl');
+    const stream = join(box.dir, 'codex-stream.jsonl');
+    writeFileSync(stream, `{"type":"thread.started","thread_id":"${thread}"}\n{"type":"turn.started"}\n`);
+    const day = '"$CODEX_HOME/sessions/2026/11/21"';
+    fakeCli('codex', `cat '${stream}'\nmkdir -p ${day}\ncp '${rollout}' ${day}/rollout-2026-11-21T23-39-12-${thread}.jsonl\nexec sleep 300`);
+    const a = await capped('held/codex', 'codex', ['--max-tokens', '5000'], { CODEX_HOME: join(box.dir, 'codex-home') });
+    assert.equal(a.outcome, 'failed', a.error);
+    assert.equal(a.reason, 'max-tokens');
+    assert.equal(a.error, 'stopped at --max-tokens 5000: the run had used 5187 tokens');
+    assert.equal(a.usage.totalTokens, 5187, "the usage recorded is the rollout's, the stream having none");
+    assert.equal(a.signal, 'SIGINT', "Codex's graceful signal");
   });
 
   test('a run that reached its end over a cap still failed with the cap (over is over, however fast)', async () => {

@@ -2,16 +2,17 @@
 // pinned CLIs against the fake model servers: each failure reason the CLIs report (401, 429 / a usage
 // limit, 500, max turns, a budget, permission denied), caps held by the CLI itself (Claude's
 // --max-budget-usd and --max-turns) and by the supervisor (Claude's tokens, OpenCode's cost, Copilot's
-// turns and tokens), each stop leaving no process of the run, and the caps a CLI cannot be held to refused before anything is
-// recorded. The same ends replayed from captured streams: test/cli/reasons.test.ts, test/cli/caps.test.ts.
+// turns and tokens, Codex's tokens from its rollout, Gemini's turns), each stop leaving no process of the run, and the caps a CLI
+// cannot be held to refused before anything is recorded. The same ends replayed from captured streams: test/cli/reasons.test.ts, test/cli/caps.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fakeWorld, uniq, type World } from '../fakes/world.js';
 import type { Action, FakeRequest } from '../fakes/script.js';
 import { expectError } from '../support/shell.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
-import { recordOf, stderrTail } from '../support/registry.js';
+import { recordOf, runDirOf, stderrTail } from '../support/registry.js';
 import { until } from '../support/wait.js';
 
 /** Starts each case, waits for all, and checks each ended failed with its reason. */
@@ -113,10 +114,108 @@ test('codex: 401, 429, 500 each failed with its reason; the caps it cannot be he
   ]);
   for (const cap of [
     ['--max-cost', '1'],
-    ['--max-tokens', '1000'],
     ['--max-turns', '3'],
   ]) {
     const e = expectError(w.box, 'start-subagent', ['--name', 'capped', '--cli', 'codex', '--cwd', w.cwd, '--prompt', 'REPLY:x', ...cap], 'E_ARG_UNSUPPORTED');
+    assert.equal(e.details.flag, cap[0]);
+  }
+});
+
+test('codex: --max-tokens held by the supervisor from its rollout (the stream has usage only at its end) — stopped as its first response ends, before its long tool is done, nothing left; a resume is held to its own tokens', async (t) => {
+  const w = await fakeWorld(t, 'codex');
+  if (!w) return;
+  // The first model response (~10 000 tokens: the CLI's instructions and tools) asks for a long command.
+  const sleeper = uniq('cx-tokens');
+  await w.start('tokens', `TOOL:Bash:sleep 120; echo ${sleeper}`, ['--max-tokens', '1000']);
+  const k = await w.wait('tokens');
+  assert.equal(k.outcome, 'failed', `${k.error} ${stderrTail(w.box.registry, 'tokens')}`);
+  assert.equal(k.reason, 'max-tokens');
+  t.diagnostic(`--max-tokens: stopped ${k.durationMs} ms after the run started`);
+  const asked = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText.includes(sleeper));
+  assert.equal(asked.length, 1, 'stopped during the tool of its first response: the model was asked once');
+  const reported = asked[0]!.reportedUsage!;
+  assert.equal(k.usage.totalTokens, reported.promptTokens + reported.completionTokens, JSON.stringify(k.usage));
+  assert.equal(k.error, `stopped at --max-tokens 1000: the run had used ${k.usage.totalTokens} tokens`);
+  // The record is written as the response ends, before Codex starts the command: the stop may come before the stream shows it.
+  assert.ok(k.toolUses <= 1, String(k.toolUses));
+  assert.equal(k.cancelRequested, true);
+  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null });
+  await nothingLeft(w, 'tokens', sleeper);
+
+  // Codex counts a thread's tokens over all its runs; the cap holds this run's only. Run 1: two
+  // responses (a tool call, then the answer); run 2: one, of about the size of each of run 1's.
+  await w.start('own', 'TOOL:Bash:echo first');
+  const one = await w.wait('own');
+  assert.equal(one.outcome, 'succeeded', one.error);
+  const cap = one.usage.totalTokens;
+  const resumed = await w.run('resume-subagent', ['--name', 'own', '--prompt', 'REPLY:second', '--max-tokens', String(cap)]);
+  assert.equal(resumed.code, 0, resumed.stdout);
+  const two = await w.wait('own');
+  assert.equal(two.run, 2);
+  assert.equal(two.outcome, 'succeeded', `${two.error}: run 2 used ${JSON.stringify(two.usage)}, the thread ${cap} + that`);
+  const last = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText.includes('REPLY:second'));
+  assert.equal(last.length, 1);
+  const own = last[0]!.reportedUsage!;
+  assert.equal(two.usage.totalTokens, own.promptTokens + own.completionTokens, "run 2's usage is its own response's (the stream's turn.completed, less run 1)");
+  assert.ok(two.usage.totalTokens <= cap, `run 2 alone (${two.usage.totalTokens}) is within the cap (${cap})`);
+  const thread = JSON.parse(
+    readFileSync(join(runDirOf(w.box.registry, 'own', 2), 'events.log'), 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"turn.completed"'))!,
+  ).usage;
+  assert.ok(thread.input_tokens + thread.output_tokens > cap, 'what Codex counts for the thread (run 1 and run 2) is over it');
+});
+
+test('gemini: --max-turns held by the supervisor from the turns its stream shows — stopped as its second begins, during its tool, nothing left; its own model.maxSessionTurns ends a run with max-turns', async (t) => {
+  const marker = uniq('gm-turns');
+  const sleeper = uniq('gm-sleep');
+  const w = await fakeWorld(t, 'gemini', {
+    handler: (req) => {
+      const c = req.conversation;
+      if (!c?.lastUserText.includes(marker)) return undefined;
+      const n = c.toolOutputs.length;
+      if (n === 0) return { type: 'tool', calls: [{ name: 'run_shell_command', input: { command: `echo ${marker}`, description: 'say the marker' } }] };
+      if (n === 1) return { type: 'tool', calls: [{ name: 'run_shell_command', input: { command: `sleep 120; echo ${sleeper}`, description: 'wait' } }] };
+      return { type: 'text', text: 'done' };
+    },
+  });
+  if (!w) return;
+  await w.start('turns', `do it ${marker}`, ['--max-turns', '1']);
+  const a = await w.wait('turns');
+  assert.equal(a.outcome, 'failed', `${a.error} ${stderrTail(w.box.registry, 'turns')}`);
+  assert.equal(a.reason, 'max-turns');
+  assert.equal(a.error, 'stopped at --max-turns 1: the run began turn 2');
+  assert.equal(a.toolUses, 2, "turn 1's tool, and turn 2's, which the stop ended");
+  assert.equal(a.cancelRequested, true);
+  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1, maxTimeSec: null });
+  const asked = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText.includes(marker));
+  assert.equal(asked.length, 2, 'the model was asked for turn 2, not for turn 3');
+  await nothingLeft(w, 'turns', sleeper);
+
+  // Within its cap the same run is not stopped by it.
+  const free = uniq('gm-free');
+  await w.start('under', `TOOL:Bash:echo ${free}`, ['--max-turns', '2']);
+  const u = await w.wait('under');
+  assert.equal(u.outcome, 'succeeded', u.error);
+
+  // Its own limit, a setting (no flag): the CLI stops itself before the turn past it; the verdict says max-turns.
+  const settings = w.files.find((f) => f.endsWith('settings.json'))!;
+  const s = JSON.parse(readFileSync(settings, 'utf8'));
+  s.model = { ...s.model, maxSessionTurns: 1 };
+  writeFileSync(settings, JSON.stringify(s));
+  await w.start('own', 'TOOL:Bash:echo own limit');
+  const o = await w.wait('own');
+  assert.equal(o.outcome, 'failed', o.error);
+  assert.equal(o.reason, 'max-turns');
+  assert.equal(o.exitCode, 53);
+  assert.match(o.error, /Reached max session turns/);
+  assert.equal(o.cancelRequested, false, 'the CLI stopped itself');
+
+  for (const cap of [
+    ['--max-cost', '1'],
+    ['--max-tokens', '1000'],
+  ]) {
+    const e = expectError(w.box, 'start-subagent', ['--name', 'capped', '--cli', 'gemini', '--cwd', w.cwd, '--prompt', 'REPLY:x', ...cap], 'E_ARG_UNSUPPORTED');
     assert.equal(e.details.flag, cap[0]);
   }
 });

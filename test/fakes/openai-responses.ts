@@ -202,6 +202,7 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
   }
   const inputTokens = tokens(req.bodyBytes);
   const outputTokens = tokens(JSON.stringify(output).length);
+  req.reportedUsage = { promptTokens: inputTokens, completionTokens: outputTokens };
   emit({
     type: 'response.completed',
     response: {

@@ -79,7 +79,7 @@ export interface FakeRequest {
   conversation?: Conversation;
   /** Filled once the server decided: the action it answered with. */
   action?: Action;
-  /** The token counts the server reported in its answer, when it sent some (the chat completions fake: `usage`). */
+  /** The token counts the server reported in its answer, when it sent some (chat completions `usage`, Responses `response.completed.usage`). */
   reportedUsage?: { promptTokens: number; completionTokens: number };
   /** How the action was chosen. */
   source?: 'handler' | 'script' | 'directive' | 'aux' | 'route';

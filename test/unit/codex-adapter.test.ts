@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codex } from '../../lib/agents/codex/index.js';
@@ -77,7 +77,11 @@ test('the adapter declares what codex can do', () => {
   assert.equal(codex.cli, 'codex');
   assert.equal(codex.program, 'codex');
   assert.deepEqual(codex.supports, { model: true, variant: true, agent: false, files: false });
-  assert.deepEqual(codex.caps, { cost: null, tokens: null, turns: null }, 'no cost, no turns, usage only once the run is over');
+  assert.deepEqual(
+    codex.caps,
+    { cost: null, tokens: 'stream', turns: null },
+    'no cost, no turns in its stream; tokens from its rollout as the run goes (storeUsage)',
+  );
   assert.equal(codex.gracefulSignal, 'SIGINT');
   assert.equal(codex.stream, 'ndjson');
   assert.deepEqual([...codex.storeEnvKeys], ['CODEX_HOME', 'HOME']);
@@ -617,5 +621,86 @@ test('childMessages falls back to response items for a rollout without item_comp
     });
   } finally {
     s.cleanup();
+  }
+});
+
+// storeUsage: a run's token_usage_records, read from its rollout as Codex appends to it.
+
+/** The lines of a captured rollout, each with its newline. */
+function rolloutLines(name: string): string[] {
+  return readFileSync(join(FIXTURES, 'rollouts', name), 'utf8').split(/(?<=\n)/);
+}
+
+/** The `thread_token_usage` of a rollout's token_usage_records, in order. */
+function threadTotals(ls: string[]) {
+  return ls
+    .filter((l) => l.startsWith('{') && JSON.parse(l).type === 'token_usage_record')
+    .map((l) => usageFromCodex(JSON.parse(l).payload.thread_token_usage));
+}
+
+test("storeUsage: a new thread's rollout, found once the stream named the thread and read as it grows, sums its model responses — the stream's turn.completed figures", () => {
+  const home = mkdtempSync(join(tmpdir(), 'codex-usage-'));
+  try {
+    const thread = '01a2007a-6bd9-7fc1-9ce0-6cd5d7d08994';
+    const q = { sessionId: null, cwd: '/w', storeEnv: { CODEX_HOME: home } };
+    const reader = codex.storeUsage!(q);
+    assert.equal(reader.read(null), null, 'no thread yet');
+    assert.equal(reader.read(thread), null, 'the thread has no rollout yet');
+    const day = join(home, 'sessions', '2026', '11', '21');
+    mkdirSync(day, { recursive: true });
+    const file = join(day, `rollout-2026-11-21T23-39-12-${thread}.jsonl`);
+    const all = rolloutLines('spawn-subagent.parent.rollout.jsonl');
+    const records = all.flatMap((l, i) => (l.includes('"type":"token_usage_record"') ? [i] : []));
+    assert.equal(records.length, 3, 'three model responses');
+    writeFileSync(file, all.slice(0, records[0]).join(''));
+    assert.equal(reader.read(thread), null, 'no response has ended yet');
+    // A record written in two pieces counts once it is whole.
+    const first = all[records[0]!]!;
+    appendFileSync(file, first.slice(0, 120));
+    assert.equal(reader.read(thread), null, 'a torn line waits for its rest');
+    appendFileSync(file, first.slice(120));
+    assert.deepEqual(reader.read(thread), usage(5176, 8), 'the first response, while its tools run');
+    appendFileSync(file, all.slice(records[0]! + 1).join(''));
+    const totals = threadTotals(all);
+    assert.deepEqual(reader.read(thread), totals.at(-1), 'all three: the thread total');
+    // The run's own stream says the same at its end (turn.completed): the record keeps that one.
+    const { p } = parse('spawn-subagent.jsonl');
+    assert.deepEqual(p.state.usage, reader.read(thread));
+    // The child's rollout (a thread of its own) is not the parent's.
+    copyFileSync(
+      join(FIXTURES, 'rollouts', 'spawn-subagent.child.rollout.jsonl'),
+      join(day, 'rollout-2026-11-21T23-39-13-01a2007a-6c58-73d2-87b7-9908ebb79c3f.jsonl'),
+    );
+    assert.deepEqual(reader.read(thread), totals.at(-1));
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test("storeUsage: a resume reads only what its thread's rollout gains from the run's start (the earlier runs' records are not its), each turn its own share", () => {
+  const home = mkdtempSync(join(tmpdir(), 'codex-usage-'));
+  try {
+    const thread = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
+    const q = { sessionId: thread, cwd: '/w', storeEnv: { HOME: home } };
+    const day = join(home, '.codex', 'sessions', '2026', '11', '21');
+    mkdirSync(day, { recursive: true });
+    const file = join(day, `rollout-2026-11-21T23-40-00-${thread}.jsonl`);
+    const all = rolloutLines('resume-4-turns.rollout.jsonl');
+    const ends = all.flatMap((l, i) => (l.includes('"type":"task_complete"') ? [i + 1] : []));
+    assert.equal(ends.length, 4, 'four runs of one thread');
+    const totals = threadTotals(all);
+    writeFileSync(file, all.slice(0, ends[0]).join(''));
+    for (let run = 1; run < 4; run++) {
+      const reader = codex.storeUsage!(q);
+      assert.equal(reader.read(thread), null, `run ${run + 1}: the earlier runs' records are not its`);
+      appendFileSync(file, all.slice(ends[run - 1], ends[run]).join(''));
+      const own = reader.read(thread);
+      assert.deepEqual(own, runUsage(totals[run]!, totals[run - 1]), `run ${run + 1}: its share of the thread (what its stream's turn.completed gives)`);
+      assert.deepEqual(reader.read(thread), own, 'read again: nothing new, the same');
+    }
+    // A thread with no rollout reads nothing, and never throws.
+    assert.equal(codex.storeUsage!({ ...q, sessionId: '01a2007c-0000-7000-8000-000000000000' }).read('01a2007c-0000-7000-8000-000000000000'), null);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
   }
 });

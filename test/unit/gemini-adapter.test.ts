@@ -40,6 +40,7 @@ const EXIT: Record<string, { code: number | null; signal: string | null }> = {
   'shell-not-allowed.ndjson': { code: 0, signal: null },
   'empty-answer.ndjson': { code: 0, signal: null },
   'sigterm-during-tool.ndjson': { code: 0, signal: null },
+  'multi-turn.ndjson': { code: 0, signal: null },
 };
 
 interface Parsed {
@@ -317,7 +318,7 @@ test('verdict: a signal, an exit status after a success, the CLI exit statuses i
   assert.deepEqual(gemini.verdict({ code: 1, signal: null }, state), { outcome: 'failed', error: 'gemini exited with status 1', reason: 'crashed' });
   assert.equal(gemini.verdict({ code: 55, signal: null }, gemini.parser().state).reason, 'permission-denied', 'the workspace is not trusted');
   assert.equal(gemini.verdict({ code: 41, signal: null }, gemini.parser().state).reason, 'auth');
-  assert.deepEqual(gemini.caps, { cost: null, tokens: null, turns: null });
+  assert.deepEqual(gemini.caps, { cost: null, tokens: null, turns: 'stream' }, 'its turns are counted from the stream; no cost, tokens only at the end');
   const empty = gemini.parser().state;
   assert.equal(
     gemini.verdict({ code: 55, signal: null }, empty).error,
@@ -579,4 +580,27 @@ test('childMessages: a child still running is found by the task the record shows
     description: 'generalist: TOOL:Bash:echo child-shell-out',
   };
   assert.equal(findChild(q2), null);
+});
+
+test("turns: each model answer (words, tool calls) after the prompt or the tools' results is a turn — as the CLI counts them (model.maxSessionTurns)", () => {
+  const turns = (name: string, end = true) => parse(name, end).state.turns;
+  assert.equal(turns('plain.ndjson'), 1);
+  assert.equal(turns('shell-tool.ndjson'), 2, 'the tool call, then the answer');
+  // Two calls in one answer, their results, one call, its result, the answer: 3 requests to the model.
+  assert.equal(turns('multi-turn.ndjson'), 3);
+  // maxSessionTurns 1 (the captured run): the CLI refused its own 2nd turn, which the stream never showed.
+  assert.equal(turns('max-turns.ndjson'), 1);
+  assert.equal(turns('resume-2.ndjson'), 1, "a resume counts its own turns (the stream does not replay the earlier run's)");
+  assert.equal(turns('subagent.ndjson'), 2, "a sub-agent's turns are not the run's (the stream does not carry them)");
+  assert.equal(turns('sigterm-during-tool.ndjson', false), 1, 'cut off during its first tool');
+  assert.equal(turns('api-error-500.ndjson'), 0, 'the model never answered');
+  // While the run goes: turn 2 begins with the first word of the model's 2nd answer.
+  const lines = readFileSync(join(FIX, 'multi-turn.ndjson'), 'utf8').split('\n');
+  const p = gemini.parser();
+  const seen: number[] = [];
+  for (const l of lines) {
+    p.line(l);
+    seen.push(p.state.turns);
+  }
+  assert.deepEqual(seen.slice(0, 13), [0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 3, 3, 3]);
 });

@@ -1,5 +1,4 @@
-import { statSync } from 'node:fs';
-import { LineFollower } from '../../base/lines.js';
+import { fileSize, LineFollower } from '../../base/lines.js';
 import { fields, num, parseObject } from '../../base/json.js';
 import type { Usage } from '../../registry/record.js';
 import type { SessionQuery, StoreUsage } from '../types.js';
@@ -45,15 +44,6 @@ function usageOf(t: Totals): Usage {
   };
 }
 
-/** The size of a file, 0 when it is not there (yet). */
-function sizeOf(path: string): number {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-}
-
 /**
  * The usage of the `session.usage_record`s appended to `file` from now on (null: no file to read). Each
  * `read()` reads only what was appended since the last; null until a record came.
@@ -76,7 +66,7 @@ export function usageReader(file: string | null): StoreUsage {
       t.cacheWrite += num(u.cacheWriteTokens);
       t.reasoning += num(u.reasoningTokens);
     },
-    sizeOf(file),
+    fileSize(file),
   );
   return {
     read() {

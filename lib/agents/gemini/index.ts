@@ -23,9 +23,11 @@ export const gemini: GeminiAdapter = {
   // `@name` in the prompt), no reasoning-effort flag (thinking budgets are settings), and files are
   // `@path` references in the prompt, read only inside the workspace: refused rather than half-honoured.
   supports: { model: true, variant: false, agent: false, files: false },
-  // No caps: its stream has no cost, its tokens only in the result (the run is over by then), and no
-  // limit of its own per run (model.maxSessionTurns counts the whole session).
-  caps: { cost: null, tokens: null, turns: null },
+  // Its stream has no cost and its tokens only in the result (the run is over by then): those are refused.
+  // Its model turns show in the stream, which the supervisor counts for --max-turns. Its own limit
+  // (model.maxSessionTurns, per process) is a setting only, with no flag or variable to pass it a run's
+  // cap by: set in the user's settings it still ends a run with `max-turns`.
+  caps: { cost: null, tokens: null, turns: 'stream' },
   // SIGINT and SIGTERM both end the CLI at once (exit 0, no result line) and leave its shell tool
   // running in a session of its own: the core's cancel signals every process of the run, tools included.
   gracefulSignal: 'SIGTERM',

@@ -10,7 +10,8 @@ import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
  * `init {session_id, model}` first, `message {role, content, delta}` (the answer comes in deltas),
  * `tool_use {tool_name, tool_id, parameters}`, `tool_result {tool_id, status, output?, error?}`,
  * `error {severity, message}` (not fatal by itself), and last `result {status, error?, stats}`. Its
- * stats are this process's, sub-agents included; no cost.
+ * stats are this process's, sub-agents included; no cost. No event marks a model turn: `state.turns`
+ * counts the answers (text or tool calls) that follow the prompt or tool results.
  */
 
 export interface GeminiStreamState extends StreamState {
@@ -91,6 +92,17 @@ export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
   let anonymous = 0;
   /** The assistant text of the current turn, as its deltas arrive; a message once something else comes. */
   let text: string | null = null;
+  /**
+   * Inside a model turn: its answer (text, tool calls) is streaming. The prompt and tool results end one;
+   * the model's next words or calls begin the next — the CLI's own turns (a request to the model each,
+   * what `model.maxSessionTurns` counts). A sub-agent's turns are not in the stream.
+   */
+  let inTurn = false;
+  const modelSaid = (): void => {
+    if (inTurn) return;
+    inTurn = true;
+    state.turns++;
+  };
 
   const emit = (m: Message): void => onMessage?.(m);
   const flush = (): void => {
@@ -156,8 +168,10 @@ export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
         case 'message': {
           if (ev.role !== 'assistant') {
             flush(); // the user's prompt, echoed: the core adds it
+            inTurn = false;
             break;
           }
+          modelSaid();
           const content = str(ev.content) ?? '';
           if (ev.delta === true) {
             text = (text ?? '') + content;
@@ -171,10 +185,12 @@ export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
         }
         case 'tool_use':
           flush();
+          modelSaid();
           toolUse(ev);
           break;
         case 'tool_result':
           flush();
+          inTurn = false;
           toolResult(ev);
           break;
         case 'error':

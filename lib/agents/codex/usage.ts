@@ -1,0 +1,83 @@
+import { fileSize, LineFollower } from '../../base/lines.js';
+import { fields, num, parseObject, str } from '../../base/json.js';
+import type { Usage } from '../../registry/record.js';
+import type { SessionQuery, StoreUsage } from '../types.js';
+import { codexHome, findRollout } from './store.js';
+import { usageFromCodex } from './stream.js';
+
+/**
+ * A Codex run's token usage while it goes, from its thread's rollout file (measured with 0.169.0; see
+ * docs/agents/codex.md, "Usage"). The `--json` stream reports usage only in `turn.completed`, when the
+ * run's one turn is over; the rollout gets a `token_usage_record` the moment each model response ends
+ * (before the tools it asked for run), `payload.usage` being that response's own counts. Codex only
+ * appends to a rollout, a resume to the thread's own: this run's records are those after the size the
+ * rollout had when the reader was made, right before the run began — or all of a rollout the run itself
+ * created (a new thread, whose id the reader learns from the stream).
+ */
+
+/** The mark of the one line read: every other line (some are tens of KB) is passed by without parsing it. */
+const USAGE_RECORD = '"token_usage_record"';
+
+/** The sums of the records read so far, in Codex's words. */
+interface Totals {
+  input_tokens: number;
+  cached_input_tokens: number;
+  cache_write_input_tokens: number;
+  output_tokens: number;
+  reasoning_output_tokens: number;
+}
+
+/** The reader of the records appended to `file` from `offset` on, of thread `threadId`. */
+function recordsReader(file: string, threadId: string, offset: number): () => Usage | null {
+  let totals: Totals | null = null;
+  const follower = new LineFollower(
+    file,
+    (line) => {
+      if (!line.includes(USAGE_RECORD)) return;
+      const rec = parseObject(line);
+      const p = fields(rec?.payload);
+      if (rec?.type !== 'token_usage_record' || (str(p.thread_id) ?? threadId) !== threadId) return;
+      const u = fields(p.usage);
+      totals ??= { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
+      for (const k of Object.keys(totals) as Array<keyof Totals>) totals[k] += num(u[k]);
+    },
+    offset,
+  );
+  return () => {
+    try {
+      follower.poll();
+    } catch {
+      /* unreadable for now: what was read so far stands */
+    }
+    return totals ? usageFromCodex(totals) : null;
+  };
+}
+
+/**
+ * The reader of a run's usage in its thread's rollout (`AgentAdapter.storeUsage`), made before the run
+ * starts. A resume's rollout is found now, and read from its present end; a new thread's is looked for
+ * once the stream named the thread, and read whole.
+ */
+export function storeUsage(q: SessionQuery): StoreUsage {
+  const home = codexHome(q.storeEnv);
+  let read: (() => Usage | null) | null = null;
+  let resumed: string | null = null;
+  if (q.sessionId !== null) {
+    const file = findRollout(home, q.sessionId);
+    // A resume whose rollout is not found now (elsewhere, archived) is read from where it is found later:
+    // never counting the earlier runs is what matters.
+    if (file) read = recordsReader(file, q.sessionId, fileSize(file));
+    else resumed = q.sessionId;
+  }
+  return {
+    read(sessionId) {
+      if (!read) {
+        const thread = resumed ?? sessionId;
+        const file = thread ? findRollout(home, thread) : null;
+        if (!thread || !file) return null;
+        read = recordsReader(file, thread, resumed ? fileSize(file) : 0);
+      }
+      return read();
+    },
+  };
+}
