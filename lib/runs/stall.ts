@@ -1,4 +1,6 @@
 import type { RunRecord, Status } from '../registry/record.js';
+import { latestRunDirOfListed, listNames, readRecord } from '../registry/store.js';
+import { observeRun } from './observe.js';
 
 /**
  * A stall as readers report it (docs/stalls.md): a flag on a running run, never a status of
@@ -8,4 +10,26 @@ import type { RunRecord, Status } from '../registry/record.js';
 export function stallOf(o: { status: Status; record: RunRecord }): { stalled: boolean; stalledSince: string | null } {
   const since = o.record.stalledSince;
   return o.status === 'running' && typeof since === 'string' ? { stalled: true, stalledSince: since } : { stalled: false, stalledSince: null };
+}
+
+/**
+ * A run that `parent`'s agent started itself (its record's `parent`), in the same registry, that is at
+ * work: running and not stalled — a sign of work of the parent (docs/stalls.md): an orchestrator that
+ * waits for its children while they work is not stuck. Its name, or null. Reads every name's latest
+ * record (the supervisor asks only when the parent has shown no other sign for its stall time).
+ */
+export function childAtWork(registry: string, parent: string): string | null {
+  for (const name of listNames(registry)) {
+    const dir = latestRunDirOfListed(registry, name);
+    if (dir === null) continue;
+    try {
+      const r = readRecord(dir);
+      if (r.parent !== parent || r.status !== 'running') continue;
+      const o = observeRun(dir, undefined, false);
+      if (!stallOf(o).stalled && o.status === 'running') return name;
+    } catch {
+      /* a record being replaced, or gone: not a child at work */
+    }
+  }
+  return null;
 }

@@ -1,5 +1,5 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { AgentAdapter } from '../agents/types.js';
 import { monotonicMs, nowIso } from '../base/time.js';
 import { cpuUsedSince, treeCpu } from '../proc/cpu.js';
@@ -7,6 +7,7 @@ import { stopRun } from '../proc/stop.js';
 import { snapshotRun } from '../proc/tree.js';
 import type { RunRecord } from '../registry/record.js';
 import { FILES, updateRecord } from '../registry/store.js';
+import { childAtWork } from '../runs/stall.js';
 
 /**
  * Stalls (docs/stalls.md): the supervisor looks for signs of work every check — the event log
@@ -37,6 +38,8 @@ export class StallWatch {
   private stalled = false;
   private written = '';
   private cancelling = false;
+  /** When the registry was last searched for a child at work (only once the run shows no sign itself). */
+  private lastChildScanMs = -Infinity;
 
   constructor(
     private readonly dir: string,
@@ -86,7 +89,7 @@ export class StallWatch {
     } catch (err) {
       this.log(`stall check: cannot read the CPU time of the agent's processes: ${(err as Error).message}`);
     }
-    if (wrote || (used > 0 && used >= CPU_SHARE * elapsed)) {
+    if (wrote || (used > 0 && used >= CPU_SHARE * elapsed) || this.childWorks(now)) {
       this.lastWorkMs = now;
       this.lastWorkAt = nowIso();
       if (this.stalled) this.log('working again: no longer stalled');
@@ -98,6 +101,18 @@ export class StallWatch {
       this.write();
       if (this.record.stallAction === 'cancel') void this.cancel();
     }
+  }
+
+  /**
+   * A run this one started that works, as a sign of work: searched for once the run has shown no sign of
+   * its own for its stall time, then at most once a stall time while it stays without one.
+   */
+  private childWorks(now: number): boolean {
+    if (now - this.lastWorkMs < this.afterMs || now - this.lastChildScanMs < this.afterMs) return false;
+    this.lastChildScanMs = now;
+    const child = childAtWork(dirname(dirname(dirname(this.dir))), this.record.name);
+    if (child !== null && this.stalled) this.log(`run ${child}, started by this one, is at work`);
+    return child !== null;
   }
 
   /** The flag and the last sign of work into the record, when either changed. */

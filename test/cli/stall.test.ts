@@ -13,6 +13,7 @@ import { assertError, assertOk } from '../support/run.js';
 import { LONG, NOTICE_MS, until, WAIT_SEC } from '../support/wait.js';
 import { hasInotify, liveRunIds, PS_BACKEND, pidAlive, untilGone } from '../support/procs.js';
 import { makeBox, testBox } from '../support/box.js';
+import { BIN } from '../support/paths.js';
 import { recordOf, runDirPath } from '../support/registry.js';
 import { expectError, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
@@ -126,6 +127,36 @@ describe('stalls', { concurrency: 2 }, () => {
     assert.equal(typeof a.stalledSince, 'string');
     assert.equal(a.pid, s.pid);
     assertOk(b.run('cancel', ['--name', 'w/quiet']), 'cancel');
+  });
+
+  test('an orchestrating run waiting on a child at work is not stalled; waiting on a stalled child, it is', async (t) => {
+    const o = testBox(t, 'stall-nest');
+    const kid = (name: string, script: string, stall: string) =>
+      `'${join(BIN, 'start-subagent')}' --name ${name} --cli shell --prompt '${script}' --stall-after ${stall} >/dev/null; '${join(BIN, 'status')}' --wait-terminal --name ${name} --timeout 600 >/dev/null`;
+    // The child computes (and is never flagged: --stall-after 0); its parent only waits.
+    startShell(o, 'orch', kid('orch/kid', 'while :; do :; done', '0'), ['--stall-after', '2']);
+    startShell(o, 'lazy', kid('lazy/kid', 'sleep 300', '1'), ['--stall-after', '2']);
+    await untilStatus(o, 'orch/kid', (a) => a.status === 'running', 'the working child runs', LONG);
+    const seen = new Set<string>();
+    const orch = await untilStatus(
+      o,
+      'orch',
+      (a) => {
+        assert.equal(a.stalled, false, `waiting on a child at work is not a stall: ${JSON.stringify(a)}`);
+        if (a.lastWorkAt) seen.add(a.lastWorkAt);
+        return seen.size >= 3 && Date.parse(a.lastWorkAt) - Date.parse(a.startedAt) > 3 * 2000;
+      },
+      'the orchestrator has been seen working for three stall windows',
+      LONG,
+    );
+    assert.equal(orch.status, 'running');
+    assert.equal(statusOf(o, 'orch/kid').parent, 'orch');
+    const lazy = await untilStatus(o, 'lazy', (a) => a.stalled === true, 'the parent of a stalled child is stalled', LONG);
+    assert.equal(statusOf(o, 'lazy/kid').stalled, true);
+    assert.equal(lazy.status, 'running');
+    for (const n of ['orch/kid', 'lazy/kid']) assertOk(o.run('cancel', ['--name', n]), `cancel ${n}`);
+    const ends = waitTerminal(o, ['orch', 'lazy']);
+    assert.equal(ends.orch.outcome, 'succeeded', 'the orchestrator ends once its wait returns');
   });
 
   test('--stall-action cancel: a stalled run that ignores SIGTERM is cancelled for the stall, and nothing of it is left', async () => {
