@@ -159,7 +159,7 @@ export interface CapSupport {
   cost: CapMode;
   /** `--max-tokens N`; `stream` holds `state.usage.totalTokens` to it (from the stream, or the store: `storeUsage`). */
   tokens: CapMode;
-  /** `--max-turns N`; `stream` holds `state.turns` to it. */
+  /** `--max-turns N`; `stream` holds `state.turns` to it (from the stream, or the store: `StoreUsage.turns`). */
   turns: CapMode;
 }
 
@@ -192,6 +192,11 @@ export interface StoreUsage {
    * record's, else the stream's): a CLI that chooses its own id (Codex) names it only once the run began.
    */
   read(sessionId?: string | null): Usage | null;
+  /**
+   * This run's model turns among what `read` has read (each a request to the model and the tools it
+   * asked for), for a CLI whose stream does not show them (Codex); absent when the stream shows them.
+   */
+  turns?(): number;
 }
 
 /** One agent CLI, as the core drives it. */

@@ -3,11 +3,12 @@ import type { RunRecord } from '../registry/record.js';
 
 /**
  * A run's usage from the CLI's own store, for an adapter whose stream has none (`AgentAdapter.storeUsage`:
- * Copilot). The supervisor reads it whenever it reads the stream, every STORE_POLL_MS besides (the CLI
+ * Copilot, Codex). The supervisor reads it whenever it reads the stream, every STORE_POLL_MS besides (the CLI
  * writes its store while its stream is quiet, during a long tool), and once more after the agent exited;
  * what it reads is the run's `state.usage`, so the record and the caps (lib/supervisor/caps.ts) take it
  * as they take a stream's. Once the stream reports a usage of its own (Codex's turn.completed: its figures
- * are the ones the run has always recorded), the store is no longer read.
+ * are the ones the run has always recorded), the store's usage is no longer taken. A store that counts
+ * the run's model turns (`StoreUsage.turns`: Codex, whose stream shows none) is what `state.turns` is.
  */
 
 /** How often the store is read when the stream says nothing: a stat and the bytes appended, no more. */
@@ -27,10 +28,17 @@ export function storeUsageOf(adapter: AgentAdapter, record: RunRecord): StoreUsa
   /** The usage this reader put in the state: any other there is the stream's own. */
   let written: StreamState['usage'] = null;
   return (state) => {
-    if (state.usage !== written) return false;
+    const streamed = state.usage !== written;
+    if (streamed && !reader.turns) return false;
     const usage = reader.read(record.sessionId ?? state.sessionId);
+    let changed = false;
+    const turns = reader.turns?.() ?? 0;
+    if (turns > state.turns) {
+      state.turns = turns;
+      changed = true;
+    }
     const now = JSON.stringify(usage);
-    if (usage === null || now === last) return false;
+    if (streamed || usage === null || now === last) return changed;
     last = now;
     state.usage = written = usage;
     return true;

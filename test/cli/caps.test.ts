@@ -75,11 +75,11 @@ describe('checked before anything is recorded', () => {
     assert.equal(e.details.flag, '--max-turns');
   });
 
-  test('a cap the CLI cannot be held to is E_ARG_UNSUPPORTED: shell (no usage), codex (no cost, no turns), gemini (no cost, tokens only at the end)', () => {
+  test('a cap the CLI cannot be held to is E_ARG_UNSUPPORTED: shell (no usage), codex and gemini (no cost)', () => {
     const refused: Record<string, string[]> = {
       shell: ['--max-cost', '--max-tokens', '--max-turns'],
-      codex: ['--max-cost', '--max-turns'],
-      gemini: ['--max-cost', '--max-tokens'],
+      codex: ['--max-cost'],
+      gemini: ['--max-cost'],
     };
     const values: Record<string, string> = { '--max-cost': '1', '--max-tokens': '1000', '--max-turns': '5' };
     for (const [cli, flags] of Object.entries(refused)) {
@@ -249,6 +249,49 @@ describe('held by the supervisor: the run is stopped, failed with the cap as its
     assert.equal(a.error, 'stopped at --max-tokens 5000: the run had used 5187 tokens');
     assert.equal(a.usage.totalTokens, 5187, "the usage recorded is the rollout's, the stream having none");
     assert.equal(a.signal, 'SIGINT', "Codex's graceful signal");
+  });
+
+  test('codex --max-turns: held to the count of usage records in its rollout (one a model response); stopped as its third ends', async () => {
+    // The thread's rollout gets three usage records (three model responses); the CLI then runs on.
+    const thread = '01a2007a-6bd9-7fc1-9ce0-6cd5d7d08994';
+    const rollout = join(AGENTS, 'codex', 'rollouts', 'spawn-subagent.parent.rollout.jsonl');
+    const stream = join(box.dir, 'codex-turns-stream.jsonl');
+    writeFileSync(stream, `{"type":"thread.started","thread_id":"${thread}"}\n{"type":"turn.started"}\n`);
+    const day = '"$CODEX_HOME/sessions/2026/11/21"';
+    fakeCli('codex', `cat '${stream}'\nmkdir -p ${day}\ncp '${rollout}' ${day}/rollout-2026-11-21T23-39-12-${thread}.jsonl\nexec sleep 300`);
+    const home = { CODEX_HOME: join(box.dir, 'codex-turns-home') };
+    const a = await capped('held/codex-turns', 'codex', ['--max-turns', '2'], home);
+    assert.equal(a.outcome, 'failed', a.error);
+    assert.equal(a.reason, 'max-turns');
+    assert.equal(a.error, 'stopped at --max-turns 2: the run began turn 3');
+    assert.equal(a.signal, 'SIGINT', "Codex's graceful signal");
+    // The same three turns, the CLI then ending: within --max-turns 3.
+    fakeCli('codex', `cat '${stream}'\nmkdir -p ${day}\ncp '${rollout}' ${day}/rollout-2026-11-21T23-39-12-${thread}.jsonl`);
+    const under = await capped('held/codex-turns-under', 'codex', ['--max-turns', '3'], { CODEX_HOME: join(box.dir, 'codex-turns-home2') });
+    assert.notEqual(under.reason, 'max-turns', 'three turns are within --max-turns 3');
+    assert.equal(under.cancelRequested, false);
+  });
+
+  test("gemini --max-tokens: held to the model messages of its session's chat, read as they come (the stream has tokens only in its result)", async () => {
+    // The session's chat (the id the run chose, passed as --session-id) gets its first model message, 10188 tokens; the CLI then runs on.
+    const chat = join(AGENTS, 'gemini', 'store-subagent-resume', 'tmp', 'project', 'chats', 'session-2026-11-25T00-57-aa3c6cae.jsonl');
+    const lines = join(box.dir, 'gemini-chat-5.jsonl');
+    writeFileSync(lines, readFileSync(chat, 'utf8').split('\n').slice(0, 5).join('\n') + '\n');
+    fakeCli(
+      'gemini',
+      [
+        'sid=; prev=; for a in "$@"; do [ "$prev" = --session-id ] && sid=$a; prev=$a; done',
+        'd="$HOME/.gemini/tmp/capped/chats"; mkdir -p "$d"',
+        `sed "s/aa3c6cae-4fcd-4bf9-8dab-a23f4d6c64e0/$sid/g" '${lines}' > "$d/session-2026-11-25T00-57-$(echo "$sid" | cut -c1-8).jsonl"`,
+        'exec sleep 300',
+      ].join('\n'),
+    );
+    const a = await capped('held/gemini-tokens', 'gemini', ['--max-tokens', '10000']);
+    assert.equal(a.outcome, 'failed', a.error);
+    assert.equal(a.reason, 'max-tokens');
+    assert.equal(a.error, 'stopped at --max-tokens 10000: the run had used 10188 tokens');
+    assert.equal(a.usage.totalTokens, 10188, "the usage recorded is the chat's, the stream having none");
+    assert.equal(a.signal, 'SIGTERM', "Gemini's graceful signal");
   });
 
   test('a run that reached its end over a cap still failed with the cap (over is over, however fast)', async () => {

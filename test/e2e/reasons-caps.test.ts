@@ -2,7 +2,7 @@
 // pinned CLIs against the fake model servers: each failure reason the CLIs report (401, 429 / a usage
 // limit, 500, max turns, a budget, permission denied), caps held by the CLI itself (Claude's
 // --max-budget-usd and --max-turns) and by the supervisor (Claude's tokens, OpenCode's cost, Copilot's
-// turns and tokens, Codex's tokens from its rollout, Gemini's turns), each stop leaving no process of the run, and the caps a CLI
+// turns and tokens, Codex's tokens and turns from its rollout, Gemini's turns, and its tokens from its chat), each stop leaving no process of the run, and the caps a CLI
 // cannot be held to refused before anything is recorded. The same ends replayed from captured streams: test/cli/reasons.test.ts, test/cli/caps.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -112,13 +112,56 @@ test('codex: 401, 429, 500 each failed with its reason; the caps it cannot be he
     { name: 'limit', prompt: 'ERROR:429:You exceeded your current quota', reason: 'rate-limit', error: /429 Too Many Requests/ },
     { name: 'server', prompt: 'ERROR:500', reason: 'api-error', error: /high demand/ },
   ]);
-  for (const cap of [
-    ['--max-cost', '1'],
-    ['--max-turns', '3'],
-  ]) {
-    const e = expectError(w.box, 'start-subagent', ['--name', 'capped', '--cli', 'codex', '--cwd', w.cwd, '--prompt', 'REPLY:x', ...cap], 'E_ARG_UNSUPPORTED');
-    assert.equal(e.details.flag, cap[0]);
-  }
+  const e = expectError(
+    w.box,
+    'start-subagent',
+    ['--name', 'capped', '--cli', 'codex', '--cwd', w.cwd, '--prompt', 'REPLY:x', '--max-cost', '1'],
+    'E_ARG_UNSUPPORTED',
+  );
+  assert.equal(e.details.flag, '--max-cost');
+});
+
+test('codex: --max-turns held by the supervisor from its rollout (a token_usage_record as each model response ends) — stopped as its second response ends, during its tool, nothing left; a resume is held to its own turns', async (t) => {
+  const marker = uniq('cx-turns');
+  const sleeper = uniq('cx-sleep');
+  const shell = (cmd: string) => ({ type: 'tool' as const, calls: [{ name: 'exec_command', input: { cmd, yield_time_ms: 10000 } }] });
+  const w = await fakeWorld(t, 'codex', {
+    handler: (req) => {
+      const c = req.conversation;
+      if (!c?.lastUserText.includes(marker)) return undefined;
+      const n = c.toolOutputs.length;
+      if (n === 0) return shell(`echo ${marker}`);
+      if (n === 1) return shell(`sleep 120; echo ${sleeper}`);
+      return { type: 'text', text: 'done' };
+    },
+  });
+  if (!w) return;
+  await w.start('turns', `do it ${marker}`, ['--max-turns', '1']);
+  const a = await w.wait('turns');
+  assert.equal(a.outcome, 'failed', `${a.error} ${stderrTail(w.box.registry, 'turns')}`);
+  assert.equal(a.reason, 'max-turns');
+  assert.equal(a.error, 'stopped at --max-turns 1: the run began turn 2');
+  t.diagnostic(`--max-turns: stopped ${a.durationMs} ms after the run started`);
+  assert.equal(a.cancelRequested, true);
+  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1, maxTimeSec: null });
+  const asked = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText.includes(marker));
+  assert.equal(asked.length, 2, 'stopped during the tool of its second response: the model was not asked a third time');
+  await nothingLeft(w, 'turns', sleeper);
+
+  // Within its cap the same run is not stopped by it.
+  await w.start('under', `TOOL:Bash:echo ${uniq('cx-free')}`, ['--max-turns', '2']);
+  const u = await w.wait('under');
+  assert.equal(u.outcome, 'succeeded', u.error);
+
+  // A resume appends to the thread's rollout: run 1's two turns are not run 2's.
+  await w.start('own', 'TOOL:Bash:echo first');
+  const one = await w.wait('own');
+  assert.equal(one.outcome, 'succeeded', one.error);
+  const resumed = await w.run('resume-subagent', ['--name', 'own', '--prompt', 'REPLY:second', '--max-turns', '1']);
+  assert.equal(resumed.code, 0, resumed.stdout);
+  const two = await w.wait('own');
+  assert.equal(two.run, 2);
+  assert.equal(two.outcome, 'succeeded', `${two.error}: run 2 has one turn, the thread three`);
 });
 
 test('codex: --max-tokens held by the supervisor from its rollout (the stream has usage only at its end) — stopped as its first response ends, before its long tool is done, nothing left; a resume is held to its own tokens', async (t) => {
@@ -211,13 +254,52 @@ test('gemini: --max-turns held by the supervisor from the turns its stream shows
   assert.match(o.error, /Reached max session turns/);
   assert.equal(o.cancelRequested, false, 'the CLI stopped itself');
 
-  for (const cap of [
-    ['--max-cost', '1'],
-    ['--max-tokens', '1000'],
-  ]) {
-    const e = expectError(w.box, 'start-subagent', ['--name', 'capped', '--cli', 'gemini', '--cwd', w.cwd, '--prompt', 'REPLY:x', ...cap], 'E_ARG_UNSUPPORTED');
-    assert.equal(e.details.flag, cap[0]);
-  }
+  const e = expectError(
+    w.box,
+    'start-subagent',
+    ['--name', 'capped', '--cli', 'gemini', '--cwd', w.cwd, '--prompt', 'REPLY:x', '--max-cost', '1'],
+    'E_ARG_UNSUPPORTED',
+  );
+  assert.equal(e.details.flag, '--max-cost');
+});
+
+test("gemini: --max-tokens held by the supervisor from its session's chat (the stream has tokens only in its result) — stopped as its first response ends, before its long tool is done, nothing left; a resume is held to its own tokens", async (t) => {
+  const w = await fakeWorld(t, 'gemini');
+  if (!w) return;
+  // The first model response (~10 000 tokens: the CLI's instructions and tools) asks for a long command.
+  const sleeper = uniq('gm-tokens');
+  await w.start('tokens', `TOOL:Bash:sleep 120; echo ${sleeper}`, ['--max-tokens', '1000']);
+  const k = await w.wait('tokens');
+  assert.equal(k.outcome, 'failed', `${k.error} ${stderrTail(w.box.registry, 'tokens')}`);
+  assert.equal(k.reason, 'max-tokens');
+  t.diagnostic(`--max-tokens: stopped ${k.durationMs} ms after the run started`);
+  const asked = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText.includes(sleeper));
+  assert.equal(asked.length, 1, 'stopped during the tool of its first response: the model was asked once');
+  const reported = asked[0]!.reportedUsage!;
+  assert.equal(k.usage.totalTokens, reported.promptTokens + reported.completionTokens, JSON.stringify(k.usage));
+  assert.equal(k.error, `stopped at --max-tokens 1000: the run had used ${k.usage.totalTokens} tokens`);
+  assert.equal(k.cancelRequested, true);
+  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null });
+  await nothingLeft(w, 'tokens', sleeper);
+
+  // A run within its cap ends with the usage its stream's result reports (the store's is only meanwhile).
+  await w.start('own', 'TOOL:Bash:echo first', ['--max-tokens', '100000']);
+  const one = await w.wait('own');
+  assert.equal(one.outcome, 'succeeded', one.error);
+  const result = JSON.parse(
+    readFileSync(join(runDirOf(w.box.registry, 'own', 1), 'events.log'), 'utf8')
+      .split('\n')
+      .find((l) => l.includes('"type":"result"'))!,
+  ).stats;
+  assert.equal(one.usage.totalTokens, result.total_tokens, 'the result stats');
+  // A resume appends to the session's chat: the cap holds this run's tokens only.
+  const cap = one.usage.totalTokens;
+  const resumed = await w.run('resume-subagent', ['--name', 'own', '--prompt', 'REPLY:second', '--max-tokens', String(cap)]);
+  assert.equal(resumed.code, 0, resumed.stdout);
+  const two = await w.wait('own');
+  assert.equal(two.run, 2);
+  assert.equal(two.outcome, 'succeeded', `${two.error}: run 2 used ${JSON.stringify(two.usage)}, the session ${cap} + that`);
+  assert.ok(two.usage.totalTokens <= cap, `run 2 alone (${two.usage.totalTokens}) is within the cap (${cap})`);
 });
 
 test('opencode: 401, 429, an auto-rejected permission — each failed with its reason', async (t) => {

@@ -171,6 +171,7 @@ function responseOf(req: FakeRequest, action: Action, conv: Conversation): Recor
   const outputTokens = tokens(JSON.stringify(parts).length);
   // Thinking models count their thoughts apart from the answer (and in the total).
   const thoughtTokens = THOUGHT_TOKENS;
+  req.reportedUsage = { promptTokens, completionTokens: outputTokens + thoughtTokens };
   return {
     candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
     usageMetadata: {

@@ -104,9 +104,9 @@ test('every adapter declares how it honours each cap; the shapes are the interfa
   assert.deepEqual(seen, {
     opencode: { cost: 'stream', tokens: 'stream', turns: 'stream' },
     claude: { cost: 'native', tokens: 'stream', turns: 'native' },
-    codex: { cost: null, tokens: 'stream', turns: null },
+    codex: { cost: null, tokens: 'stream', turns: 'stream' },
     copilot: { cost: null, tokens: 'stream', turns: 'stream' },
-    gemini: { cost: null, tokens: null, turns: 'stream' },
+    gemini: { cost: null, tokens: 'stream', turns: 'stream' },
     qwen: { cost: null, tokens: 'stream', turns: 'stream' },
     shell: { cost: null, tokens: null, turns: null },
   });

@@ -79,8 +79,8 @@ test('the adapter declares what codex can do', () => {
   assert.deepEqual(codex.supports, { model: true, variant: true, agent: false, files: false });
   assert.deepEqual(
     codex.caps,
-    { cost: null, tokens: 'stream', turns: null },
-    'no cost, no turns in its stream; tokens from its rollout as the run goes (storeUsage)',
+    { cost: null, tokens: 'stream', turns: 'stream' },
+    'no cost; tokens and turns (one usage record a model response) from its rollout as the run goes (storeUsage)',
   );
   assert.equal(codex.gracefulSignal, 'SIGINT');
   assert.equal(codex.stream, 'ndjson');
@@ -654,15 +654,18 @@ test("storeUsage: a new thread's rollout, found once the stream named the thread
     assert.equal(records.length, 3, 'three model responses');
     writeFileSync(file, all.slice(0, records[0]).join(''));
     assert.equal(reader.read(thread), null, 'no response has ended yet');
+    assert.equal(reader.turns!(), 0);
     // A record written in two pieces counts once it is whole.
     const first = all[records[0]!]!;
     appendFileSync(file, first.slice(0, 120));
     assert.equal(reader.read(thread), null, 'a torn line waits for its rest');
     appendFileSync(file, first.slice(120));
     assert.deepEqual(reader.read(thread), usage(5176, 8), 'the first response, while its tools run');
+    assert.equal(reader.turns!(), 1, 'its first turn');
     appendFileSync(file, all.slice(records[0]! + 1).join(''));
     const totals = threadTotals(all);
     assert.deepEqual(reader.read(thread), totals.at(-1), 'all three: the thread total');
+    assert.equal(reader.turns!(), 3, 'three model turns');
     // The run's own stream says the same at its end (turn.completed): the record keeps that one.
     const { p } = parse('spawn-subagent.jsonl');
     assert.deepEqual(p.state.usage, reader.read(thread));
@@ -672,6 +675,7 @@ test("storeUsage: a new thread's rollout, found once the stream named the thread
       join(day, 'rollout-2026-11-21T23-39-13-01a2007a-6c58-73d2-87b7-9908ebb79c3f.jsonl'),
     );
     assert.deepEqual(reader.read(thread), totals.at(-1));
+    assert.equal(reader.turns!(), 3, "the child's turns are its own thread's");
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
@@ -693,10 +697,14 @@ test("storeUsage: a resume reads only what its thread's rollout gains from the r
     for (let run = 1; run < 4; run++) {
       const reader = codex.storeUsage!(q);
       assert.equal(reader.read(thread), null, `run ${run + 1}: the earlier runs' records are not its`);
+      assert.equal(reader.turns!(), 0, `run ${run + 1}: nor their turns`);
       appendFileSync(file, all.slice(ends[run - 1], ends[run]).join(''));
+      const records = all.slice(ends[run - 1], ends[run]).filter((l) => l.includes('"type":"token_usage_record"')).length;
+      assert.ok(records > 0);
       const own = reader.read(thread);
       assert.deepEqual(own, runUsage(totals[run]!, totals[run - 1]), `run ${run + 1}: its share of the thread (what its stream's turn.completed gives)`);
       assert.deepEqual(reader.read(thread), own, 'read again: nothing new, the same');
+      assert.equal(reader.turns!(), records, `run ${run + 1}: its own model turns`);
     }
     // A thread with no rollout reads nothing, and never throws.
     assert.equal(codex.storeUsage!({ ...q, sessionId: '01a2007c-0000-7000-8000-000000000000' }).read('01a2007c-0000-7000-8000-000000000000'), null);

@@ -4,7 +4,7 @@
 // and childMessages reading the captured chat files from a temp store.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gemini } from '../../lib/agents/gemini/index.js';
@@ -318,7 +318,11 @@ test('verdict: a signal, an exit status after a success, the CLI exit statuses i
   assert.deepEqual(gemini.verdict({ code: 1, signal: null }, state), { outcome: 'failed', error: 'gemini exited with status 1', reason: 'crashed' });
   assert.equal(gemini.verdict({ code: 55, signal: null }, gemini.parser().state).reason, 'permission-denied', 'the workspace is not trusted');
   assert.equal(gemini.verdict({ code: 41, signal: null }, gemini.parser().state).reason, 'auth');
-  assert.deepEqual(gemini.caps, { cost: null, tokens: null, turns: 'stream' }, 'its turns are counted from the stream; no cost, tokens only at the end');
+  assert.deepEqual(
+    gemini.caps,
+    { cost: null, tokens: 'stream', turns: 'stream' },
+    'its turns are counted from the stream, its tokens from its chat (storeUsage); no cost',
+  );
   const empty = gemini.parser().state;
   assert.equal(
     gemini.verdict({ code: 55, signal: null }, empty).error,
@@ -603,4 +607,49 @@ test("turns: each model answer (words, tool calls) after the prompt or the tools
     seen.push(p.state.turns);
   }
   assert.deepEqual(seen.slice(0, 13), [0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 3, 3, 3]);
+});
+
+// storeUsage: a run's model messages, read from its session's chats as the CLI appends to them.
+
+test("storeUsage: each run of a resumed session reads only what its chats gain (the session's and its sub-agents'), as they grow — at its end, its stream result's figures", (t) => {
+  const home = mkdtempSync(join(tmpdir(), 'gemini-usage-'));
+  t.after(() => rmSync(home, { recursive: true, force: true }));
+  const from = join(FIX, 'store-subagent-resume');
+  mkdirSync(join(home, '.gemini'));
+  cpSync(join(from, 'projects.json'), join(home, '.gemini', 'projects.json'));
+  const session = 'aa3c6cae-4fcd-4bf9-8dab-a23f4d6c64e0';
+  const rel = join('tmp', 'project', 'chats');
+  const chats = join(home, '.gemini', rel);
+  mkdirSync(join(chats, session), { recursive: true });
+  const name = 'session-2026-11-25T00-57-aa3c6cae.jsonl';
+  const all = readFileSync(join(from, rel, name), 'utf8').split(/(?<=\n)/);
+  const runStarts = all.flatMap((l, i) => (l.includes('"projectHash"') ? [i] : []));
+  assert.equal(runStarts.length, 2, 'two runs of one session, one chat');
+  const child = (id: string) => cpSync(join(from, rel, session, `${id}.jsonl`), join(chats, session, `${id}.jsonl`));
+  const q = { sessionId: session, cwd: '/tmp/cap/project', storeEnv: { HOME: home } };
+
+  // Run 1: the CLI makes the chat once it starts.
+  const one = gemini.storeUsage!(q);
+  assert.equal(one.read(), null, 'no chat yet');
+  const firstModel = all.findIndex((l) => l.includes('"type":"gemini"'));
+  writeFileSync(join(chats, name), all.slice(0, firstModel).join(''));
+  assert.equal(one.read(), null, 'no model response has ended yet');
+  appendFileSync(join(chats, name), all[firstModel]!);
+  const first = JSON.parse(all[firstModel]!).tokens;
+  assert.equal(one.read()?.totalTokens, first.total, 'the first response, written as it ends (before its tool runs)');
+  // The same message written again as its tool call ends counts once; the child's chat counts too.
+  appendFileSync(join(chats, name), all.slice(firstModel + 1, runStarts[1]).join(''));
+  child('b357ce7c-3412-4118-a69c-5289c4404059');
+  assert.deepEqual(one.read(), parse('subagent-resume-1.ndjson').state.usage, "run 1's stream result (the session's and its child's model calls)");
+
+  // Run 2 (a resume): what the chats held before it is not its.
+  const two = gemini.storeUsage!(q);
+  assert.equal(two.read(), null, "run 1's messages are not run 2's");
+  appendFileSync(join(chats, name), all.slice(runStarts[1]).join(''));
+  child('bfe82ba3-9cdb-45b6-aeb7-e2858d087cb4');
+  assert.deepEqual(two.read(), parse('subagent-resume-2.ndjson').state.usage, "run 2's stream result: its own share");
+  assert.deepEqual(two.read(), parse('subagent-resume-2.ndjson').state.usage, 'read again: nothing new, the same');
+
+  // A session with no chat reads nothing, and never throws.
+  assert.equal(gemini.storeUsage!({ ...q, sessionId: '00000000-0000-4000-8000-000000000000' }).read(), null);
 });

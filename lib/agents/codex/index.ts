@@ -23,8 +23,9 @@ export const codex: CodexAdapter = {
   supports: { model: true, variant: true, agent: false, files: false },
   // Codex has no limits of its own and reports no cost. Its stream reports usage only in turn.completed,
   // when the run (one turn) is over, and shows no model turns; but each model response is a usage record
-  // in its rollout at once (storeUsage), which the supervisor reads as the run goes: --max-tokens is held.
-  caps: { cost: null, tokens: 'stream', turns: null },
+  // in its rollout at once (storeUsage), which the supervisor reads as the run goes: its tokens for
+  // --max-tokens, and its count (one a model turn: StoreUsage.turns) for --max-turns.
+  caps: { cost: null, tokens: 'stream', turns: 'stream' },
   gracefulSignal: 'SIGINT',
   stream: 'ndjson',
   storeEnvKeys: ['CODEX_HOME', 'HOME'],

@@ -12,7 +12,9 @@ import { usageFromCodex } from './stream.js';
  * (before the tools it asked for run), `payload.usage` being that response's own counts. Codex only
  * appends to a rollout, a resume to the thread's own: this run's records are those after the size the
  * rollout had when the reader was made, right before the run began — or all of a rollout the run itself
- * created (a new thread, whose id the reader learns from the stream).
+ * created (a new thread, whose id the reader learns from the stream). Each record ends one model turn —
+ * a request to the model, whose tools run after it — so this run's records are its turns too: the
+ * stream shows none (its `turn.started` is the whole run).
  */
 
 /** The mark of the one line read: every other line (some are tens of KB) is passed by without parsing it. */
@@ -27,9 +29,16 @@ interface Totals {
   reasoning_output_tokens: number;
 }
 
+/** What a reader has read: the run's usage so far (null before its first record), and its records. */
+interface Reading {
+  usage: Usage | null;
+  turns: number;
+}
+
 /** The reader of the records appended to `file` from `offset` on, of thread `threadId`. */
-function recordsReader(file: string, threadId: string, offset: number): () => Usage | null {
+function recordsReader(file: string, threadId: string, offset: number): () => Reading {
   let totals: Totals | null = null;
+  let turns = 0;
   const follower = new LineFollower(
     file,
     (line) => {
@@ -38,6 +47,7 @@ function recordsReader(file: string, threadId: string, offset: number): () => Us
       const p = fields(rec?.payload);
       if (rec?.type !== 'token_usage_record' || (str(p.thread_id) ?? threadId) !== threadId) return;
       const u = fields(p.usage);
+      turns++;
       totals ??= { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
       for (const k of Object.keys(totals) as Array<keyof Totals>) totals[k] += num(u[k]);
     },
@@ -49,7 +59,7 @@ function recordsReader(file: string, threadId: string, offset: number): () => Us
     } catch {
       /* unreadable for now: what was read so far stands */
     }
-    return totals ? usageFromCodex(totals) : null;
+    return { usage: totals ? usageFromCodex(totals) : null, turns };
   };
 }
 
@@ -60,7 +70,8 @@ function recordsReader(file: string, threadId: string, offset: number): () => Us
  */
 export function storeUsage(q: SessionQuery): StoreUsage {
   const home = codexHome(q.storeEnv);
-  let read: (() => Usage | null) | null = null;
+  let read: (() => Reading) | null = null;
+  let turns = 0;
   let resumed: string | null = null;
   if (q.sessionId !== null) {
     const file = findRollout(home, q.sessionId);
@@ -77,7 +88,10 @@ export function storeUsage(q: SessionQuery): StoreUsage {
         if (!thread || !file) return null;
         read = recordsReader(file, thread, resumed ? fileSize(file) : 0);
       }
-      return read();
+      const now = read();
+      turns = now.turns;
+      return now.usage;
     },
+    turns: () => turns,
   };
 }

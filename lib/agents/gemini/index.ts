@@ -3,12 +3,13 @@ import { settleChildren } from './children.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages, STORE_ENV_KEYS } from './store.js';
 import { parser, verdict, type GeminiStreamParser } from './stream.js';
+import { storeUsage } from './usage.js';
 
 /**
  * The Gemini CLI (`gemini -o stream-json`, measured with 0.61.0; see docs/agents/gemini.md): the command
  * line in launch.ts, the stream and the verdict in stream.ts, the sub-agents' chat files of its own
  * store in store.ts, how its children really ended (the store's word over the stream's) in children.ts,
- * and the tool calls both of those carry in tools.ts.
+ * the tool calls both of those carry in tools.ts, and the run's usage as it goes, from its chat, in usage.ts.
  */
 
 /** The adapter, with the parser's Gemini extras visible (`state.result`, `state.lastError`, `end()`). */
@@ -23,11 +24,13 @@ export const gemini: GeminiAdapter = {
   // `@name` in the prompt), no reasoning-effort flag (thinking budgets are settings), and files are
   // `@path` references in the prompt, read only inside the workspace: refused rather than half-honoured.
   supports: { model: true, variant: false, agent: false, files: false },
-  // Its stream has no cost and its tokens only in the result (the run is over by then): those are refused.
-  // Its model turns show in the stream, which the supervisor counts for --max-turns. Its own limit
+  // It reports no cost: refused. Its stream has tokens only in the result (the run is over by then), but
+  // each model response is a message with its tokens in the session's chat at once (storeUsage), which
+  // the supervisor reads as the run goes: --max-tokens is held. Its model turns show in the stream,
+  // which the supervisor counts for --max-turns. Its own limit
   // (model.maxSessionTurns, per process) is a setting only, with no flag or variable to pass it a run's
   // cap by: set in the user's settings it still ends a run with `max-turns`.
-  caps: { cost: null, tokens: null, turns: 'stream' },
+  caps: { cost: null, tokens: 'stream', turns: 'stream' },
   // SIGINT and SIGTERM both end the CLI at once (exit 0, no result line) and leave its shell tool
   // running in a session of its own: the core's cancel signals every process of the run, tools included.
   gracefulSignal: 'SIGTERM',
@@ -39,4 +42,5 @@ export const gemini: GeminiAdapter = {
   verdict,
   childMessages,
   settleChildren,
+  storeUsage,
 };

@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { listDir } from '../../base/dir.js';
 import { fields, isObject, parseObject, str, type JsonObject } from '../../base/json.js';
 import { LineFollower } from '../../base/lines.js';
 import { isUuid } from '../../base/uuid.js';
-import { runningChild, type ChildQuery, type Message } from '../types.js';
+import { runningChild, type ChildQuery, type Message, type SessionQuery } from '../types.js';
 import { AGENT_TOOL, COMPLETE_TASK, submittedAnswer, toolInput, toolMessage } from './tools.js';
 
 /**
@@ -75,13 +75,50 @@ export function readChat(file: string): { meta: JsonObject; messages: JsonObject
 
 const CHILD_ID = /^[A-Za-z0-9][A-Za-z0-9_.#-]{0,199}$/;
 
-/** The messages of the session's own chat in a chats directory (`session-<time>-<first 8 of the id>.jsonl`). */
-function sessionMessages(chats: string, sessionId: string): JsonObject[] | null {
+/** The first line of a file as an object (a chat's `{sessionId, kind, …}`), read alone. */
+function firstLine(file: string): JsonObject | null {
+  let first: JsonObject | null = null;
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const buf = Buffer.alloc(FIRST_LINE_MAX);
+      const text = buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
+      const end = text.indexOf('\n');
+      first = parseObject(end === -1 ? text : text.slice(0, end));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    /* gone or unreadable: not this session's */
+  }
+  return first;
+}
+
+/** Enough for a chat's first line (its session, project hash, times and kind). */
+const FIRST_LINE_MAX = 4096;
+
+/** The session's own chat file in a chats directory (`session-<time>-<first 8 of the id>.jsonl`). */
+function chatIn(chats: string, sessionId: string): string | null {
   const suffix = `-${sessionId.slice(0, 8)}.jsonl`;
   for (const n of listDir(chats)) {
     if (!n.startsWith('session-') || !n.endsWith(suffix)) continue;
-    const chat = readChat(join(chats, n));
-    if (chat.meta.sessionId === sessionId) return chat.messages;
+    if (firstLine(join(chats, n))?.sessionId === sessionId) return join(chats, n);
+  }
+  return null;
+}
+
+/** The messages of the session's own chat in a chats directory. */
+function sessionMessages(chats: string, sessionId: string): JsonObject[] | null {
+  const file = chatIn(chats, sessionId);
+  return file ? readChat(file).messages : null;
+}
+
+/** The session's own chat file in the run's store (null: none yet). */
+export function sessionChat(q: Pick<SessionQuery, 'sessionId' | 'cwd' | 'storeEnv'>): string | null {
+  if (!isUuid(q.sessionId)) return null;
+  for (const chats of chatDirs(geminiDir(q.storeEnv), q.cwd)) {
+    const file = chatIn(chats, q.sessionId);
+    if (file) return file;
   }
   return null;
 }
