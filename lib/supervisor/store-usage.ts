@@ -3,11 +3,11 @@ import type { RunRecord } from '../registry/record.js';
 
 /**
  * A run's usage from the CLI's own store, for an adapter whose stream has none (`AgentAdapter.storeUsage`:
- * Copilot, Codex). The supervisor reads it whenever it reads the stream, every STORE_POLL_MS besides (the CLI
+ * Copilot, Codex, Gemini). The supervisor reads it whenever it reads the stream, every STORE_POLL_MS besides (the CLI
  * writes its store while its stream is quiet, during a long tool), and once more after the agent exited;
  * what it reads is the run's `state.usage`, so the record and the caps (lib/supervisor/caps.ts) take it
- * as they take a stream's. Once the stream reports a usage of its own (Codex's turn.completed: its figures
- * are the ones the run has always recorded), the store's usage is no longer taken. A store that counts
+ * as they take a stream's. Once the stream reports a usage of its own (Codex's turn.completed, Gemini's result:
+ * its figures are the ones the run has always recorded), the store's usage is no longer taken. A store that counts
  * the run's model turns (`StoreUsage.turns`: Codex, whose stream shows none) is what `state.turns` is.
  */
 

@@ -75,6 +75,9 @@ export function readChat(file: string): { meta: JsonObject; messages: JsonObject
 
 const CHILD_ID = /^[A-Za-z0-9][A-Za-z0-9_.#-]{0,199}$/;
 
+/** Enough for a chat's first line (its session, project hash, times and kind). */
+const FIRST_LINE_MAX = 4096;
+
 /** The first line of a file as an object (a chat's `{sessionId, kind, …}`), read alone. */
 function firstLine(file: string): JsonObject | null {
   let first: JsonObject | null = null;
@@ -93,9 +96,6 @@ function firstLine(file: string): JsonObject | null {
   }
   return first;
 }
-
-/** Enough for a chat's first line (its session, project hash, times and kind). */
-const FIRST_LINE_MAX = 4096;
 
 /** The session's own chat file in a chats directory (`session-<time>-<first 8 of the id>.jsonl`). */
 function chatIn(chats: string, sessionId: string): string | null {
