@@ -215,9 +215,17 @@ for (const version of cliVersions('claude')) {
     assert.equal(a.outcome, 'cancelled');
     // Interrupted during a tool, Claude reports result/error_during_execution and exits on its own, with 0
     // (2.1.331) or 1 (2.1.197, which races: 0 in 2 of 6 runs measured): the result line tells, never the
-    // exit status, and the run is cancelled because we cancelled it.
-    assert.match(readFileSync(join(runDirPath(b.registry, 'slow'), 'events.log'), 'utf8'), /"subtype":"error_during_execution"/);
-    assert.ok((a.exitCode === 0 || a.exitCode === 1) && a.signal === null, `${a.exitCode} ${a.signal}`);
+    // exit status, and the run is cancelled because we cancelled it. Once in a loaded CI run 2.1.331 left
+    // after "[Request interrupted by user for tool use]" without any result line: cancelled all the same.
+    const events = readFileSync(join(runDirPath(b.registry, 'slow'), 'events.log'), 'utf8');
+    const results = [...events.matchAll(/"type":"result","subtype":"([a-z_]+)"/g)].map((m) => m[1]);
+    assert.ok(
+      results.every((r) => r === 'error_during_execution'),
+      `an interrupted run reports only error_during_execution: ${results}`,
+    );
+    assert.equal(a.reason, 'cancelled');
+    if (results.length > 0) assert.ok((a.exitCode === 0 || a.exitCode === 1) && a.signal === null, `${a.exitCode} ${a.signal}`);
+    else t.diagnostic(`claude ${version} left without a result line after the interrupt: exit ${a.exitCode}, signal ${a.signal}`);
     await until('no process of the run', () => pidsWithEnv(`SUBAGENT_RUN_ID=${runId}`).length === 0 && pidsWithCmdline(marker).length === 0);
     // The transcript keeps the interrupted call.
     const found = assertOk(b.run('search', ['--name', 'slow', '--pattern', marker, '--role', 'tool']), 'search');
