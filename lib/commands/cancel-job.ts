@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { jobEngine } from '../proc/engines.js';
-import { DEFAULT_HOOK_TIMEOUT_SEC, HOOK_FILES } from '../runs/hooks.js';
+import { DEFAULT_HOOK_TIMEOUT_SEC } from '../runs/hooks.js';
 import type { JobEngine, JobState } from '../proc/jobs.js';
 import { readRecord } from '../registry/store.js';
 import { placementOf, type RunRecord } from '../registry/record.js';
@@ -47,10 +45,12 @@ export async function cancelJob(dir: string, marked: RunRecord, signal: string, 
     engine.signal(jobId, 'TERM');
     out.signalled = true;
     job = await until(engine, jobId, graceMs, (j) => j === null || j.phase === 'ended' || readRecord(dir).status === 'done');
-    if (job !== null && job.phase !== 'ended' && hooksFired(dir)) {
-      // The supervisor recorded the end and waits for the run's end hooks, which the job's end would
-      // kill: the job is left to end by itself, for as long as a hook may take.
-      job = await until(engine, jobId, hookBoundMs(readRecord(dir)), (j) => j === null || j.phase === 'ended');
+    const ended = recordedEnd(dir);
+    if (job !== null && job.phase !== 'ended' && ended) {
+      // The supervisor recorded the end: it leaves by itself, once the run's end hooks (which it is
+      // starting, or waits for) are done — the job's end would kill them. Left to end, for as long as a
+      // hook may take.
+      job = await until(engine, jobId, hookBoundMs(ended), (j) => j === null || j.phase === 'ended');
     }
   }
   if (job !== null && job.phase !== 'ended') {
@@ -71,11 +71,13 @@ export async function cancelJob(dir: string, marked: RunRecord, signal: string, 
   return out;
 }
 
-function hooksFired(dir: string): boolean {
+/** The run's record when it is `done` (its supervisor recorded the end), else null. */
+function recordedEnd(dir: string): RunRecord | null {
   try {
-    return readRecord(dir).status === 'done' && existsSync(join(dir, HOOK_FILES.input));
+    const r = readRecord(dir);
+    return r.status === 'done' ? r : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
