@@ -4,7 +4,7 @@
 // --max-budget-usd and --max-turns) and by the supervisor (Claude's tokens, OpenCode's cost, Copilot's
 // turns and tokens, Codex's tokens and turns from its rollout, Gemini's turns, and its tokens from its chat), each stop leaving no process of the run, and the caps a CLI
 // cannot be held to refused before anything is recorded. The same ends replayed from captured streams: test/cli/reasons.test.ts, test/cli/caps.test.ts.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -164,11 +164,13 @@ test('codex: --max-turns held by the supervisor from its rollout (a token_usage_
   assert.equal(two.outcome, 'succeeded', `${two.error}: run 2 has one turn, the thread three`);
 });
 
-test('codex: --max-tokens held by the supervisor from its rollout (the stream has usage only at its end) — stopped as its first response ends, before its long tool is done, nothing left; a resume is held to its own tokens', async (t) => {
-  const w = await fakeWorld(t, 'codex');
-  if (!w) return;
-  // The first model response (~10 000 tokens: the CLI's instructions and tools) asks for a long command.
-  const sleeper = uniq('cx-tokens');
+/**
+ * A run capped at --max-tokens 1000 whose first model response (~10 000 tokens: the CLI's instructions and
+ * tools) asks for a long command: stopped as that response ends, the model asked once, its usage what the
+ * fake reported. Its status entry, and the marker of its command.
+ */
+async function stoppedAtFirstResponse(t: TestContext, w: World, tag: string): Promise<{ k: any; sleeper: string }> {
+  const sleeper = uniq(tag);
   await w.start('tokens', `TOOL:Bash:sleep 120; echo ${sleeper}`, ['--max-tokens', '1000']);
   const k = await w.wait('tokens');
   assert.equal(k.outcome, 'failed', `${k.error} ${stderrTail(w.box.registry, 'tokens')}`);
@@ -179,6 +181,13 @@ test('codex: --max-tokens held by the supervisor from its rollout (the stream ha
   const reported = asked[0]!.reportedUsage!;
   assert.equal(k.usage.totalTokens, reported.promptTokens + reported.completionTokens, JSON.stringify(k.usage));
   assert.equal(k.error, `stopped at --max-tokens 1000: the run had used ${k.usage.totalTokens} tokens`);
+  return { k, sleeper };
+}
+
+test('codex: --max-tokens held by the supervisor from its rollout (the stream has usage only at its end) — stopped as its first response ends, before its long tool is done, nothing left; a resume is held to its own tokens', async (t) => {
+  const w = await fakeWorld(t, 'codex');
+  if (!w) return;
+  const { k, sleeper } = await stoppedAtFirstResponse(t, w, 'cx-tokens');
   // The record is written as the response ends, before Codex starts the command: the stop may come before the stream shows it.
   assert.ok(k.toolUses <= 1, String(k.toolUses));
   assert.equal(k.cancelRequested, true);
@@ -266,18 +275,7 @@ test('gemini: --max-turns held by the supervisor from the turns its stream shows
 test("gemini: --max-tokens held by the supervisor from its session's chat (the stream has tokens only in its result) — stopped as its first response ends, before its long tool is done, nothing left; a resume is held to its own tokens", async (t) => {
   const w = await fakeWorld(t, 'gemini');
   if (!w) return;
-  // The first model response (~10 000 tokens: the CLI's instructions and tools) asks for a long command.
-  const sleeper = uniq('gm-tokens');
-  await w.start('tokens', `TOOL:Bash:sleep 120; echo ${sleeper}`, ['--max-tokens', '1000']);
-  const k = await w.wait('tokens');
-  assert.equal(k.outcome, 'failed', `${k.error} ${stderrTail(w.box.registry, 'tokens')}`);
-  assert.equal(k.reason, 'max-tokens');
-  t.diagnostic(`--max-tokens: stopped ${k.durationMs} ms after the run started`);
-  const asked = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText.includes(sleeper));
-  assert.equal(asked.length, 1, 'stopped during the tool of its first response: the model was asked once');
-  const reported = asked[0]!.reportedUsage!;
-  assert.equal(k.usage.totalTokens, reported.promptTokens + reported.completionTokens, JSON.stringify(k.usage));
-  assert.equal(k.error, `stopped at --max-tokens 1000: the run had used ${k.usage.totalTokens} tokens`);
+  const { k, sleeper } = await stoppedAtFirstResponse(t, w, 'gm-tokens');
   assert.equal(k.cancelRequested, true);
   assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null });
   await nothingLeft(w, 'tokens', sleeper);
