@@ -149,6 +149,8 @@ describe('status --wait', () => {
   test('with no --name on an empty registry: the first run started is the change', async () => {
     const reg = join(b.dir, 'bare-empty');
     const w = b.spawn('status', ['--wait', '--timeout', WAIT_SEC, '--registry', reg]);
+    // Started before the waiter has looked, the run would be in its first view: no change to see.
+    await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);
     startShell(b, 'first', 'echo first', ['--registry', reg]);
     const r = await w.done;
     assert.equal(r.code, 0, r.stdout + r.stderr);
