@@ -356,7 +356,9 @@ export function runningChild(id: string, cli: CliName, task: string | null, star
 
 /**
  * Children still `running` when the run (or its turn) ended take that end (`done` or `failed`), marked as
- * a guess (`statusSource: "inferred"`): for CLIs whose sub-agents live in the agent's own process.
+ * a guess (`statusSource: "inferred"`): for CLIs whose sub-agents live in the agent's own process. A guess
+ * is never final: the stream's own word on the child that comes later (`endChild`), or the CLI's store
+ * (Gemini's `settleChildren`), replaces it.
  */
 export function inferChildren(state: StreamState, status: ChildAgent['status']): void {
   for (const c of state.children) {
@@ -365,6 +367,19 @@ export function inferChildren(state: StreamState, status: ChildAgent['status']):
     c.statusSource = 'inferred';
     c.finishedAt ??= nowIso();
   }
+}
+
+/**
+ * The stream's own word on a child's end (`done`, `failed`…, at `at`): taken by a child still `running` and
+ * by one whose end was only inferred — a CLI may report a child's end after the run's or the turn's end
+ * that inferred it. An end the stream or the store already gave stands. Returns whether it was taken.
+ */
+export function endChild(child: ChildAgent, status: ChildAgent['status'], at: string = nowIso()): boolean {
+  if (child.status !== 'running' && child.statusSource !== 'inferred') return false;
+  child.status = status;
+  child.statusSource = 'stream';
+  child.finishedAt = at;
+  return true;
 }
 
 /**

@@ -29,6 +29,7 @@ const EXIT: Record<string, { code: number | null; signal: string | null }> = {
   'subagent-resume-1.ndjson': { code: 0, signal: null },
   'subagent-resume-2.ndjson': { code: 0, signal: null },
   'subagent-running.ndjson': { code: 0, signal: null },
+  'subagent-race.ndjson': { code: 0, signal: null },
   'resume-1.ndjson': { code: 0, signal: null },
   'resume-2.ndjson': { code: 0, signal: null },
   'resume-unknown-id.ndjson': { code: 42, signal: null },
@@ -85,6 +86,7 @@ test('every fixture of the gemini CLI is covered by this file', () => {
     'store-subagent-max-turns',
     'store-subagent-resume',
     'store-subagent-running',
+    'store-subagent-race',
   ]);
   for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
 });
@@ -544,6 +546,121 @@ test('settleChildren: until the store records the call, a child the stream ended
   assert.equal(c.status, 'running', 'still not recorded');
   gemini.settleChildren!(q, state.children, true);
   assert.deepEqual([c.status, c.statusSource, c.finishedAt], ['done', 'stream', streamEnd]);
+});
+
+/**
+ * The supervisor's reading of a captured run (stream and store), in ticks: each tick the lines that had
+ * come, then `settleChildren`, with the session's chat as it stood then (`recorded`: its record of the call
+ * written yet or not); last the end (`end()`, the final settle, the verdict) with the whole store.
+ */
+function replayTicks(
+  t: { after(fn: () => void): void },
+  stream: string,
+  store: string,
+  ticks: { upTo: string; recorded: boolean }[],
+): { state: GeminiStreamState; shown: string[][] } {
+  const lines = readFileSync(join(FIX, stream), 'utf8').split('\n').filter(Boolean);
+  const home = storeHome(t, store);
+  const chats = join(home, '.gemini', 'tmp', 'project', 'chats');
+  const chat = join(chats, readdirSync(chats).find((f) => f.startsWith('session-'))!);
+  const whole = readFileSync(chat, 'utf8');
+  const records = whole.split('\n').filter(Boolean);
+  // The session's chat before the CLI wrote its record of the call (the model message again, with toolCalls).
+  const before = `${records
+    .slice(
+      0,
+      records.findIndex((r) => r.includes('"toolCalls"')),
+    )
+    .join('\n')}\n`;
+  const p = gemini.parser();
+  const q = { sessionId: null as string | null, cwd: '/tmp/cap/project', storeEnv: { HOME: home } };
+  let at = 0;
+  /** What the record would show after each tick. */
+  const shown: string[][] = [];
+  for (const tick of ticks) {
+    const to = lines.findIndex((l, i) => i >= at && l.includes(tick.upTo));
+    assert.ok(to >= 0, `no line with ${tick.upTo}`);
+    for (; at <= to; at++) p.line(lines[at]!);
+    writeFileSync(chat, tick.recorded ? whole : before);
+    q.sessionId = p.state.sessionId;
+    gemini.settleChildren!(q, p.state.children, false);
+    shown.push(p.state.children.map((c) => `${c.status}/${c.statusSource}`));
+  }
+  for (; at < lines.length; at++) p.line(lines[at]!);
+  writeFileSync(chat, whole);
+  p.end();
+  gemini.settleChildren!(q, p.state.children, true);
+  assert.equal(gemini.verdict(EXIT[stream]!, p.state).outcome, 'succeeded');
+  return { state: p.state, shown };
+}
+
+test("subagent-race: the stream ended the child and the store recorded its call a moment later; the run's result in between does not make its end a guess", (t) => {
+  // Captured from a failing e2e run under load: the supervisor read the tool_result (14:20:29.626) before
+  // the CLI wrote its record of the call (.627), then the result in its next tick.
+  for (const [label, ticks, shown] of [
+    [
+      'the store recorded the call by the next tick',
+      [
+        { upTo: '"tool_result"', recorded: false },
+        { upTo: '"result"', recorded: true },
+      ],
+      ['running/stream', 'done/stream'],
+    ],
+    [
+      'the store recorded it only by the end',
+      [
+        { upTo: '"tool_result"', recorded: false },
+        { upTo: '"result"', recorded: false },
+      ],
+      ['running/stream', 'running/stream'],
+    ],
+    ['everything in one tick', [{ upTo: '"result"', recorded: false }], ['running/stream']],
+    [
+      'the store kept pace',
+      [
+        { upTo: '"tool_result"', recorded: true },
+        { upTo: '"result"', recorded: true },
+      ],
+      ['done/stream', 'done/stream'],
+    ],
+  ] as const) {
+    const r = replayTicks(t, 'subagent-race.ndjson', 'store-subagent-race', [...ticks]);
+    assert.deepEqual(
+      r.shown.map((s) => s[0]),
+      shown,
+      `${label}: held running until the store records the call`,
+    );
+    const c = r.state.children[0]!;
+    assert.deepEqual([c.status, c.statusSource, c.error ?? null], ['done', 'stream', null], label);
+    assert.ok(c.startedAt && c.finishedAt && c.finishedAt >= c.startedAt, `${label}: the stream's end time (${JSON.stringify(c)})`);
+  }
+});
+
+test('a tool_result after the result replaces the inference; the store replaces one it can tell', (t) => {
+  const lines = readFileSync(join(FIX, 'subagent-race.ndjson'), 'utf8').split('\n').filter(Boolean);
+  const toolResult = lines.findIndex((l) => l.includes('"tool_result"'));
+  // The stream with the child's tool_result moved after the run's result.
+  const late = parseText([...lines.slice(0, toolResult), ...lines.slice(toolResult + 1), lines[toolResult]].join('\n'), false);
+  assert.deepEqual(
+    late.state.children.map((c) => [c.status, c.statusSource]),
+    [['done', 'stream']],
+    "the stream's word replaces the guess",
+  );
+  // A child the stream never ended (its tool_result cut off) whose call the store recorded: the store's word.
+  const cut = parseText([...lines.slice(0, toolResult), ...lines.slice(toolResult + 1)].join('\n'));
+  assert.deepEqual(
+    cut.state.children.map((c) => [c.status, c.statusSource]),
+    [['done', 'inferred']],
+  );
+  gemini.settleChildren!(
+    { sessionId: cut.state.sessionId, cwd: '/tmp/cap/project', storeEnv: { HOME: storeHome(t, 'store-subagent-race') } },
+    cut.state.children,
+    true,
+  );
+  assert.deepEqual(
+    cut.state.children.map((c) => [c.status, c.statusSource]),
+    [['done', 'transcript']],
+  );
 });
 
 test('childEnd: the display state and terminate reason, else the text the call returned', () => {

@@ -3,7 +3,7 @@ import { nowIso } from '../../base/time.js';
 import { fields, num, parseObject, str } from '../../base/json.js';
 import type { Message, ParserContext, StreamParser, StreamState, Verdict } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, eventOf, inferChildren, runningChild, runUsage } from '../types.js';
+import { emptyState, endChild, eventOf, inferChildren, runningChild, runUsage } from '../types.js';
 import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
 
 /**
@@ -113,11 +113,7 @@ export function parser(onMessage?: (m: Message) => void, context: ParserContext 
     const s = agentState(v);
     const final = CHILD_FINAL[s.status.replace(/_/g, '')] ?? CHILD_FINAL[s.status];
     if (final) {
-      if (child.status === 'running' || child.statusSource === 'inferred') {
-        child.status = final;
-        child.statusSource = 'stream';
-        child.finishedAt ??= nowIso();
-      }
+      endChild(child, final);
     } else if (s.status === 'pending_init' || s.status === 'running') {
       if (child.finishedAt === null) child.status = 'running';
     }

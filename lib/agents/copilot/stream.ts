@@ -3,7 +3,7 @@ import { capCounted, fields, shortLine, str, type JsonObject } from '../../base/
 import { isoOf, nowIso } from '../../base/time.js';
 import type { Message, StreamParser, StreamState, ToolCall, Verdict, VerdictReason } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, eventOf, runningChild } from '../types.js';
+import { emptyState, endChild, eventOf, inferChildren, runningChild } from '../types.js';
 import { INPUT_MAX, OUTPUT_MAX, toolHeadline, toolInputSummary } from '../claude/stream.js';
 
 /**
@@ -92,10 +92,7 @@ export function parser(onMessage?: (m: Message) => void): StreamParser & { end()
 
   const settleChild = (id: string | undefined, status: ChildAgent['status'], at: string): void => {
     const child = state.children.find((c) => c.id === id);
-    if (child?.status !== 'running') return;
-    child.status = status;
-    child.statusSource = 'stream';
-    child.finishedAt = at;
+    if (child) endChild(child, status, at);
   };
 
   return {
@@ -223,12 +220,6 @@ export function verdict(exit: { code: number | null; signal: string | null }, st
       reason: 'permission-denied',
     };
   else v = { outcome: 'succeeded', error: null, reason: null };
-  const now = nowIso();
-  for (const c of state.children) {
-    if (c.status !== 'running') continue;
-    c.status = v.outcome === 'succeeded' ? 'done' : 'failed';
-    c.statusSource = 'inferred';
-    c.finishedAt = now;
-  }
+  inferChildren(state, v.outcome === 'succeeded' ? 'done' : 'failed');
   return v;
 }

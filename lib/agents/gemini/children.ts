@@ -47,33 +47,50 @@ export function childEnd(call: JsonObject): ChildEnd | null {
 
 /** Children whose end the store has settled (a run's children are the same objects for its whole life). */
 const settled = new WeakSet<ChildAgent>();
-/** Children the stream ended that are held `running` until the store records the call: the stream's finishedAt. */
-const held = new WeakMap<ChildAgent, string | null>();
+/** Children the stream ended that are held `running` until the store records the call: the stream's end. */
+const held = new WeakMap<ChildAgent, { status: ChildAgent['status']; finishedAt: string | null }>();
 
 /**
  * The adapter's `settleChildren`: each child the stream called `done` is looked up in the session's chat;
  * one whose call failed becomes `failed` (`statusSource: "transcript"`, its `error`). The CLI writes the
  * call's record right after the stream's `tool_result`: until then the child is held `running`, and
  * `final` (the agent exited) gives a child the store never recorded back the stream's `done`.
+ *
+ * A held child is one the stream did end: when it is let go it gets the stream's end back whatever was
+ * guessed meanwhile — the run's `result` can come (and `inferChildren` can take the held child for one the
+ * stream never ended) before the store records the call (seen under load: test/fixtures/agents/gemini/
+ * subagent-race.ndjson). A child whose end was only inferred takes the store's record of its call when
+ * there is one (`statusSource: "transcript"`).
  */
 export function settleChildren(q: SessionQuery, children: ChildAgent[], final: boolean): void {
   for (const c of children) {
-    if (settled.has(c) || !(held.has(c) || (c.status === 'done' && c.statusSource === 'stream'))) continue;
+    const streamEnd = held.get(c);
+    const guessed = !streamEnd && c.statusSource === 'inferred';
+    if (settled.has(c) || !(streamEnd || guessed || (c.status === 'done' && c.statusSource === 'stream'))) continue;
     const call = findChild({ ...q, childId: c.id })?.call ?? null;
+    if (!call && guessed) continue;
     if (!call && !final) {
-      if (!held.has(c)) held.set(c, c.finishedAt);
+      if (!streamEnd) held.set(c, { status: c.status, finishedAt: c.finishedAt });
       c.status = 'running';
+      c.statusSource = 'stream';
       c.finishedAt = null;
       continue;
     }
-    if (held.has(c)) {
-      c.status = 'done';
-      c.finishedAt = held.get(c) ?? nowIso();
+    if (streamEnd) {
+      c.status = streamEnd.status;
+      c.statusSource = 'stream';
+      c.finishedAt = streamEnd.finishedAt ?? nowIso();
       held.delete(c);
     }
     settled.add(c);
     const end = call ? childEnd(call) : null;
-    if (!end || end.ok) continue;
+    if (!end) continue;
+    if (end.ok) {
+      if (!guessed) continue;
+      c.status = 'done';
+      c.statusSource = 'transcript';
+      continue;
+    }
     c.status = 'failed';
     c.statusSource = 'transcript';
     if (end.error) c.error = end.error;

@@ -2,7 +2,7 @@ import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
 import { fields, isObject, num, parseObject, str } from '../../base/json.js';
 import type { Message, StreamParser, StreamState, Verdict, VerdictReason } from '../types.js';
-import { emptyState, eventOf, inferChildren, runningChild } from '../types.js';
+import { emptyState, endChild, eventOf, inferChildren, runningChild } from '../types.js';
 import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
 
 /**
@@ -133,10 +133,7 @@ export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
     const status = str(ev.status);
     emit(toolMessage(call.name, call.args, str(ev.output) ?? str(fields(ev.error).message), status));
     const child = children.get(id);
-    if (child && child.status === 'running') {
-      child.status = status === 'success' ? 'done' : 'failed';
-      child.finishedAt = nowIso();
-    }
+    if (child) endChild(child, status === 'success' ? 'done' : 'failed');
   };
 
   const result = (ev: Record<string, unknown>): void => {
