@@ -6,7 +6,11 @@
 #   3. the CLI and fault suites   on the default Node again, with SUBAGENT_PROC_BACKEND=ps
 #
 # The CLI and fault suites are every *.test.js under dist/test/cli and dist/test/fault, sub-folders
-# (test/cli/fanout/) included; test/README.md says what each folder of test/ holds.
+# (test/cli/fanout/) included; test/README.md says what each folder of test/ holds. Runs 2 and 3 leave
+# out the files whose source has a line `// test-matrix: once — <why>`: what they check (a page's text,
+# an output's schema, a flag's parsing) does not depend on the Node version or the process backend, and
+# the code they go through is run on every Node and backend by the files that do. They run in run 1
+# only, and runs 2 and 3 name them in their heading.
 #
 # A run's Node is first on PATH (bin/* are `#!/usr/bin/env node`, and the tests spawn them), so it runs
 # the test runner, the verbs and their supervisors. The build is plain JavaScript for Node 22 and later,
@@ -43,8 +47,11 @@ export SUBAGENT_TEST_NODES="$nodes"
 [[ -d dist/test ]] || { echo "$me: no dist/test: run make build first" >&2; exit 1; }
 all_files=()
 while IFS= read -r f; do all_files+=("$f"); done < <(find dist/test -name '*.test.js' | LC_ALL=C sort)
-cf_files=()
-while IFS= read -r f; do cf_files+=("$f"); done < <(find dist/test/cli dist/test/fault -name '*.test.js' | LC_ALL=C sort)
+cf_files=() once=()
+while IFS= read -r f; do
+  src="test/${f#dist/test/}"
+  if grep -q '^// test-matrix: once' "${src%.js}.ts" 2>/dev/null; then once+=("${src%.js}.ts"); else cf_files+=("$f"); fi
+done < <(find dist/test/cli dist/test/fault -name '*.test.js' | LC_ALL=C sort)
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -66,6 +73,7 @@ run() {
   echo
   version="$("$node" --version)"
   echo "── run $k: $label on Node $version ($node), ${#files[@]} files"
+  [[ "$label" == "every test" || ${#once[@]} -eq 0 ]] || echo "   (run 1 only, test-matrix: once: ${once[*]})"
   started=$(date +%s)
   # The spec reporter for people; TAP into a file for the counts (its closing `# pass N` lines).
   env ${envs[@]+"${envs[@]}"} PATH="$(dirname "$node"):$PATH" "$node" --test "${flags[@]}" \

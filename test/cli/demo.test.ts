@@ -1,3 +1,4 @@
+// test-matrix: once — make demo prints what the README says: a script's text, the same on every Node and process backend (scripts/test.sh).
 // The README's main job, `make demo`, is scripts/demo.sh after a build: it must keep doing what the
 // README says — fan out three named shell subagents (one fails), wait for them, print results and
 // statuses — so it runs here for real, on this test's own registry.

@@ -1,3 +1,5 @@
+// test-matrix: once — executor flag checks and sbatch's refusals (a fake sbatch), the same on every Node and
+// process backend (scripts/test.sh).
 /**
  * --executor, --slurm-arg and SUBAGENT_EXECUTOR checked at a start's entrance, without a cluster: a fake
  * `sbatch` on PATH stands for Slurm's client (the real one runs in test/slurm/).

@@ -1,3 +1,4 @@
+// test-matrix: once — usage text and flag errors (our own parser), the same on every Node and process backend (scripts/test.sh).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Verb } from '../support/run.js';

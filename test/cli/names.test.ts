@@ -1,3 +1,4 @@
+// test-matrix: once — name validation (our own code, before any process), the same on every Node and process backend (scripts/test.sh).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';

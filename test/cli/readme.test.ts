@@ -1,3 +1,4 @@
+// test-matrix: once — the pages' tours against the verbs' output: text, the same on every Node and process backend (scripts/test.sh).
 // The tours of README.md and docs/tour.md cannot go stale silently: every ```console block is run, in
 // order, through the real executables (under their installed names, from package.json "bin"), in a
 // fresh directory, and each command's real stdout must match what the page shows:

@@ -1,3 +1,5 @@
+// test-matrix: once — the output shapes against docs/schemas and the docs against the code (scripts/test.sh);
+// the states they reach are tested on every Node and backend by status, wait and the fault suite.
 /**
  * The JSON Schemas of docs/schemas/ against REAL outputs of every verb (shell runs in temp registries),
  * and the documentation against the code: every error code is in docs/errors.md and in the error

@@ -1,3 +1,5 @@
+// test-matrix: once — SKILL.md's front matter and its examples' exit codes and lines: text, the same on
+// every Node and process backend (scripts/test.sh).
 // The skill file (skill/subagents/SKILL.md) and its installer (scripts/install-skill.sh), docs/skill.md.
 //
 // 1. The front matter parses (a strict parser for the YAML subset a skill needs) and follows the Agent
