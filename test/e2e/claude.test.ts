@@ -18,7 +18,7 @@ import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
 import type { Box } from '../support/box.js';
-import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone } from '../fakes/world.js';
+import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone, grownText } from '../fakes/world.js';
 
 const server = fileServer(startAnthropic);
 
@@ -294,10 +294,7 @@ for (const version of cliVersions('claude')) {
     const b = await box(t, 'big', version);
     const s = await server();
     const tag = uniq('bigok');
-    const pieces = [`REPLY:${tag}\n`];
-    for (let i = 0; Buffer.byteLength(pieces.join('')) < 300 * 1024; i++)
-      pieces.push(`line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`);
-    const prompt = pieces.join('');
+    const prompt = grownText(`REPLY:${tag}\n`, (i) => `line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`, 300 * 1024);
     assert.ok(Buffer.byteLength(prompt) > 300 * 1024);
     const file = join(b.dir, 'prompt.txt');
     writeFileSync(file, prompt);

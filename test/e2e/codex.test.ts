@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { stderrTail } from '../support/registry.js';
-import { fakeWorld, type World } from '../fakes/world.js';
+import { fakeWorld, type World, grownText } from '../fakes/world.js';
 import { readRecord, runDir } from '../../lib/registry/store.js';
 import { codex } from '../../lib/agents/codex/index.js';
 
@@ -309,8 +309,7 @@ test('codex: a sub-agent shows in children and result --child returns its answer
 test('codex: a 300 KB prompt arrives whole at the model', async (t) => {
   const w = await fakeWorld(t, 'codex');
   if (!w) return;
-  let prompt = `REPLY:big-ok-${tag()}\n`;
-  for (let i = 0; Buffer.byteLength(prompt) < 300 * 1024; i++) prompt += `line ${i} café ✓ \u{1F600} ${'abcdefghij'.repeat(3)}\n`;
+  let prompt = grownText(`REPLY:big-ok-${tag()}\n`, (i) => `line ${i} café ✓ \u{1F600} ${'abcdefghij'.repeat(3)}\n`, 300 * 1024);
   prompt += 'a last line without a newline';
   const file = join(w.box.dir, 'big-prompt.txt');
   writeFileSync(file, prompt);

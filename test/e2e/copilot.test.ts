@@ -17,7 +17,7 @@ import { assertError, assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { readJson, recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox } from '../fakes/world.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, grownText } from '../fakes/world.js';
 
 const server = fileServer(startOpenAIChat);
 
@@ -260,11 +260,15 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   if (!requireCli(t, 'copilot')) return;
   const b = await box(t, 'big');
   const tag = uniq('big-ok');
-  const lines: string[] = [`REPLY:${tag}`];
-  let i = 0;
-  while (lines.join('\n').length < 300 * 1024) lines.push(`line ${i++} "quoted" 'single' $HOME \\backslash\ttab ünïcødé ${'x'.repeat(i % 50)}`);
+  const lines = grownText(
+    `REPLY:${tag}`,
+    (i) => `line ${i} "quoted" 'single' $HOME \\backslash\ttab ünïcødé ${'x'.repeat(i % 50)}`,
+    300 * 1024,
+    '\n',
+    (s) => s.length,
+  );
   // Copilot trims the prompt's trailing white space before sending it: this one has none.
-  const prompt = lines.join('\n');
+  const prompt = lines;
   const file = join(b.dir, 'prompt.txt');
   writeFileSync(file, prompt);
   assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'copilot', '--cwd', b.project, '--prompt-file', file]), 'start');

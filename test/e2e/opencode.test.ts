@@ -16,7 +16,7 @@ import { assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { readJson, recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox } from '../fakes/world.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, grownText } from '../fakes/world.js';
 
 const server = fileServer(startOpenAIChat);
 
@@ -293,10 +293,14 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'big');
   const tag = uniq('big-ok');
-  const lines: string[] = [`REPLY:${tag}`];
-  let i = 0;
-  while (lines.join('\n').length < 300 * 1024) lines.push(`line ${i++} "quoted" 'single' $HOME \\backslash\ttab ünïcødé ${'x'.repeat(i % 50)}`);
-  const prompt = lines.join('\n') + '\n';
+  const lines = grownText(
+    `REPLY:${tag}`,
+    (i) => `line ${i} "quoted" 'single' $HOME \\backslash\ttab ünïcødé ${'x'.repeat(i % 50)}`,
+    300 * 1024,
+    '\n',
+    (s) => s.length,
+  );
+  const prompt = `${lines}\n`;
   const file = join(b.dir, 'prompt.txt');
   writeFileSync(file, prompt);
   assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'opencode', '--cwd', b.project, '--prompt-file', file]), 'start');

@@ -19,7 +19,7 @@ import { assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone, type CliBox } from '../fakes/world.js';
+import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone, type CliBox, grownText } from '../fakes/world.js';
 
 /** A prompt holding this gets an HTTP 429 that asks for a 1 ms wait (Qwen's own retries then take no time). */
 const RATE_LIMITED = 'RATELIMITED-BY-THE-FAKE';
@@ -101,10 +101,7 @@ test('a 300 KB prompt arrives whole and byte-exact at the model (Qwen appends it
   const b = await box(t, 'big');
   const s = await server();
   const tag = uniq('bigok');
-  const pieces = [`REPLY:${tag}\n`];
-  for (let i = 0; Buffer.byteLength(pieces.join('')) < 300 * 1024; i++)
-    pieces.push(`line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`);
-  const prompt = pieces.join('');
+  const prompt = grownText(`REPLY:${tag}\n`, (i) => `line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`, 300 * 1024);
   assert.ok(Buffer.byteLength(prompt) > 300 * 1024);
   const file = join(b.dir, 'prompt.txt');
   writeFileSync(file, prompt);

@@ -66,6 +66,29 @@ export function uniq(label: string): string {
   return `${label}${process.pid}x${Math.random().toString(36).slice(2, 8)}`;
 }
 
+/**
+ * `first`, then `line(0)`, `line(1)`, … each after `sep`, up to the first line that makes the text at least
+ * `min` long as `size` measures it (default: UTF-8 bytes): a big prompt, built in linear time. (Joining
+ * the lines again for each new one is quadratic: 4–8 s of CPU for 300 KB, with the fake's event loop held.)
+ */
+export function grownText(
+  first: string,
+  line: (i: number) => string,
+  min: number,
+  sep = '',
+  size: (s: string) => number = (s) => Buffer.byteLength(s),
+): string {
+  const parts = [first];
+  const gap = size(sep);
+  let n = size(first);
+  for (let i = 0; n < min; i++) {
+    const next = line(i);
+    parts.push(next);
+    n += gap + size(next);
+  }
+  return parts.join(sep);
+}
+
 /** Waits (without blocking the fake) for the run to end; returns its status record, asserted done. */
 export async function waitDone(b: Box, name: string, t?: { diagnostic(m: string): void }): Promise<any> {
   const j = assertOk(await b.runAsync('status', ['--wait-terminal', '--name', name]), `status --wait-terminal ${name}`);
