@@ -164,7 +164,8 @@ describe('real outputs against the schemas', () => {
   let lockHolder: ChildProcess | null = null;
 
   before(async () => {
-    start('locked', 'sleep 600');
+    // Long enough to outlive the file on a loaded machine (it took over 10 min once): the cancel must find it running.
+    start('locked', 'sleep 3600');
     const a = await untilRunning('locked');
     // A live process that is not a subagents command holds the run's record lock: cancel must give up after 15 s.
     lockHolder = spawn('sleep', ['600'], { env: { ...box.env }, stdio: 'ignore' });
