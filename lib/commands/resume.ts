@@ -4,7 +4,7 @@ import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { createRun, latestRun } from '../registry/store.js';
 import { observeLatest } from '../runs/observe.js';
-import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './context.js';
+import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, type Context } from './context.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
 import { promptBytes } from './prompt.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
@@ -42,7 +42,9 @@ export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   checkCaps(o);
   const name = validateName(o.name);
   const prompt = promptBytes(o.prompt);
-  const { registry } = placeOf(o);
+  const place = placeOf(o, 'write');
+  refuseUntrustedHook(place, o.onEnd);
+  const { registry } = place;
   return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, limit, env, callerCwd }));
 }
 

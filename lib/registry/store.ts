@@ -1,17 +1,4 @@
-import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from '../base/errors.js';
 import { createFile, replaceFileDurably, syncAll } from './durable.js';
@@ -192,8 +179,6 @@ export function createName(registry: string, name: string, record: RunRecord, pr
   try {
     mkdirSync(join(registry, 'tmp'), { recursive: true, mode: PRIVATE_DIR });
     mkdirSync(agentsDir(registry), { recursive: true, mode: PRIVATE_DIR });
-    // A registry made before it was private (or by hand) becomes private at its next start.
-    chmodSync(registry, PRIVATE_DIR);
     ignoreInGit(registry);
     tmp = mkdtempSync(join(registry, 'tmp', 'new-'));
     const run = join(tmp, '1');

@@ -68,8 +68,11 @@ const box = makeBox('schemas');
 box.env.SUBAGENT_CANCEL_GRACE_MS = '1000';
 
 /** A registry of its own (the concurrency limit and corrupt records must not touch the others). */
+/** A registry of its own, empty (named explicitly, it must exist for a reading verb). */
 function otherRegistry(label: string): NodeJS.ProcessEnv {
-  return { SUBAGENT_DIR: join(box.dir, `registry-${label}`) };
+  const dir = join(box.dir, `registry-${label}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return { SUBAGENT_DIR: dir };
 }
 
 /** An error line: one JSON line, the code, the exit code (124 for E_WAIT_TIMEOUT), a hint, valid against error.schema.json. */
