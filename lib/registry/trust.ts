@@ -118,7 +118,10 @@ function readMarker(registry: string, uid: number): Marker | null {
 
 function markerMatches(registry: string, st: BigIntStats, uid: number): Marker | null {
   const m = readMarker(registry, uid);
-  return m && m.uid === uid && m.ino === String(st.ino) && m.birth === String(st.birthtimeNs) ? m : null;
+  if (!m || m.uid !== uid || m.ino !== String(st.ino)) return null;
+  // A filesystem (or an NFS client) that cannot tell a birth time says 0: the inode alone decides then.
+  const birth = String(st.birthtimeNs);
+  return m.birth === birth || m.birth === '0' || birth === '0' ? m : null;
 }
 
 function writeMarker(registry: string, st: BigIntStats, uid: number, created: boolean): void {
