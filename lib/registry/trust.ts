@@ -127,7 +127,7 @@ function markerMatches(registry: string, st: BigIntStats, uid: number): Marker |
 function writeMarker(registry: string, st: BigIntStats, uid: number, created: boolean): void {
   const m: Marker = { uid, ino: String(st.ino), birth: String(st.birthtimeNs), created };
   const tmp = join(registry, `.${MARKER}.${process.pid}`);
-  writeFileSync(tmp, JSON.stringify(m) + '\n', { mode: PRIVATE_FILE, flag: 'wx' });
+  writeFileSync(tmp, JSON.stringify(m) + '\n', { mode: PRIVATE_FILE });
   renameSync(tmp, join(registry, MARKER));
 }
 
@@ -176,7 +176,7 @@ export function prepareRegistry(registry: string, found: Found): void {
   const problems: string[] = [];
   if (Number(st.uid) === uid && !created) {
     const m = markerMatches(registry, st, uid);
-    // Private again only what the suite made (a registry of an older version, chmodded by hand since).
+    // Private again only what the suite itself made (loosened since by hand): never a directory it did not create.
     if (m?.created && Number(st.mode) & 0o077) {
       try {
         chmodSync(registry, PRIVATE_DIR);

@@ -62,19 +62,17 @@ export function announceEnd(o: Observation, found: Found, report: (why: string) 
     const hooks: Array<{ command: string; log: string }> = [];
     if (typeof r.onEnd === 'string' && r.onEnd !== '') hooks.push({ command: r.onEnd, log: HOOK_FILES.runLog });
     const shared = join(registry, REGISTRY_HOOK);
-    if (isExecutableFile(shared)) hooks.push({ command: quote(shared), log: HOOK_FILES.registryLog });
-    if (hooks.length === 0) return keepers;
+    const hasShared = isExecutableFile(shared);
+    if (hooks.length === 0 && !hasShared) return keepers;
     const refused = refusal(registry, o.dir, found);
     if (refused) {
       report(`the end hooks of ${r.name} (run ${r.run}) were not run: ${refused}`);
       return keepers;
     }
-    const sharedUnsafe = hooks.length && hooks[hooks.length - 1]!.log === HOOK_FILES.registryLog ? registryHookUnsafe(registry) : null;
-    if (sharedUnsafe) {
-      report(`${shared} was not run: ${sharedUnsafe}`);
-      hooks.pop();
-      if (hooks.length === 0) return keepers;
-    }
+    const sharedUnsafe = hasShared ? registryHookUnsafe(registry) : null;
+    if (sharedUnsafe) report(`${shared} was not run: ${sharedUnsafe}`);
+    else if (hasShared) hooks.push({ command: quote(shared), log: HOOK_FILES.registryLog });
+    if (hooks.length === 0) return keepers;
     const input = join(o.dir, HOOK_FILES.input);
     let fd: number;
     try {
