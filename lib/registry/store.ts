@@ -18,6 +18,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
  *                                                 /supervisor.log the supervisor's own diagnostics
  *                                                 /supervisor.json who supervises it, until the record says
  *   <registry>/tmp/                               unpublished new names (renamed into agents/ whole)
+ *   <registry>/made-here.json                     who made (or adopted) it, and where (lib/registry/trust.ts)
  * A name or a run appears by one rename of a complete directory, so nobody ever sees half of one.
  */
 export const FILES = {
