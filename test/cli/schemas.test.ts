@@ -300,6 +300,15 @@ describe('real outputs against the schemas', () => {
     check('cancel.schema.json', assertOk(box.run('cancel', ['--name', 'q/first'], { env }), 'cancel q/first'), 'cancel q/first');
   });
 
+  test('a registry found by walking up and not made here: untrusted in the listing', () => {
+    const proj = join(box.dir, 'found-untrusted');
+    mkdirSync(join(proj, '.subagents', 'agents'), { recursive: true, mode: 0o700 });
+    const j = assertOk(box.run('status', [], { cwd: proj, env: { SUBAGENT_DIR: '', OPENCODE_PSA_DIR: '' } }), 'status of an untrusted registry');
+    check('status.schema.json', j, 'status with untrusted');
+    assert.equal(typeof j.untrusted.reason, 'string');
+    assert.ok(!valid('status.schema.json', { ...j, untrusted: { reason: 'x' } }), 'untrusted has a hint');
+  });
+
   test('a corrupt record: problems in the listing, E_REGISTRY_CORRUPT when named', () => {
     const env = otherRegistry('corrupt');
     start('fine', 'echo fine', [], env);
