@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertError, assertOk, type RunOpts } from '../support/run.js';
@@ -223,6 +223,29 @@ describe('trust: what only you could have written', { concurrency: 2 }, () => {
     assert.equal(started.registry, join(top, 'ceil', 'd', 'e', '.subagents'));
     await untilGone(started.pid, 'the supervisor ended');
     assert.equal(lstatSync(started.registry).uid, VICTIM);
+  });
+});
+
+describe('walking up stops at a filesystem boundary', () => {
+  test('a .subagents above a mount point is not looked at from below it (as git without GIT_DISCOVERY_ACROSS_FILESYSTEM)', (t) => {
+    const b = testBox(t, 'trust-fs');
+    const top = join(b.dir, 'fs');
+    const mnt = join(top, 'mnt');
+    mkdirSync(join(top, '.subagents'), { recursive: true });
+    mkdirSync(mnt);
+    const env = { ...b.env, ...FOUND, HOME: join(b.dir, 'home') };
+    // A mount of its own, seen only by the verb (a private mount namespace): a tmpfs on fs/mnt.
+    const inside = (cwd: string) =>
+      spawnSync('unshare', ['-m', 'sh', '-c', `mount -t tmpfs none '${mnt}' && mkdir -p '${cwd}' && cd '${cwd}' && exec '${join(BIN, 'status')}'`], {
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    const probe = inside(join(mnt, 'proj'));
+    if (probe.status !== 0 || !probe.stdout.startsWith('{')) return t.skip(`a private mount namespace cannot be had here: ${probe.stderr.trim()}`);
+    assert.equal(JSON.parse(probe.stdout).registry, join(mnt, 'proj', '.subagents'));
+    // The same walk without the mount finds the registry above.
+    assert.equal(assertOk(b.run('status', [], { cwd: mnt, env })).registry, join(top, '.subagents'));
   });
 });
 
