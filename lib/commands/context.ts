@@ -25,6 +25,8 @@ export interface Place {
   cwd: string;
   /** How the registry was found: named (`flag`, `env`) or discovered (`ancestor`, `cwd`). */
   found: Found;
+  /** Adopts a registry named explicitly (writes its marker): called once a run is published in it. */
+  adopt: () => void;
 }
 
 /** The caller's environment and directory, defaults filled in (before the registry is needed). */
@@ -46,8 +48,8 @@ export function placeOf(ctx: Context, use: 'read' | 'write' | 'create' = 'read')
   if (source === 'flag' || source === 'env') checkNamed(registry, source, use === 'create');
   refuseForeign(registry);
   const found: Found = source === 'env' && env.SUBAGENT_RUN_ID ? 'inherited' : source;
-  if (use === 'create' || (use === 'write' && existsSync(registry))) prepareRegistry(registry, found);
-  return { registry, env, cwd, found };
+  const adoption = use === 'create' || (use === 'write' && existsSync(registry)) ? prepareRegistry(registry, found) : null;
+  return { registry, env, cwd, found, adopt: adoption ?? (() => undefined) };
 }
 
 /** Whether the place's registry may run hooks (docs/security.md). */

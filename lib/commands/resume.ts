@@ -45,7 +45,7 @@ export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   const place = placeOf(o, 'write');
   refuseUntrustedHook(place, o.onEnd);
   const { registry } = place;
-  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, limit, env, callerCwd }));
+  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, limit, env, callerCwd, adopt: place.adopt }));
 }
 
 /** A resume's options, checked and resolved at its entrance. */
@@ -56,6 +56,8 @@ interface ResumeSettings {
   limit: number | undefined;
   env: NodeJS.ProcessEnv;
   callerCwd: string;
+  /** Adopts a registry named explicitly, once the run is published (lib/registry/trust.ts). */
+  adopt: () => void;
 }
 
 async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
@@ -129,6 +131,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   });
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
+  s.adopt();
   const placed = await launchSupervisor(registry, run, env, queueTicket, record);
   return launchResult(registry, record, placed, 'resume');
 }

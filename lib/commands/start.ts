@@ -189,6 +189,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
         ...s.watch,
       });
       run = createName(registry, s.name, record, s.prompt);
+      place.adopt();
     } catch (err) {
       if (worktree) discardFreshWorktree(worktree);
       throw err;

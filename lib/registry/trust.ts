@@ -138,7 +138,7 @@ export const GUARDED = ['hooks', 'agents', 'queue', 'tmp', 'worktrees'] as const
  * Why a path of the registry may not be trusted, or null: a symlink (never followed), not a
  * directory/file as `kind` says, owned by another uid, or writable by group or world. One lstat.
  */
-export function unsafeReason(path: string, kind: 'dir' | 'file', uid: number): string | null {
+export function unsafeReason(path: string, kind: 'dir' | 'file', uid: number, kindMatters = true): string | null {
   let st: ReturnType<typeof lstatSync>;
   try {
     st = lstatSync(path);
@@ -146,19 +146,21 @@ export function unsafeReason(path: string, kind: 'dir' | 'file', uid: number): s
     return null; // missing: nothing to trust
   }
   if (st.isSymbolicLink()) return `${path} is a symbolic link`;
-  if (kind === 'dir' ? !st.isDirectory() : !st.isFile()) return `${path} is not a ${kind === 'dir' ? 'directory' : 'regular file'}`;
   if (st.uid !== uid) return `${path} belongs to uid ${st.uid}, not ${uid}`;
   if (st.mode & OTHERS_WRITE) return `${path} may be written by other users (mode ${(st.mode & 0o777).toString(8)})`;
+  if (kindMatters && (kind === 'dir' ? !st.isDirectory() : !st.isFile())) return `${path} is not a ${kind === 'dir' ? 'directory' : 'regular file'}`;
   return null;
 }
 
 /**
  * Before a start or a resume writes into the registry: creates it (0700, with its marker) when it
- * does not exist; adopts an existing one named explicitly (writes its marker); makes private only a
- * registry the suite created; and refuses (E_REGISTRY_UNSAFE) one whose guarded parts another user
- * owns or may write, or that are symlinks — nothing is written then.
+ * does not exist; makes private only a registry the suite created; and refuses (E_REGISTRY_UNSAFE)
+ * one whose guarded parts another user owns or may write, or that are symlinks — nothing is written
+ * then. An existing registry named explicitly and not yet marked is adopted (its marker written) by
+ * the returned function, which the command calls once its run is published: a start refused by a
+ * later check changes nothing.
  */
-export function prepareRegistry(registry: string, found: Found): void {
+export function prepareRegistry(registry: string, found: Found): (() => void) | null {
   const uid = me();
   let created = false;
   try {
@@ -166,7 +168,8 @@ export function prepareRegistry(registry: string, found: Found): void {
   } catch (err) {
     if (!isErrno(err, 'EEXIST')) throw unwritable(registry, err);
   }
-  if (uid === undefined) return;
+  if (uid === undefined) return null;
+  let adoption: (() => void) | null = null;
   let st: BigIntStats;
   try {
     st = statSync(registry, { bigint: true });
@@ -186,12 +189,17 @@ export function prepareRegistry(registry: string, found: Found): void {
       st = statSync(registry, { bigint: true });
     }
     if (Number(st.mode) & OTHERS_WRITE) problems.push(`${registry} may be written by other users (mode ${(Number(st.mode) & 0o777).toString(8)})`);
-    if (!m && (found === 'flag' || found === 'env') && problems.length === 0) adopt(registry, st, uid);
+    if (!m && (found === 'flag' || found === 'env') && problems.length === 0) {
+      const named = st;
+      adoption = () => adopt(registry, named, uid);
+    }
   } else if (created) {
     adopt(registry, st, uid, true);
   }
   for (const part of GUARDED) {
-    const why = unsafeReason(join(registry, part), 'dir', uid);
+    // A file of the user's own where a folder should be is nobody else's doing: not unsafe, and the write
+    // that needs the folder fails as E_REGISTRY_UNWRITABLE, as it always has.
+    const why = unsafeReason(join(registry, part), 'dir', uid, false);
     if (why) problems.push(why);
   }
   if (problems.length) {
@@ -201,6 +209,7 @@ export function prepareRegistry(registry: string, found: Found): void {
       hint: 'another user could have planted files there: inspect and remove them (or chmod go-w), or use another registry (--registry, SUBAGENT_DIR)',
     });
   }
+  return adoption;
 }
 
 function adopt(registry: string, st: BigIntStats, uid: number, created = false): void {
