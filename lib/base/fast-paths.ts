@@ -2,7 +2,7 @@
  * The fast paths: each one only a speed-up, with a plain twin that behaves the same, kept because
  * `make bench` shows what it gains (docs/design.md, "Fast paths"; docs/benchmarks.md, the A/B rows).
  *
- *   compile-cache  Node's module compile cache for the verbs' bundles (bin/*: module.enableCompileCache)
+ *   compile-cache  Node's module compile cache for the verbs' bundles, in a private per-user directory (bin/compile-cache.js)
  *   status-cache   a listing serves done runs from the status cache (lib/registry/done-cache.ts)
  *
  * SUBAGENT_FAST_PATHS unset: all of them. `0` (or empty): none — the plain paths, as the tests run them.

@@ -159,7 +159,7 @@ function stallAfterOf(line: Record<string, unknown>): number | undefined {
 export async function batch(o: BatchOptions): Promise<BatchResult> {
   const { cwd } = callerOf(o);
   const text = readBatch(o.batch, cwd);
-  const { registry } = placeOf(o);
+  const { registry } = placeOf(o, 'create');
   return inRegistryOf(registry, () => startLines(text, registry, o));
 }
 
@@ -229,7 +229,9 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         stallAction: (optionalString(line, 'stallAction') as StartOptions['stallAction']) ?? (stallAfter === 0 ? undefined : defaults.stallAction),
         onEnd: optionalString(line, 'onEnd') ?? defaults.onEnd,
         ...lineCaps(line, defaults),
-        registry,
+        // Located again as the batch located it (not as an explicit --registry: that would adopt a
+        // registry that was found by walking up, docs/security.md).
+        registry: o.registry,
         cwd,
         ...(o.env ? { env: o.env } : {}),
       });

@@ -26,7 +26,8 @@ export function recordCancelledEnd(dir: string, signal: string, endReason: strin
       endReason,
     };
   });
-  // The supervisor that fires the end hooks did not record this end: the cancel fires them (once: claimed).
-  announceEnd(doneObservation(dir, ended));
+  // The supervisor that fires the end hooks did not record this end: the cancel fires them (once:
+  // claimed), from a registry its marker vouches for (docs/security.md).
+  announceEnd(doneObservation(dir, ended), 'inherited');
   return ended;
 }

@@ -272,8 +272,7 @@ async function cancelPlaced(
 async function settle(dir: string, supervisor: ProcessIdentity | null, signal: string) {
   const end = monotonicMs() + 5000;
   for (;;) {
-    // Not announced as `unknown` while the supervisor is found dead here: this cancel records the end.
-    const ob = observeRun(dir, undefined, false);
+    const ob = observeRun(dir);
     if (ob.status === 'done') return ob.record;
     const supervisorAlive = supervisor !== null && isAlive(supervisor);
     if (!supervisorAlive || monotonicMs() > end) {

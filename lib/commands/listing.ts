@@ -28,6 +28,8 @@ export interface QueueSummary {
 export interface ListingTail {
   queue?: QueueSummary;
   problems?: Problem[];
+  /** The registry runs no hooks (docs/security.md): why, and how to adopt it. Absent when it is trusted. */
+  untrusted?: { reason: string; hint: string };
 }
 
 /** What was read of the selected names, at one moment. */

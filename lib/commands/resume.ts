@@ -4,7 +4,7 @@ import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { createRun, latestRun } from '../registry/store.js';
 import { observeLatest } from '../runs/observe.js';
-import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './context.js';
+import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, type Context } from './context.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
 import { promptBytes } from './prompt.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
@@ -42,8 +42,10 @@ export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   checkCaps(o);
   const name = validateName(o.name);
   const prompt = promptBytes(o.prompt);
-  const { registry } = placeOf(o);
-  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, limit, env, callerCwd }));
+  const place = placeOf(o, 'write');
+  refuseUntrustedHook(place, o.onEnd);
+  const { registry } = place;
+  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, limit, env, callerCwd, adopt: place.adopt }));
 }
 
 /** A resume's options, checked and resolved at its entrance. */
@@ -54,6 +56,8 @@ interface ResumeSettings {
   limit: number | undefined;
   env: NodeJS.ProcessEnv;
   callerCwd: string;
+  /** Adopts a registry named explicitly, once the run is published (lib/registry/trust.ts). */
+  adopt: () => void;
 }
 
 async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
@@ -127,6 +131,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   });
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
+  s.adopt();
   const placed = await launchSupervisor(registry, run, env, queueTicket, record);
   return launchResult(registry, record, placed, 'resume');
 }

@@ -9,7 +9,7 @@ import type { Caps, Placement, RunRecord } from '../registry/record.js';
 import { locateRegistry } from '../registry/locate.js';
 import { observeLatest } from '../runs/observe.js';
 import { addWorktree, discardFreshWorktree, type Worktree } from '../runs/worktree.js';
-import { callerOf, inRegistryOf, placeOf, resolveCwd, type Context } from './context.js';
+import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, type Context } from './context.js';
 import { promptBytes } from './prompt.js';
 import { DEFAULT_CLI, fromEnv, maxDepth, requestedLimit } from './settings.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
@@ -150,7 +150,9 @@ async function settle(o: StartOptions): Promise<StartSettings> {
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
 export async function start(o: StartOptions): Promise<StartResult> {
   const s = await settle(o);
-  const { registry } = placeOf(o);
+  const place = placeOf(o, 'create');
+  refuseUntrustedHook(place, s.watch.onEnd);
+  const { registry } = place;
   return inRegistryOf(registry, async () => {
     // Writes, in this order: the limit (and ticket), the worktree, the name. A failure after the
     // worktree is made removes it again, so a refused start leaves no branch that blocks the name.
@@ -187,6 +189,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
         ...s.watch,
       });
       run = createName(registry, s.name, record, s.prompt);
+      place.adopt();
     } catch (err) {
       if (worktree) discardFreshWorktree(worktree);
       throw err;

@@ -7,9 +7,10 @@ import type { Status } from '../registry/record.js';
 import { writeJunit } from '../runs/junit.js';
 import { stallOf } from '../runs/stall.js';
 import type { AgentEntry } from '../runs/entry.js';
-import { inRegistryOf, placeOf, type Context } from './context.js';
+import { inRegistryOf, placeOf, type Context, type Place } from './context.js';
+import { announceUnknown, untrustedTail } from './announce.js';
 import { waitTimeoutMs } from './settings.js';
-import { entriesOf, listedNames, listingCache, rowsOf, snapshot, type ListingTail, type Rows, type Snapshot } from './listing.js';
+import { entriesOf, listedNames, listingCache, rowsOf, snapshot, type ListingTail, type Problem, type Rows, type Snapshot } from './listing.js';
 
 export type { AgentEntry } from '../runs/entry.js';
 export type { ListingTail, Problem, QueueSummary } from './listing.js';
@@ -31,6 +32,8 @@ export interface StatusOptions extends Context {
   requireSuccess?: boolean | undefined;
   /** Also write a JUnit XML report to this file (relative: against `cwd`). */
   junit?: string | undefined;
+  /** Fire the end hooks of every selected run found `unknown` (its supervisor died), once, in a trusted registry (docs/hooks.md). */
+  announce?: boolean | undefined;
 }
 
 /** A run that changed while `wait` waited. */
@@ -75,7 +78,7 @@ export function checkStatusOptions(o: StatusOptions): void {
 
 /** A listing the status cache may serve: no names, no wait, no --require-success, no --junit. */
 export function isPlainListing(o: StatusOptions): boolean {
-  return !o.wait && !o.waitTerminal && !o.requireSuccess && o.junit === undefined && (o.names ?? []).length === 0;
+  return !o.wait && !o.waitTerminal && !o.requireSuccess && !o.announce && o.junit === undefined && (o.names ?? []).length === 0;
 }
 
 /**
@@ -85,9 +88,11 @@ export function isPlainListing(o: StatusOptions): boolean {
 export function plainListing(o: StatusOptions): (Rows & { registry: string }) | null {
   checkStatusOptions(o);
   if (!isPlainListing(o)) return null;
-  const { registry, env } = placeOf(o);
+  const place = placeOf(o);
+  const { registry, env } = place;
   try {
-    return { registry, ...rowsOf(registry, snapshot(registry, listedNames(registry, o.prefix), false, listingCache(registry, o.prefix, env))) };
+    const { rows, tail } = rowsOf(registry, snapshot(registry, listedNames(registry, o.prefix), false, listingCache(registry, o.prefix, env)));
+    return { registry, rows, tail: { ...tail, ...untrustedTail(place) } };
   } catch (err) {
     throw inRegistry(err, registry);
   }
@@ -96,17 +101,27 @@ export function plainListing(o: StatusOptions): (Rows & { registry: string }) | 
 /** subagent-status: list runs, or wait for the first change / for every selected run to be terminal. */
 export async function status(o: StatusOptions): Promise<StatusResult> {
   checkStatusOptions(o);
-  const { registry, env, cwd } = placeOf(o);
-  return inRegistryOf(registry, () => statusIn(registry, o, env, cwd));
+  const place = placeOf(o);
+  return inRegistryOf(place.registry, () => statusIn(place, o));
 }
 
-async function statusIn(registry: string, o: StatusOptions, env: NodeJS.ProcessEnv, cwd: string): Promise<StatusResult> {
+async function statusIn(place: Place, o: StatusOptions): Promise<StatusResult> {
+  const { registry, env, cwd } = place;
   const asked = [...new Set(o.names ?? [])];
   const waiting = o.wait || o.waitTerminal;
   const timeoutMs = waiting ? waitTimeoutMs(o.timeoutSec, env) : null;
   const plain = isPlainListing(o);
-  const take = (): Snapshot =>
-    snapshot(registry, asked.length ? asked : listedNames(registry, o.prefix), asked.length > 0, plain ? listingCache(registry, o.prefix, env) : null);
+  const refused = new Map<string, Problem>();
+  const take = (): Snapshot => {
+    const s = snapshot(
+      registry,
+      asked.length ? asked : listedNames(registry, o.prefix),
+      asked.length > 0,
+      plain ? listingCache(registry, o.prefix, env) : null,
+    );
+    if (o.announce) announceUnknown(place, s.observations.values(), refused);
+    return s;
+  };
 
   let value: Snapshot;
   let changed: Change[] | null = null;
@@ -160,8 +175,9 @@ async function statusIn(registry: string, o: StatusOptions, env: NodeJS.ProcessE
         }));
     }
   }
+  value.problems.push(...refused.values());
   const { rows, tail } = rowsOf(registry, value);
-  const body: StatusResult = { ok: true, registry, agents: entriesOf(rows), ...tail };
+  const body: StatusResult = { ok: true, registry, agents: entriesOf(rows), ...tail, ...untrustedTail(place) };
   if (changed) body.changed = changed;
   if (o.junit !== undefined) body.junit = await writeJunit(o.junit, registry, [...value.observations.values()], cwd);
   if (timedOut) {

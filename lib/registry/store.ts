@@ -1,17 +1,4 @@
-import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SubagentError, isErrno, unwritable } from '../base/errors.js';
 import { createFile, replaceFileDurably, syncAll } from './durable.js';
@@ -31,6 +18,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
  *                                                 /supervisor.log the supervisor's own diagnostics
  *                                                 /supervisor.json who supervises it, until the record says
  *   <registry>/tmp/                               unpublished new names (renamed into agents/ whole)
+ *   <registry>/made-here.json                     who made (or adopted) it, and where (lib/registry/trust.ts)
  * A name or a run appears by one rename of a complete directory, so nobody ever sees half of one.
  */
 export const FILES = {
@@ -192,8 +180,6 @@ export function createName(registry: string, name: string, record: RunRecord, pr
   try {
     mkdirSync(join(registry, 'tmp'), { recursive: true, mode: PRIVATE_DIR });
     mkdirSync(agentsDir(registry), { recursive: true, mode: PRIVATE_DIR });
-    // A registry made before it was private (or by hand) becomes private at its next start.
-    chmodSync(registry, PRIVATE_DIR);
     ignoreInGit(registry);
     tmp = mkdtempSync(join(registry, 'tmp', 'new-'));
     const run = join(tmp, '1');

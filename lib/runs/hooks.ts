@@ -5,6 +5,7 @@ import { TEST_KNOBS } from '../base/checkpoint.js';
 import { nowIso } from '../base/time.js';
 import { childProcess } from '../proc/child-process.js';
 import { PRIVATE_FILE } from '../registry/private.js';
+import { trustOf, unsafeReason, type Found } from '../registry/trust.js';
 import { entryOf } from './entry.js';
 import type { Observation } from './observe.js';
 import { usageOfName } from './usage.js';
@@ -12,8 +13,10 @@ import { usageOfName } from './usage.js';
 /**
  * End hooks (docs/hooks.md): when a run reaches `done` or `unknown`, its own `--on-end` command and the
  * registry's executable `hooks/on-end` each run once, detached, with the run as `status` reports it on
- * stdin. Whoever sees the end first fires them — the supervisor that recorded it, or any verb that
- * finds the supervisor dead (`unknown`) — and `on-end.json`, created with O_EXCL, makes it exactly once.
+ * stdin. Fired only by whoever records an end (the supervisor, or a cancel that recorded it) and, for a
+ * run whose supervisor died (`unknown`), only by `subagent-status --announce` — never by merely reading
+ * a run — and only from a trusted registry, along paths only its owner can write (docs/security.md).
+ * `on-end.json`, created with O_EXCL, makes it exactly once.
  */
 export const DEFAULT_HOOK_TIMEOUT_SEC = 60;
 
@@ -50,7 +53,7 @@ const NOT_HANDED_ON = ['SUBAGENT_RUN_ID', 'SUBAGENT_PARENT', 'SUBAGENT_DEPTH', .
  * unref'd: a caller whose end would end them too (a supervisor inside a job, whose processes the job
  * engine kills when it exits) refs them to stay until they are done.
  */
-export function announceEnd(o: Observation): ChildProcess[] {
+export function announceEnd(o: Observation, found: Found, report: (why: string) => void = () => undefined): ChildProcess[] {
   const keepers: ChildProcess[] = [];
   if (o.status !== 'done' && o.status !== 'unknown') return keepers;
   try {
@@ -59,7 +62,16 @@ export function announceEnd(o: Observation): ChildProcess[] {
     const hooks: Array<{ command: string; log: string }> = [];
     if (typeof r.onEnd === 'string' && r.onEnd !== '') hooks.push({ command: r.onEnd, log: HOOK_FILES.runLog });
     const shared = join(registry, REGISTRY_HOOK);
-    if (isExecutableFile(shared)) hooks.push({ command: quote(shared), log: HOOK_FILES.registryLog });
+    const hasShared = isExecutableFile(shared);
+    if (hooks.length === 0 && !hasShared) return keepers;
+    const refused = refusal(registry, o.dir, found);
+    if (refused) {
+      report(`the end hooks of ${r.name} (run ${r.run}) were not run: ${refused}`);
+      return keepers;
+    }
+    const sharedUnsafe = hasShared ? registryHookUnsafe(registry) : null;
+    if (sharedUnsafe) report(`${shared} was not run: ${sharedUnsafe}`);
+    else if (hasShared) hooks.push({ command: quote(shared), log: HOOK_FILES.registryLog });
     if (hooks.length === 0) return keepers;
     const input = join(o.dir, HOOK_FILES.input);
     let fd: number;
@@ -111,6 +123,30 @@ function start(command: string, logPath: string, args: string[], cwd: string, en
   } finally {
     closeSync(log);
   }
+}
+
+/**
+ * Why no hook of this run may run, or null: the registry is not trusted, or a directory on the way to
+ * the run's (agents/, its name, the run) is a symlink, another user's, or writable by others. Checked
+ * only here, when something is about to run: a listing pays nothing for it.
+ */
+function refusal(registry: string, dir: string, found: Found): string | null {
+  const trust = trustOf(registry, found);
+  if (!trust.trusted) return `${trust.reason} (${trust.hint})`;
+  const uid = process.getuid?.();
+  if (uid === undefined) return null;
+  for (const p of [join(registry, 'agents'), dirname(dir), dir]) {
+    const why = unsafeReason(p, 'dir', uid);
+    if (why) return why;
+  }
+  return null;
+}
+
+/** The registry's hook runs only when it and hooks/ are the owner's own, and only the owner may write them (a symlink is not followed). */
+function registryHookUnsafe(registry: string): string | null {
+  const uid = process.getuid?.();
+  if (uid === undefined) return null;
+  return unsafeReason(join(registry, 'hooks'), 'dir', uid) ?? unsafeReason(join(registry, REGISTRY_HOOK), 'file', uid);
 }
 
 function isExecutableFile(path: string): boolean {

@@ -9,7 +9,6 @@ import type { DoneCache, Stamp } from '../registry/done-cache.js';
 import type { RunProbe } from '../registry/queue.js';
 import { nameNotFound, validateName } from '../registry/names.js';
 import { usageOfName } from './usage.js';
-import { announceEnd } from './hooks.js';
 
 /** A run as it really is: its record plus what the process backend says about the processes it names. */
 export interface Observation {
@@ -49,9 +48,10 @@ function uncheckable(pid: number | null): string {
 /**
  * docs/guarantees.md, 3 and 4: liveness by identity; `unknown` when the supervisor is dead without a `done`
  * record. The record is read again after the liveness check, so a run that ended cleanly between the
- * two reads is reported `done`, never `unknown`.
+ * two reads is reported `done`, never `unknown`. Pure: observing never starts a process (an `unknown`
+ * run's end hooks are fired by `subagent-status --announce` only, lib/commands/announce.ts).
  */
-export function observeRun(dir: string, jobs?: JobViews, announce = true): Observation {
+export function observeRun(dir: string, jobs?: JobViews): Observation {
   const first = readRecord(dir);
   if (first.status === 'done') return doneObservation(dir, first);
   if (first.executor && first.executor.name !== 'local') return observeJob(dir, first, jobs ?? new JobViews(false));
@@ -83,7 +83,7 @@ export function observeRun(dir: string, jobs?: JobViews, announce = true): Obser
       : agentPid !== null
         ? `its agent (pid ${agentPid}) is still alive`
         : 'processes of the run are still alive';
-  const unknown: Observation = {
+  return {
     record: again,
     status: 'unknown',
     statusReason: agentAlive ? `${reason}; ${alive}` : reason,
@@ -92,10 +92,6 @@ export function observeRun(dir: string, jobs?: JobViews, announce = true): Obser
     supervisor: w2.supervisor,
     ...(foundAgentPid !== null ? { foundAgentPid } : {}),
   };
-  // Nobody else will: the supervisor that would have is dead. (Not a cancel waiting for the end it
-  // will record itself: it announces that end.)
-  if (announce) announceEnd(unknown);
-  return unknown;
 }
 
 /** A run placed on a job engine: liveness from the engine, one question per listing (lib/runs/placed.ts). */
@@ -105,10 +101,7 @@ function observeJob(dir: string, first: RunRecord, jobs: JobViews): Observation 
     const again = readRecord(dir);
     if (again.status === 'done') return doneObservation(dir, again);
   }
-  const o: Observation = { record: first, status: v.status, statusReason: v.statusReason, agentAlive: v.alive, dir, supervisor: first.supervisor };
-  // A job that ended without the supervisor's record: nobody else will announce it.
-  if (o.status === 'unknown') announceEnd(o);
-  return o;
+  return { record: first, status: v.status, statusReason: v.statusReason, agentAlive: v.alive, dir, supervisor: first.supervisor };
 }
 
 /** A done record is the whole truth about its run: no process is asked. */

@@ -25,7 +25,7 @@ export function childAtWork(registry: string, parent: string): string | null {
     try {
       const r = readRecord(dir);
       if (r.parent !== parent || r.status !== 'running') continue;
-      const o = observeRun(dir, undefined, false);
+      const o = observeRun(dir);
       if (!stallOf(o).stalled && o.status === 'running') return name;
     } catch {
       /* a record being replaced, or gone: not a child at work */

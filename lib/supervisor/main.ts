@@ -341,7 +341,7 @@ function finish(dir: string, end: End): void {
 function recordEnd(dir: string, mutate: (r: RunRecord) => RunRecord | null, label?: string): ChildProcess[] {
   const ended = updateRecord(dir, mutate, label);
   if (ended.status !== 'done') return [];
-  const keepers = announceEnd(doneObservation(dir, ended));
+  const keepers = announceEnd(doneObservation(dir, ended), 'inherited', log);
   if (onEngine) for (const k of keepers) k.ref();
   return keepers;
 }

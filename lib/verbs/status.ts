@@ -12,7 +12,8 @@ import { escapeSeparators } from '../base/json-line.js';
 import { tableText, watchStatus } from '../views/watch.js';
 
 const USAGE = `usage: subagent-status [--name NAME… | --prefix P | --all] [--wait | --wait-terminal] [--timeout SEC]
-                       [--require-success] [--junit FILE] [--runs] [--tree] [--format json|table] [--watch [SEC]] [--registry DIR]
+                       [--require-success] [--junit FILE] [--announce] [--runs] [--tree] [--format json|table] [--watch [SEC]]
+                       [--registry DIR]
 
 List runs (the latest run of each name, sorted by name), or wait for them.
 
@@ -26,6 +27,8 @@ List runs (the latest run of each name, sorted by name), or wait for them.
                      on time-out: E_WAIT_TIMEOUT with the last known "agents", exit 124
   --require-success  exit 1 with E_RUN_FAILED when any selected run did not succeed (all still listed)
   --junit FILE       also write a JUnit XML report: one test case per run, the answer as system-out
+  --announce         fire the end hooks of the selected runs found unknown (their supervisor died),
+                     once, in a trusted registry; without it status never starts a process (docs/hooks.md)
   --runs             with one --name: every run of it (run, prompt head, cli, times, outcome)
   --format table     an aligned table for people (colour on a terminal unless NO_COLOR); default json
   --watch [SEC]      redraw the table in place at every change (and every SEC s, default 2) until every
@@ -42,7 +45,7 @@ Statuses: scheduled, running, done (outcome succeeded|failed|cancelled), unknown
 const SPEC: FlagSpec = {
   string: ['name', 'registry', 'timeout', 'prefix', 'junit', 'format', 'watch'],
   optionalValue: { watch: /^[0-9]+(\.[0-9]+)?$/ },
-  boolean: ['wait', 'wait-terminal', 'all', 'require-success', 'runs', 'tree'],
+  boolean: ['wait', 'wait-terminal', 'all', 'require-success', 'runs', 'tree', 'announce'],
   repeatable: ['name'],
 };
 
@@ -93,6 +96,7 @@ export function main(): Promise<void> {
       waitTerminal: bool(values, 'wait-terminal'),
       requireSuccess: bool(values, 'require-success'),
       junit: str(values, 'junit'),
+      announce: bool(values, 'announce'),
       registry: str(values, 'registry'),
     };
     checkStatusOptions(options);

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, existsSync, lstatSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { testBox, type Box } from '../support/box.js';
 import { listTree } from '../support/registry.js';
@@ -65,7 +65,7 @@ test('under umask 000 every directory of the registry is 0700 and every file 060
   for (const m of all) assert.equal(m.mode, m.dir ? 0o700 : 0o600, `${m.path}: ${m.mode.toString(8)}`);
 });
 
-test('a registry made world-readable (by an older version, or by hand) becomes private at its next start', (t) => {
+test('a registry the suite made, made world-readable since, becomes private at its next start; a directory it did not make is never chmodded', (t) => {
   const b = testBox(t, 'private-old');
   startShell(b, 'first', 'echo first');
   waitTerminal(b, ['first']);
@@ -73,6 +73,14 @@ test('a registry made world-readable (by an older version, or by hand) becomes p
   startShell(b, 'second', 'echo second');
   assert.equal(statSync(b.registry).mode & 0o777, 0o700);
   waitTerminal(b, ['second']);
+  // A directory of yours named as the registry: used as it is (its mode is yours to choose).
+  const mine = join(b.dir, 'mine');
+  mkdirSync(mine, { mode: 0o755 });
+  chmodSync(mine, 0o755);
+  const s = startShell(b, 'third', 'echo third', ['--registry', mine]);
+  assert.equal(s.registry, mine);
+  waitTerminal(b, ['third'], { env: { SUBAGENT_DIR: mine } });
+  assert.equal(statSync(mine).mode & 0o777, 0o755, 'a directory the suite did not create was chmodded');
 });
 
 test('a registry owned by another user is refused by every verb (E_REGISTRY_FOREIGN) and never written into', async (t) => {

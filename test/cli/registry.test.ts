@@ -105,11 +105,12 @@ describe('registry: which registry a verb uses', () => {
     assert.equal(st.json.agents[0].outcome, 'succeeded');
   });
 
-  test('a registry path that is a file: E_REGISTRY_UNWRITABLE for start (one JSON line), reads find nothing', () => {
+  test('a registry path that is a file: E_REGISTRY_NOT_DIRECTORY for a start and for a read (one JSON line), the file untouched', () => {
     writeFileSync(join(b.dir, 'not-a-dir'), 'x');
-    const j = expectError(b, 'start-subagent', ['--name', 'f', '--cli', 'shell', '--prompt', 'echo', '--registry', 'not-a-dir'], 'E_REGISTRY_UNWRITABLE');
-    assert.equal(j.details.registry ?? j.details.path, join(b.dir, 'not-a-dir'));
-    expectError(b, 'result', ['--name', 'f', '--registry', 'not-a-dir'], 'E_NAME_NOT_FOUND');
+    const j = expectError(b, 'start-subagent', ['--name', 'f', '--cli', 'shell', '--prompt', 'echo', '--registry', 'not-a-dir'], 'E_REGISTRY_NOT_DIRECTORY');
+    assert.equal(j.details.path, join(b.dir, 'not-a-dir'));
+    expectError(b, 'result', ['--name', 'f', '--registry', 'not-a-dir'], 'E_REGISTRY_NOT_DIRECTORY');
+    expectError(b, 'status', [], 'E_REGISTRY_NOT_DIRECTORY', { env: { SUBAGENT_DIR: join(b.dir, 'not-a-dir') } });
     assert.equal(readFileSync(join(b.dir, 'not-a-dir'), 'utf8'), 'x');
   });
 
@@ -132,6 +133,7 @@ describe('registry: which registry a verb uses', () => {
     assert.equal(inner.json.registry, join(realpathSync(proj), 'src', '.subagents'));
     assert.deepEqual(inner.json.agents, []);
     // SUBAGENT_DIR beats discovery.
+    mkdirSync(join(b.dir, 'elsewhere'));
     const env = b.run('status', [], { env: { SUBAGENT_DIR: join(b.dir, 'elsewhere') }, cwd: deep });
     assert.equal(env.json.registry, join(b.dir, 'elsewhere'));
 

@@ -70,8 +70,11 @@ const box = makeBox('schemas');
 box.env.SUBAGENT_CANCEL_GRACE_MS = '1000';
 
 /** A registry of its own (the concurrency limit and corrupt records must not touch the others). */
+/** A registry of its own, empty (named explicitly, it must exist for a reading verb). */
 function otherRegistry(label: string): NodeJS.ProcessEnv {
-  return { SUBAGENT_DIR: join(box.dir, `registry-${label}`) };
+  const dir = join(box.dir, `registry-${label}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return { SUBAGENT_DIR: dir };
 }
 
 /** An error line: one JSON line, the code, the exit code (124 for E_WAIT_TIMEOUT), a hint, valid against error.schema.json. */
@@ -298,6 +301,15 @@ describe('real outputs against the schemas', () => {
     assert.equal(c.previousStatus, 'scheduled');
     assert.equal(c.agentPid, null);
     check('cancel.schema.json', assertOk(box.run('cancel', ['--name', 'q/first'], { env }), 'cancel q/first'), 'cancel q/first');
+  });
+
+  test('a registry found by walking up and not made here: untrusted in the listing', () => {
+    const proj = join(box.dir, 'found-untrusted');
+    mkdirSync(join(proj, '.subagents', 'agents'), { recursive: true, mode: 0o700 });
+    const j = assertOk(box.run('status', [], { cwd: proj, env: { SUBAGENT_DIR: '', OPENCODE_PSA_DIR: '' } }), 'status of an untrusted registry');
+    check('status.schema.json', j, 'status with untrusted');
+    assert.equal(typeof j.untrusted.reason, 'string');
+    assert.ok(!valid('status.schema.json', { ...j, untrusted: { reason: 'x' } }), 'untrusted has a hint');
   });
 
   test('a corrupt record: problems in the listing, E_REGISTRY_CORRUPT when named', () => {

@@ -151,20 +151,32 @@ describe('status: listing and filtering', () => {
     assert.deepEqual(none.json.agents, []);
   });
 
-  test('status of a registry that does not exist is an empty list and creates nothing', () => {
+  test('a registry named explicitly that does not exist is an error for every verb but a start (a typo is not "no runs yet"), and nothing creates it', () => {
     const d = spare;
-    const r = d.run('status', []);
-    assert.equal(r.code, 0, r.stdout);
-    assert.deepEqual(r.json.agents, []);
-    const r2 = d.run('status', ['--name', 'x']);
-    assert.deepEqual(r2.json.agents, []);
-    // Nor do the other read-only verbs, nor failed waits or resumes.
-    expectError(d, 'status', ['--wait-terminal', '--name', 'x'], 'E_NAME_NOT_FOUND');
-    expectError(d, 'result', ['--name', 'x'], 'E_NAME_NOT_FOUND');
-    expectError(d, 'search', ['--name', 'x', '--pattern', 'y'], 'E_NAME_NOT_FOUND');
-    expectError(d, 'cancel', ['--name', 'x'], 'E_NAME_NOT_FOUND');
-    expectError(d, 'resume-subagent', ['--name', 'x', '--prompt', 'echo'], 'E_SESSION_NOT_FOUND');
+    for (const [verb, args] of [
+      ['status', []],
+      ['status', ['--name', 'x']],
+      ['status', ['--wait', '--timeout', '1']],
+      ['status', ['--wait-terminal', '--name', 'x']],
+      ['result', ['--name', 'x']],
+      ['search', ['--name', 'x', '--pattern', 'y']],
+      ['cancel', ['--name', 'x']],
+      ['resume-subagent', ['--name', 'x', '--prompt', 'echo']],
+    ] as const) {
+      const e = expectError(d, verb, [...args], 'E_REGISTRY_NOT_FOUND');
+      assert.equal(e.details.path, d.registry);
+      assert.match(e.details.hint, /SUBAGENT_DIR/);
+      const flagged = expectError(d, verb, [...args, '--registry', join(d.dir, 'typo')], 'E_REGISTRY_NOT_FOUND');
+      assert.match(flagged.details.hint, /--registry/);
+    }
     assert.deepEqual(settledTree(d.dir), [], 'nothing created the registry');
+    // A file where the registry should be is no registry: an error, for a start too.
+    writeFileSync(join(d.dir, 'file'), 'x');
+    for (const verb of ['status', 'start-subagent'] as const) {
+      const args = verb === 'status' ? [] : ['--name', 'x', '--cli', 'shell', '--prompt', 'true'];
+      const e = expectError(d, verb, [...args, '--registry', join(d.dir, 'file')], 'E_REGISTRY_NOT_DIRECTORY');
+      assert.equal(e.details.path, join(d.dir, 'file'));
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertError, ISO_UTC } from '../support/run.js';
 import { LONG, until, WAIT_SEC } from '../support/wait.js';
@@ -147,7 +148,9 @@ describe('status --wait', () => {
   });
 
   test('with no --name on an empty registry: the first run started is the change', async () => {
+    // An empty registry: named explicitly, it must exist (a missing one is E_REGISTRY_NOT_FOUND).
     const reg = join(b.dir, 'bare-empty');
+    mkdirSync(reg, { mode: 0o700 });
     const w = b.spawn('status', ['--wait', '--timeout', WAIT_SEC, '--registry', reg]);
     // Started before the waiter has looked, the run would be in its first view: no change to see.
     await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);

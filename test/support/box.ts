@@ -13,10 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { TEST_KNOBS } from '../../lib/base/checkpoint.js';
-import { BIN } from './paths.js';
+import { BIN, ROOT } from './paths.js';
 import { killPids, pidsWithEnv } from './procs.js';
 import { runProgram, runProgramAsync, spawnProgram, type RunOpts, type RunOut, type Spawned, type Verb } from './run.js';
 import { LONG, until } from './wait.js';
+
+/** Where the verbs run by the tests keep their compile cache. */
+export const TEST_CACHE = join(ROOT, 'dist', 'test-cache');
 
 /** The key of every box's marker. */
 export const MARK_KEY = 'SUBAGENTS_TEST_BOX';
@@ -71,7 +74,16 @@ export interface Box {
 export function createBox(label: string, base = tmpdir()): Box {
   const dir = realpathSync(mkdtempSync(join(base, `subagents-${label}-`)));
   const registry = join(dir, 'registry');
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, SUBAGENT_DIR: registry, SUBAGENT_CANCEL_GRACE_MS: '1500', [MARK_KEY]: dir };
+  // The verbs' compile cache (bin/compile-cache.js) is the checkout's, shared by every box: not in the
+  // box (a box's files are what its test looks at), not in the shared temp directory.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: dir,
+    XDG_CACHE_HOME: TEST_CACHE,
+    SUBAGENT_DIR: registry,
+    SUBAGENT_CANCEL_GRACE_MS: '1500',
+    [MARK_KEY]: dir,
+  };
   for (const k of NOT_PASSED_ON) delete env[k];
   const where = (opts: RunOpts) => ({ ...opts, cwd: opts.cwd ?? dir, env: { ...box.env, ...opts.env } });
   const box: Box = {
