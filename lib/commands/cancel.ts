@@ -4,7 +4,7 @@ import { isTerminal, observeRun, type Observation } from '../runs/observe.js';
 import { backend } from '../proc/backend.js';
 import { isAlive, liveness, type ProcessIdentity } from '../proc/identity.js';
 import { signalIdentity } from '../proc/signal.js';
-import { stopRun } from '../proc/stop.js';
+import { firstSignalToWholeTree, stopRun } from '../proc/stop.js';
 import { snapshotRun, stillAlive } from '../proc/tree.js';
 import { leaveQueue } from '../registry/queue.js';
 import { validateName } from '../registry/names.js';
@@ -201,7 +201,7 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     signalIdentity(supervisor, 'SIGTERM');
   }
   if (seen.length) {
-    const wholeTree = signal === 'SIGKILL' || adapter.gracefulSignal === 'SIGTERM';
+    const wholeTree = firstSignalToWholeTree(signal, adapter.gracefulSignal);
     ({ signalled, seen } = await stopRun(seen, snapshot, { signal, wholeTree, agent: marked.agentProcess, graceMs: s.graceMs }));
   }
   const survivors = stillAlive(snapshot());
