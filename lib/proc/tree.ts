@@ -14,10 +14,13 @@ export interface Seen extends ProcessIdentity {
  * every process whose environment carries the run's marker (which also finds what was re-parented away
  * from the tree). Roots are included when proven alive: one this backend cannot check is left out, so
  * it is never signalled. The ps backend cannot read environments: there only the walk finds processes.
+ * `groups`: process groups whose members belong to the run too (an exited agent's group: its background
+ * children stay in it, re-parented away from the walk) — taken only while no live process holds the
+ * group's pid, which then would be a new one that reused it.
  */
-export function snapshotRun(roots: ProcessIdentity[], marker: string | null, exclude: ReadonlySet<number> = new Set()): Seen[] {
+export function snapshotRun(roots: ProcessIdentity[], marker: string | null, exclude: ReadonlySet<number> = new Set(), groups: readonly number[] = []): Seen[] {
   const b = backend();
-  if (roots.length === 0 && (marker === null || !b.marked)) return [];
+  if (roots.length === 0 && groups.length === 0 && (marker === null || !b.marked)) return [];
   const procs = b.processes();
   const byPid = new Map<number, ProcStat>();
   const byParent = new Map<number, ProcStat[]>();
@@ -34,6 +37,7 @@ export function snapshotRun(roots: ProcessIdentity[], marker: string | null, exc
     if (stat && liveness(root) === 'alive') queue.push(stat);
   }
   if (marker && b.marked) queue.push(...b.marked(procs, marker));
+  for (const g of groups) if (!byPid.has(g)) for (const p of procs) if (p.pgid === g) queue.push(p);
   while (queue.length) {
     const p = queue.shift()!;
     if (found.has(p.pid) || exclude.has(p.pid) || p.pid === process.pid) continue;

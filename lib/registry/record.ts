@@ -93,6 +93,13 @@ export interface CancelRequest {
   message?: string;
 }
 
+/** A process of a run still alive when the run was recorded done: its identity, group, and command name. */
+export interface LeftoverProcess extends ProcessIdentity {
+  ppid: number;
+  pgid: number;
+  comm: string;
+}
+
 /** Where a run's supervisor was placed (docs/scaling.md). */
 export interface Placement {
   name: ExecutorName;
@@ -170,6 +177,21 @@ export interface RunRecord {
   hookTimeoutSec?: number;
   /** How long a cancel the supervisor makes itself (a stall's) waits after the first signal. */
   cancelGraceMs?: number;
+  /**
+   * --keep-children: the processes the agent leaves behind when it exits are kept, not stopped
+   * (docs/contract.md, "A done run is final"). Absent: false.
+   */
+  keepChildren?: boolean;
+  /**
+   * Written once, with `done`: the size of the event log when the end was recorded. Readers of a done run
+   * read its log up to here and no further, so its answer never changes. Absent in older records (read to the end).
+   */
+  eventBytesAtEnd?: number;
+  /**
+   * Written once, with `done`: the run's processes still alive when the end was recorded — kept
+   * (--keep-children), or not stopped by KILL — each with its identity, for `cancel` to reach them.
+   */
+  leftovers?: LeftoverProcess[];
   /** Where the supervisor was placed. Absent in records written before executors existed: local. */
   executor?: Placement;
 }

@@ -9,11 +9,11 @@ import { LineFollower } from '../base/lines.js';
 import { nowIso } from '../base/time.js';
 import { identityOf, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
-import { firstSignalToWholeTree, stopRun } from '../proc/stop.js';
-import { snapshotRun } from '../proc/tree.js';
+import { firstSignalToWholeTree, stopRun, waitGone } from '../proc/stop.js';
+import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
 import { PRIVATE_FILE } from '../registry/private.js';
 import { leaveQueue, waitForSlot } from '../registry/queue.js';
-import { cancelledChildren, type CancelRequest, type RunRecord } from '../registry/record.js';
+import { cancelledChildren, type CancelRequest, type LeftoverProcess, type RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { announceEnd } from '../runs/hooks.js';
 import { doneObservation, runProbe } from '../runs/observe.js';
@@ -31,6 +31,12 @@ import { STORE_POLL_MS, storeUsageOf } from './store-usage.js';
 
 /** Only for a record without `cancelGraceMs`, which has no stall time either (both came in together). */
 export const DEFAULT_CANCEL_GRACE_MS = 3000;
+/**
+ * How long what the agent left running when it exited gets to end by itself before it is stopped (TERM,
+ * then KILL after LEFTOVER_KILL_MS), unless the run keeps it (--keep-children). docs/contract.md.
+ */
+export const LEFTOVER_GRACE_MS = 2000;
+const LEFTOVER_KILL_MS = 1000;
 
 /** Why the run is stopped: a cap the supervisor holds, a stall (--stall-action cancel), or a caller's cancel (SIGTERM). */
 export type StopCause = { kind: 'cap'; crossed: Crossed } | { kind: 'stalled' } | { kind: 'cancel' };
@@ -39,7 +45,16 @@ export type StopCause = { kind: 'cap'; crossed: Crossed } | { kind: 'stalled' } 
 type End =
   | { kind: 'cancelled-before-start' }
   | { kind: 'spawn-failed'; error: string }
-  | { kind: 'exited'; adapter: AgentAdapter; exit: { code: number | null; signal: string | null }; parser: StreamParser; skipped: number };
+  | {
+      kind: 'exited';
+      adapter: AgentAdapter;
+      exit: { code: number | null; signal: string | null };
+      parser: StreamParser;
+      skipped: number;
+      /** The event log's size as read to its end: where its readers stop. */
+      eventBytes: number;
+      leftovers: LeftoverProcess[];
+    };
 
 /**
  * One run's supervision, from the record it finds `scheduled` to the end it records: the whole state of
@@ -244,8 +259,12 @@ export class Supervision {
     stall.stop();
     caps.close();
     checkpoint('agent-exited');
-    // Every line the agent wrote is read and parsed before the end is settled.
-    await this.landed('reading the event log to its end', () => follower.flush());
+    // Every line the agent wrote (and what it left behind, until it was stopped; what it keeps writing, when
+    // kept, is after the run's end) is read and parsed before the end is settled.
+    const readAll = () => this.landed('reading the event log to its end', () => follower.flush());
+    if (record.keepChildren) await readAll();
+    const leftovers = await this.leftBehind(record, child.pid);
+    if (!record.keepChildren) await readAll();
     parser.end?.();
     settle(true);
     try {
@@ -253,7 +272,34 @@ export class Supervision {
     } catch (err) {
       this.log(`reading the usage from the store failed: ${(err as Error).message}`);
     }
-    await this.end({ kind: 'exited', adapter, exit, parser, skipped: skippedLines(parser, follower) });
+    await this.end({ kind: 'exited', adapter, exit, parser, skipped: skippedLines(parser, follower), eventBytes: follower.position, leftovers });
+  }
+
+  /**
+   * What the run left running once its agent exited (its background children, the children of a crashed
+   * agent: what carries the run's marker, and the agent's process group). Kept with --keep-children;
+   * else given LEFTOVER_GRACE_MS to end by themselves (none when the run was stopped or cancelled), then
+   * stopped: TERM, KILL. Returns what still lives, for the record (cancel reaches it there).
+   */
+  private async leftBehind(record: RunRecord, agentPid: number): Promise<LeftoverProcess[]> {
+    const snapshot = () => snapshotRun([], `SUBAGENT_RUN_ID=${record.runId}`, new Set([process.pid]), [agentPid]);
+    try {
+      let left = unique(snapshot());
+      if (left.length === 0) return [];
+      const names = (seen: Seen[]) => seen.map((p) => `${p.pid} (${p.comm})`).join(', ');
+      if (record.keepChildren) {
+        this.log(`the agent left ${names(left)} running: kept (--keep-children)`);
+        return left;
+      }
+      if (!this.stopping && !cancelRequested(this.dir)) left = unique([...(await waitGone(left, LEFTOVER_GRACE_MS)), ...snapshot()]);
+      if (left.length === 0) return [];
+      this.log(`the agent left ${names(left)} running: stopping them`);
+      const { seen } = await stopRun(left, snapshot, { signal: 'SIGTERM', wholeTree: true, agent: null, graceMs: LEFTOVER_KILL_MS });
+      return unique(stillAlive([...seen, ...snapshot()]));
+    } catch (err) {
+      this.log(`stopping what the agent left running failed: ${(err as Error).message}`);
+      return [];
+    }
   }
 
   /** The stop's processes: the run's tree (and what carries its marker), stopped as subagent-cancel stops them. */
@@ -356,6 +402,8 @@ export class Supervision {
         children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), open) : (s?.children ?? r.children),
         skippedLines: end.kind === 'exited' ? end.skipped : (r.skippedLines ?? 0),
         lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
+        ...(end.kind === 'exited' ? { eventBytes: end.eventBytes, eventBytesAtEnd: end.eventBytes } : {}),
+        ...(end.kind === 'exited' && end.leftovers.length ? { leftovers: end.leftovers } : {}),
       };
     };
   }
@@ -372,6 +420,12 @@ export class Supervision {
       return null;
     }
   }
+}
+
+/** Each process once (a snapshot may see one twice), as the record keeps it. */
+function unique(seen: Seen[]): LeftoverProcess[] {
+  const byPid = new Map(seen.map((p) => [p.pid, { pid: p.pid, startTime: p.startTime, bootId: p.bootId, ppid: p.ppid, pgid: p.pgid, comm: p.comm }]));
+  return [...byPid.values()];
 }
 
 /** The agent's stdin (the prompt), stdout (the event log) and stderr, opened for the spawn. */
