@@ -48,11 +48,13 @@ describe('what a run leaves running', () => {
     assert.equal(ends['l/crash'].signal, 'SIGKILL', 'the crashed agent was killed');
   });
 
-  test('a child that ends within the grace is waited for: what it wrote is part of the run', () => {
-    startShell(b, 'l/soon', `echo answer; (sleep 0.5; echo soon) &`);
+  test('a child that ends within the grace is waited for: what it wrote is part of the run, on disk before done', () => {
+    startShell(b, 'l/soon', `echo answer; (sleep 1; echo soon) &`);
     const a = waitTerminal(b, ['l/soon'])['l/soon'];
     assert.equal(a.outcome, 'succeeded');
+    // Read the moment the run is done: the child's line is in it already, and the record says where the log ends.
     assert.equal(resultText(b, 'l/soon'), 'answer\nsoon\n');
+    assert.equal(recordOf(b.registry, 'l/soon').eventBytesAtEnd, Buffer.byteLength('answer\nsoon\n'));
   });
 
   test('--keep-children: the child lives on and writes, the done run answers the same; cancel stops the child; resumes keep the flag', async () => {
