@@ -269,9 +269,16 @@ export function parseRecord(text: string, path: string): RunRecord {
   if (r.reason !== undefined && r.reason !== null && typeof r.reason !== 'string') problems.push('reason');
   if (r.caps !== undefined && !isCaps(r.caps)) problems.push('caps');
   if (r.executor !== undefined && !isPlacement(r.executor)) problems.push('executor');
+  if (r.eventBytesAtEnd !== undefined && !(Number.isInteger(r.eventBytesAtEnd) && (r.eventBytesAtEnd as number) >= 0)) problems.push('eventBytesAtEnd');
+  if (r.leftovers !== undefined && !(Array.isArray(r.leftovers) && r.leftovers.every(isLeftover))) problems.push('leftovers');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   if (problems.length) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);
   return r as unknown as RunRecord;
+}
+
+function isLeftover(v: unknown): v is LeftoverProcess {
+  const p = v as Record<string, unknown>;
+  return isIdentity(v) && Number.isInteger(p.ppid) && Number.isInteger(p.pgid) && typeof p.comm === 'string';
 }
 
 function isCaps(v: unknown): v is Caps {
