@@ -263,7 +263,7 @@ export class Supervision {
     // kept, is after the run's end) is read and parsed before the end is settled.
     const readAll = () => this.landed('reading the event log to its end', () => follower.flush());
     if (record.keepChildren) await readAll();
-    const leftovers = await this.leftBehind(record, child.pid);
+    const leftovers = await this.leftBehind(record, identity, child.pid);
     if (!record.keepChildren) await readAll();
     parser.end?.();
     settle(true);
@@ -281,8 +281,8 @@ export class Supervision {
    * else given LEFTOVER_GRACE_MS to end by themselves (none when the run was stopped or cancelled), then
    * stopped: TERM, KILL. Returns what still lives, for the record (cancel reaches it there).
    */
-  private async leftBehind(record: RunRecord, agentPid: number): Promise<LeftoverProcess[]> {
-    const snapshot = () => snapshotRun([], `SUBAGENT_RUN_ID=${record.runId}`, new Set([process.pid]), [agentPid]);
+  private async leftBehind(record: RunRecord, agent: ProcessIdentity | null, agentPid: number): Promise<LeftoverProcess[]> {
+    const snapshot = () => snapshotRun([], `SUBAGENT_RUN_ID=${record.runId}`, new Set([process.pid]), [agentPid], agent?.startTime ?? null);
     try {
       let left = unique(snapshot());
       if (left.length === 0) return [];
