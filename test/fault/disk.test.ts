@@ -101,6 +101,11 @@ test('point 4: full disk and read-only registry (tmpfs in a private mount namesp
         `no temp or lock file left by the failed writes (still running: ${f.liveAfterWait})`,
       );
       const end = assertOkLine(f.wait, 'the wait for the run once space is back returns').agents[0];
+      assert.deepEqual(
+        f.straysAfter.filter((s: string) => /\.tmp-|\.lock |\.break /.test(s)),
+        [],
+        `no temp or lock file left once the end landed (still running: ${f.liveAfterWait})`,
+      );
       assert.equal(end.status, 'done', `the end is recorded once space is back: ${JSON.stringify(end)}`);
       assert.equal(end.exitCode, 5, 'the recorded exit code is the real one');
       const after = assertOkLine(f.statusAfterFree, 'status once space is back').agents[0];
