@@ -16,12 +16,20 @@ export class LineFollower {
   /** Inside a line that was cut: the rest of it, up to its newline, is dropped too. */
   private discarding = false;
 
+  /**
+   * Where reading stops (a byte offset; Infinity: the file's end as it grows). A done run's log is read up
+   * to where it stood when the end was recorded (docs/states.md), whatever was appended after.
+   */
+  limit: number;
+
   constructor(
     private readonly path: string,
     private readonly onLine: (line: string) => void,
     offset = 0,
+    limit = Infinity,
   ) {
     this.offset = offset;
+    this.limit = limit;
   }
 
   get position(): number {
@@ -40,7 +48,9 @@ export class LineFollower {
     let total = 0;
     try {
       for (;;) {
-        const n = readSync(fd, this.chunk, 0, this.chunk.length, this.offset);
+        const want = Math.min(this.chunk.length, this.limit - this.offset);
+        if (want <= 0) break;
+        const n = readSync(fd, this.chunk, 0, want, this.offset);
         if (n <= 0) break;
         this.offset += n;
         total += n;

@@ -27,6 +27,7 @@ const FIELDS = [
   'stallAfter',
   'stallAction',
   'onEnd',
+  'keepChildren',
   'maxCost',
   'maxTokens',
   'maxTurns',
@@ -64,6 +65,7 @@ export type BatchDefaults = Pick<
   | 'stallAfterSec'
   | 'stallAction'
   | 'onEnd'
+  | 'keepChildren'
   | 'maxCostUsd'
   | 'maxTokens'
   | 'maxTurns'
@@ -208,6 +210,8 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
       const prompt = readPrompt(promptText === '-' ? `-` : promptText, optionalString(line, 'promptFile'), cwd, { stdinAllowed: false });
       if (line.worktree !== undefined && typeof line.worktree !== 'boolean')
         throw new SubagentError('E_ARG_INVALID', '"worktree" must be true or false', { field: 'worktree', hint: '"worktree": true' });
+      if (line.keepChildren !== undefined && typeof line.keepChildren !== 'boolean')
+        throw new SubagentError('E_ARG_INVALID', '"keepChildren" must be true or false', { field: 'keepChildren', hint: '"keepChildren": true' });
       const stallAfter = stallAfterOf(line);
       const out = await start({
         name,
@@ -228,6 +232,7 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
         // A line that turns stalls off has nothing for the default action to act on.
         stallAction: (optionalString(line, 'stallAction') as StartOptions['stallAction']) ?? (stallAfter === 0 ? undefined : defaults.stallAction),
         onEnd: optionalString(line, 'onEnd') ?? defaults.onEnd,
+        keepChildren: (line.keepChildren as boolean | undefined) ?? defaults.keepChildren,
         ...lineCaps(line, defaults),
         // Located again as the batch located it (not as an explicit --registry: that would adopt a
         // registry that was found by walking up, docs/security.md).

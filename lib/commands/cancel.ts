@@ -4,7 +4,7 @@ import { isTerminal, observeRun, type Observation } from '../runs/observe.js';
 import { backend } from '../proc/backend.js';
 import { isAlive, liveness, type ProcessIdentity } from '../proc/identity.js';
 import { signalIdentity } from '../proc/signal.js';
-import { stopRun } from '../proc/stop.js';
+import { firstSignalToWholeTree, stopRun } from '../proc/stop.js';
 import { snapshotRun, stillAlive } from '../proc/tree.js';
 import { leaveQueue } from '../registry/queue.js';
 import { validateName } from '../registry/names.js';
@@ -166,6 +166,7 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
   const ob = requireLatest(registry, nameArg);
   const name = ob.record.name;
   const previousStatus = ob.status;
+  if (ob.status === 'done' && stillAlive(ob.record.leftovers ?? []).length) return cancelLeftovers(s, ob);
   if (ob.status === 'done' || (ob.status === 'unknown' && !ob.agentAlive)) throw notRunning(name, ob);
   // A job-placed run's processes are on a node: the engine signals them, not this host.
   if (placementOf(ob.record).name === 'local') refuseUncheckable(name, [ob.supervisor, ob.record.agentProcess]);
@@ -201,7 +202,7 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     signalIdentity(supervisor, 'SIGTERM');
   }
   if (seen.length) {
-    const wholeTree = signal === 'SIGKILL' || adapter.gracefulSignal === 'SIGTERM';
+    const wholeTree = firstSignalToWholeTree(signal, adapter.gracefulSignal);
     ({ signalled, seen } = await stopRun(seen, snapshot, { signal, wholeTree, agent: marked.agentProcess, graceMs: s.graceMs }));
   }
   const survivors = stillAlive(snapshot());
@@ -231,6 +232,34 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     survivors: survivors.map((s) => ({ pid: s.pid, comm: s.comm })),
     recorded: unrecorded === null,
     ...(unrecorded ? { warning: `the processes were signalled, but the cancel could not be recorded: ${unrecorded}` } : {}),
+  };
+}
+
+/**
+ * Cancel of a done run whose recorded leftovers still live (kept with --keep-children, or not stopped by
+ * KILL; docs/contract.md): they are stopped as a run's processes are — the signal (TERM unless asked),
+ * the grace, TERM, KILL — each only while it is still the process recorded (pid + start time). The run's
+ * record, done, does not change.
+ */
+async function cancelLeftovers(s: CancelSettings, ob: Observation): Promise<CancelResult> {
+  const r = ob.record;
+  const signal = s.signal ?? 'SIGTERM';
+  const recorded = r.leftovers ?? [];
+  const snapshot = () => stillAlive(recorded);
+  const { signalled, seen } = await stopRun(snapshot(), snapshot, { signal, wholeTree: true, agent: null, graceMs: s.graceMs });
+  return {
+    ok: true,
+    registry: s.registry,
+    name: r.name,
+    run: r.run,
+    pid: r.supervisor?.pid ?? null,
+    agentPid: r.agentProcess?.pid ?? null,
+    signalSent: signal.replace(/^SIG/, ''),
+    previousStatus: 'done',
+    status: 'done',
+    outcome: r.outcome,
+    processesSignalled: Math.max(signalled, seen.length),
+    survivors: stillAlive(recorded).map((p) => ({ pid: p.pid, comm: p.comm })),
   };
 }
 

@@ -10,6 +10,7 @@ import { FILES } from '../registry/store.js';
 import { monotonicMs } from '../base/time.js';
 import { timeoutMs } from './settings.js';
 import { requireLatest } from '../runs/observe.js';
+import { logEnd } from '../runs/transcript.js';
 import { validateName } from '../registry/names.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 import { result, type RunAnswer } from './result.js';
@@ -94,7 +95,10 @@ async function followIn(registry: string, asked: string, limitMs: number | null,
   }
   try {
     for (;;) {
-      const ended = isTerminal(observeRun(dir).status);
+      const now = observeRun(dir);
+      const ended = isTerminal(now.status);
+      // A done run's log ends where it stood at its end (docs/states.md).
+      if (ended) follower.limit = logEnd(now.record);
       follower.poll();
       if (ended) break;
       if (deadline !== null && monotonicMs() > deadline) {

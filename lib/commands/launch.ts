@@ -103,6 +103,7 @@ export function newRecord(s: RunSettings): RunRecord {
     onEnd: s.onEnd,
     hookTimeoutSec: s.hookTimeoutSec,
     cancelGraceMs: s.cancelGraceMs,
+    ...(s.keepChildren ? { keepChildren: true } : {}),
   };
 }
 

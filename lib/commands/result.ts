@@ -98,7 +98,7 @@ export async function result(o: ResultOptions): Promise<ResultResult> {
       }
       ob = observeRun(runDir(registry, name, wanted));
     }
-    const answer = lastAnswer(ob.dir, await loadAdapter(ob.record.cli));
+    const answer = lastAnswer(ob.dir, await loadAdapter(ob.record.cli), ob.record);
     return {
       ok: true,
       registry,
@@ -139,7 +139,7 @@ async function answersSince(registry: string, name: string, since: number, lates
   const runs: RunsAnswer['runs'] = [];
   for (const n of (listRuns(registry, name) ?? []).filter((k) => k > since)) {
     const r = n === latest.record.run ? latest : observeRun(runDir(registry, name, n));
-    const a = lastAnswer(r.dir, await loadAdapter(r.record.cli));
+    const a = lastAnswer(r.dir, await loadAdapter(r.record.cli), r.record);
     runs.push({
       run: n,
       status: r.status,

@@ -2,7 +2,7 @@ import { SubagentError } from '../base/errors.js';
 import type { RunRecord } from '../registry/record.js';
 import { badStallSec, cancelGraceMs, defaultStallSec, hookTimeoutSec } from './settings.js';
 
-/** The options of start and resume that say how a run is watched: stalls (docs/stalls.md) and the end hook (docs/hooks.md). */
+/** The options of start and resume that say how a run is watched: stalls (docs/stalls.md), the end hook (docs/hooks.md), and what of it may outlive it. */
 export interface WatchOptions {
   /** Seconds without a sign of work after which the run counts as stalled; 0 turns it off. Default: SUBAGENT_STALL_SEC, else 600 (resume: the run's). */
   stallAfterSec?: number | undefined;
@@ -10,10 +10,12 @@ export interface WatchOptions {
   stallAction?: 'none' | 'cancel' | undefined;
   /** A command for /bin/sh -c, run once when the run ends (docs/hooks.md); "" for none. Resume: the run's unless given. */
   onEnd?: string | undefined;
+  /** Keep the processes the agent leaves behind when it exits (default: stopped after a grace). Resume: the run's unless given. */
+  keepChildren?: boolean | undefined;
 }
 
 /** What a new record holds of them. */
-export type WatchFields = Required<Pick<RunRecord, 'stallAfterSec' | 'stallAction' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>>;
+export type WatchFields = Required<Pick<RunRecord, 'stallAfterSec' | 'stallAction' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs' | 'keepChildren'>>;
 
 const ACTIONS = ['none', 'cancel'] as const;
 
@@ -42,5 +44,6 @@ export function watchFields(o: WatchOptions, env: NodeJS.ProcessEnv, last?: RunR
     onEnd: o.onEnd !== undefined ? o.onEnd || null : (last?.onEnd ?? null),
     hookTimeoutSec: hookTimeoutSec(env),
     cancelGraceMs: cancelGraceMs(env),
+    keepChildren: o.keepChildren ?? last?.keepChildren ?? false,
   };
 }

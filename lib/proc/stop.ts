@@ -25,6 +25,14 @@ export interface Stop {
 }
 
 /**
+ * Whether a stop's first signal goes to every process of the run: KILL always; else when the CLI's own
+ * graceful signal is TERM. A CLI that ends on INT ends its own tools: it alone gets the first signal.
+ */
+export function firstSignalToWholeTree(signal: NodeJS.Signals, graceful: NodeJS.Signals): boolean {
+  return signal === 'SIGKILL' || graceful === 'SIGTERM';
+}
+
+/**
  * Stops a run's processes (`seen`, and what `snapshot` finds of the run later): the first signal, the
  * grace, then TERM (when the first was neither TERM nor KILL) and KILL to whatever remains. Returns how
  * many processes the first signal reached and the last processes seen.

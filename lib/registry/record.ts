@@ -93,6 +93,13 @@ export interface CancelRequest {
   message?: string;
 }
 
+/** A process of a run still alive when the run was recorded done: its identity, group, and command name. */
+export interface LeftoverProcess extends ProcessIdentity {
+  ppid: number;
+  pgid: number;
+  comm: string;
+}
+
 /** Where a run's supervisor was placed (docs/scaling.md). */
 export interface Placement {
   name: ExecutorName;
@@ -170,6 +177,21 @@ export interface RunRecord {
   hookTimeoutSec?: number;
   /** How long a cancel the supervisor makes itself (a stall's) waits after the first signal. */
   cancelGraceMs?: number;
+  /**
+   * --keep-children: the processes the agent leaves behind when it exits are kept, not stopped
+   * (docs/contract.md, "A done run is final"). Absent: false.
+   */
+  keepChildren?: boolean;
+  /**
+   * Written once, with `done`: the size of the event log when the end was recorded. Readers of a done run
+   * read its log up to here and no further, so its answer never changes. Absent in older records (read to the end).
+   */
+  eventBytesAtEnd?: number;
+  /**
+   * Written once, with `done`: the run's processes still alive when the end was recorded — kept
+   * (--keep-children), or not stopped by KILL — each with its identity, for `cancel` to reach them.
+   */
+  leftovers?: LeftoverProcess[];
   /** Where the supervisor was placed. Absent in records written before executors existed: local. */
   executor?: Placement;
 }
@@ -247,9 +269,16 @@ export function parseRecord(text: string, path: string): RunRecord {
   if (r.reason !== undefined && r.reason !== null && typeof r.reason !== 'string') problems.push('reason');
   if (r.caps !== undefined && !isCaps(r.caps)) problems.push('caps');
   if (r.executor !== undefined && !isPlacement(r.executor)) problems.push('executor');
+  if (r.eventBytesAtEnd !== undefined && !(Number.isInteger(r.eventBytesAtEnd) && (r.eventBytesAtEnd as number) >= 0)) problems.push('eventBytesAtEnd');
+  if (r.leftovers !== undefined && !(Array.isArray(r.leftovers) && r.leftovers.every(isLeftover))) problems.push('leftovers');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   if (problems.length) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);
   return r as unknown as RunRecord;
+}
+
+function isLeftover(v: unknown): v is LeftoverProcess {
+  const p = v as Record<string, unknown>;
+  return isIdentity(v) && Number.isInteger(p.ppid) && Number.isInteger(p.pgid) && typeof p.comm === 'string';
 }
 
 function isCaps(v: unknown): v is Caps {

@@ -51,6 +51,6 @@ export async function childTranscript(registry: string, name: string, childId: s
   const parser = adapter.parser((m) => {
     if (m.childId === childId) fromStream.push(m);
   });
-  parseLog(dir, parser);
+  parseLog(dir, parser, record);
   return { run: record.run, child, messages: fromStream, source: 'stream' };
 }

@@ -61,7 +61,7 @@ export async function writeJunit(file: string, registry: string, observations: O
     }
     let out = '';
     try {
-      const answer = lastAnswer(ob.dir, await loadAdapter(r.cli));
+      const answer = lastAnswer(ob.dir, await loadAdapter(r.cli), r);
       const text = answer.text ?? '';
       out = text.length > MAX_OUT ? text.slice(-MAX_OUT) : text;
     } catch {

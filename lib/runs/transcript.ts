@@ -30,7 +30,7 @@ export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapte
       visit({ run, index: 0, role: 'user', text, line: line + 1 });
     });
     let line = 0;
-    const follower = new LineFollower(join(dir, FILES.events), (text) => visit({ run, index: 1, role: 'assistant', text, line: ++line }));
+    const follower = new LineFollower(join(dir, FILES.events), (text) => visit({ run, index: 1, role: 'assistant', text, line: ++line }), 0, logEnd(record));
     follower.flush();
     return follower.cutLines;
   }
@@ -39,15 +39,23 @@ export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapte
   const parser = adapter.parser((m) =>
     visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) }),
   );
-  return parseLog(dir, parser);
+  return parseLog(dir, parser, record);
+}
+
+/**
+ * Where a run's event log ends for its readers: for a done run, where it stood when the end was recorded
+ * (what a process left behind appended later is not the run's: its answer never changes); else its end.
+ */
+export function logEnd(record: RunRecord): number {
+  return record.status === 'done' && typeof record.eventBytesAtEnd === 'number' ? record.eventBytesAtEnd : Infinity;
 }
 
 /**
  * Feeds a run's whole event log to a parser, streamed. Returns the lines skipped: those the parser
  * could not read as events (noise, a torn last line) and those dropped for being over-long.
  */
-export function parseLog(dir: string, parser: StreamParser): number {
-  const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
+export function parseLog(dir: string, parser: StreamParser, record: RunRecord): number {
+  const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line), 0, logEnd(record));
   follower.flush();
   parser.end?.();
   return skippedLines(parser, follower);
@@ -70,18 +78,18 @@ export interface Answer {
 export const RESULT_MAX_BYTES = 1024 * 1024;
 
 /** The run's final answer: the adapter's last assistant text, or for `shell` the tail of its stdout. */
-export function lastAnswer(dir: string, adapter: AgentAdapter): Answer {
+export function lastAnswer(dir: string, adapter: AgentAdapter, record: RunRecord): Answer {
   if (adapter.stream === 'text') {
-    const out = tail(join(dir, FILES.events), RESULT_MAX_BYTES);
+    const out = tail(join(dir, FILES.events), RESULT_MAX_BYTES, logEnd(record));
     return out.bytes === 0 ? { ...out, text: null } : out;
   }
   const parser = adapter.parser();
-  const skipped = parseLog(dir, parser);
+  const skipped = parseLog(dir, parser, record);
   const text = parser.state.lastAssistantText;
   return { text, truncated: false, bytes: text === null ? 0 : Buffer.byteLength(text), skippedLines: skipped };
 }
 
-function tail(path: string, max: number): Answer {
+function tail(path: string, max: number, end: number): Answer {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -89,7 +97,7 @@ function tail(path: string, max: number): Answer {
     return { text: '', truncated: false, bytes: 0, skippedLines: 0 };
   }
   try {
-    const size = fstatSync(fd).size;
+    const size = Math.min(fstatSync(fd).size, end);
     const start = Math.max(0, size - max);
     const buf = Buffer.alloc(size - start);
     let got = 0;

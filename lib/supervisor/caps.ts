@@ -1,17 +1,12 @@
 import type { AgentAdapter, StreamState } from '../agents/types.js';
-import { monotonicMs, nowIso } from '../base/time.js';
-import type { ProcessIdentity } from '../proc/identity.js';
-import { stopRun } from '../proc/stop.js';
-import { snapshotRun } from '../proc/tree.js';
+import { monotonicMs } from '../base/time.js';
 import { NO_CAPS, type Caps, type Reason, type RunRecord } from '../registry/record.js';
-import { updateRecord } from '../registry/store.js';
-import { DEFAULT_CANCEL_GRACE_MS } from './stall.js';
 
 /**
  * The spend caps the supervisor holds a run to: those its adapter leaves to the stream (`CapMode`
  * `stream`; the `native` ones are the CLI's own). When the figures the stream reports cross one, the run
- * is stopped the way subagent-cancel stops it (and a stall with --stall-action cancel: lib/supervisor/stall.ts)
- * — the intent recorded first, then the CLI's graceful signal, the run's cancel grace, TERM, KILL — and its
+ * is stopped by the supervisor's one stop path (lib/supervisor/run.ts, as a stall with --stall-action cancel
+ * is) — the intent recorded, then the CLI's graceful signal, the run's cancel grace, TERM, KILL — and its
  * end is recorded `failed` with the cap as its reason (lib/runs/reason.ts).
  */
 
@@ -35,14 +30,13 @@ export function crossedCap(caps: Caps, adapter: AgentAdapter, s: StreamState): C
   return null;
 }
 
-/** What the guard of one run needs: its record as started, the agent, and where to log. */
+/** What the guard of one run needs: its record as started, the stream's state, and what stops the run. */
 export interface CapGuardInput {
-  dir: string;
   record: RunRecord;
   adapter: AgentAdapter;
   state: StreamState;
-  agent: ProcessIdentity | null;
-  log: (message: string) => void;
+  /** The supervisor's one stop path (lib/supervisor/run.ts), called once, with the cap crossed. */
+  stop: (crossed: Crossed) => void;
 }
 
 /** setTimeout's longest delay (about 24.8 days); a longer time cap is waited for in steps. */
@@ -57,7 +51,7 @@ export interface CapGuard {
 /**
  * The guard of one run: the first time a cap is crossed — a spend cap by the stream's figures (at each
  * `check`), the time cap by the clock (from the guard's making, right after the agent started) — it
- * records the intent (unless a cancel was asked for already) and stops the run; after that it does nothing.
+ * asks the supervisor to stop the run; after that it does nothing.
  */
 export function capGuard(g: CapGuardInput): CapGuard {
   const caps = { ...NO_CAPS, ...g.record.caps };
@@ -66,20 +60,7 @@ export function capGuard(g: CapGuardInput): CapGuard {
   const stop = (crossed: Crossed): void => {
     if (done) return;
     done = true;
-    let marked = false;
-    try {
-      updateRecord(g.dir, (r) => {
-        if (r.status === 'done' || r.cancel) return null;
-        marked = true;
-        return { ...r, cancel: { requestedAt: nowIso(), signal: g.adapter.gracefulSignal, by: process.pid, ...crossed } };
-      });
-    } catch (err) {
-      g.log(`could not record the ${crossed.reason} stop (stopping anyway): ${(err as Error).message}`);
-      marked = true;
-    }
-    if (!marked) return;
-    g.log(`${crossed.message}; stopping the agent`);
-    void stopCapped(g).catch((err: unknown) => g.log(`stopping the agent failed: ${(err as Error).message}`));
+    g.stop(crossed);
   };
   const limit = caps.maxTimeSec ?? null;
   if (limit !== null) {
@@ -107,15 +88,4 @@ export function capGuard(g: CapGuardInput): CapGuard {
       timer = null;
     },
   };
-}
-
-async function stopCapped(g: CapGuardInput): Promise<void> {
-  const roots = g.agent ? [g.agent] : [];
-  const snapshot = () => snapshotRun(roots, `SUBAGENT_RUN_ID=${g.record.runId}`, new Set([process.pid]));
-  const seen = snapshot();
-  if (seen.length === 0) return;
-  const signal = g.adapter.gracefulSignal;
-  // The grace cancel would give (SUBAGENT_CANCEL_GRACE_MS at the run's start, in its record).
-  const graceMs = g.record.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
-  await stopRun(seen, snapshot, { signal, wholeTree: signal === 'SIGTERM', agent: g.agent, graceMs });
 }

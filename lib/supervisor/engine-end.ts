@@ -9,6 +9,10 @@ import { sleep } from '../base/time.js';
  * second is not ours to explain: the supervisor leaves at once without a record, and `status` reports
  * the run `unknown` with the engine's own state and reason (TIMEOUT, TimeLimit…) — docs/scaling.md.
  */
+
+/** The supervisor's exit code when the engine ended its job: 128 + SIGTERM, as if the signal had ended it. */
+export const ENGINE_END_EXIT = 143;
+
 export function placedOnEngine(r: RunRecord): boolean {
   return r.executor !== undefined && r.executor.name !== 'local';
 }
@@ -29,11 +33,6 @@ export function askedSignal(dir: string): 'SIGINT' | 'SIGTERM' | null {
   } catch {
     return null;
   }
-}
-
-export function endedByEngine(log: (message: string) => void): never {
-  log('SIGTERM without a cancel: the job engine is ending the job; its state says how the run ended');
-  process.exit(143);
 }
 
 /**

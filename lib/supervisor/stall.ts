@@ -1,19 +1,19 @@
 import { statSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { AgentAdapter } from '../agents/types.js';
 import { monotonicMs, nowIso } from '../base/time.js';
 import { cpuUsedSince, treeCpu } from '../proc/cpu.js';
-import { stopRun } from '../proc/stop.js';
-import { snapshotRun } from '../proc/tree.js';
 import type { RunRecord } from '../registry/record.js';
 import { FILES, updateRecord } from '../registry/store.js';
 import { childAtWork } from '../runs/stall.js';
+import type { Log } from './log.js';
 
 /**
  * Stalls (docs/stalls.md): the supervisor looks for signs of work every check — the event log
  * or stderr grew (a child's events arrive in the event log too), or the agent's process tree used CPU —
  * and flags the run `stalledSince` once it has seen none for the run's `stallAfterSec`; the next sign of
- * work clears the flag. With `stallAction: cancel` it then cancels the run as subagent-cancel would.
+ * work clears the flag. With `stallAction: cancel` it then asks the supervisor's one stop path
+ * (lib/supervisor/run.ts) to cancel the run, as subagent-cancel would. A check the disk fails (EIO on a
+ * stat or a read of the registry) is logged and the next one tries again: the watch never ends the supervisor.
  *
  * CPU counts as work when the tree used at least CPU_SHARE of one CPU between two checks: an idle Node
  * CLI's timers cost far less, a tool that computes silently far more. The ps backend on Linux reads CPU
@@ -23,8 +23,6 @@ const CPU_SHARE = 0.01;
 /** A check every tenth of the stall time, between these bounds. */
 const MIN_CHECK_MS = 250;
 const MAX_CHECK_MS = 10_000;
-/** Only for a record without `cancelGraceMs`, which has no stall time either (both came in together). */
-export const DEFAULT_CANCEL_GRACE_MS = 3000;
 
 export class StallWatch {
   private timer: NodeJS.Timeout | null = null;
@@ -37,7 +35,6 @@ export class StallWatch {
   private sizes = '';
   private stalled = false;
   private written = '';
-  private cancelling = false;
   /** When the registry was last searched for a child at work (only once the run shows no sign itself). */
   private lastChildScanMs = -Infinity;
 
@@ -45,8 +42,9 @@ export class StallWatch {
     private readonly dir: string,
     private readonly record: RunRecord,
     private readonly agentPid: number,
-    private readonly adapter: AgentAdapter,
-    private readonly log: (message: string) => void,
+    private readonly log: Log,
+    /** Called once the run is found stalled, when its stall action is `cancel`. */
+    private readonly cancel: () => void,
   ) {
     this.afterMs = (record.stallAfterSec ?? 0) * 1000;
   }
@@ -75,6 +73,14 @@ export class StallWatch {
   }
 
   private check(): void {
+    try {
+      this.look();
+    } catch (err) {
+      this.log(`stall check failed (the next one tries again): ${(err as Error).message}`);
+    }
+  }
+
+  private look(): void {
     const now = monotonicMs();
     const elapsed = now - this.lastCheckMs;
     this.lastCheckMs = now;
@@ -94,13 +100,14 @@ export class StallWatch {
       this.lastWorkAt = nowIso();
       if (this.stalled) this.log('working again: no longer stalled');
       this.stalled = false;
-      this.write();
     } else if (!this.stalled && now - this.lastWorkMs >= this.afterMs) {
       this.stalled = true;
       this.log(`stalled: no sign of work since ${this.lastWorkAt}`);
       this.write();
-      if (this.record.stallAction === 'cancel') void this.cancel();
+      if (this.record.stallAction === 'cancel') this.cancel();
     }
+    // Also what an earlier check could not write (a full disk): written once the disk takes it.
+    this.write();
   }
 
   /**
@@ -120,38 +127,12 @@ export class StallWatch {
     const stalledSince = this.stalled ? this.lastWorkAt : null;
     const key = `${stalledSince} ${this.lastWorkAt}`;
     if (key === this.written) return;
-    this.written = key;
     try {
       updateRecord(this.dir, (r) => (r.status === 'done' ? null : { ...r, stalledSince, lastWorkAt: this.lastWorkAt }));
+      this.written = key;
     } catch (err) {
+      // Not remembered as written: the next check writes it again.
       this.log(`stall update failed: ${(err as Error).message}`);
-    }
-  }
-
-  /**
-   * --stall-action cancel: the cancel intent (with reason `stalled`) first, then the run's processes are
-   * stopped as subagent-cancel stops them; the supervisor records the end when the agent exits.
-   */
-  private async cancel(): Promise<void> {
-    if (this.cancelling) return;
-    this.cancelling = true;
-    const signal = this.adapter.gracefulSignal;
-    try {
-      const marked = updateRecord(this.dir, (r) =>
-        r.status === 'done' || r.cancel ? null : { ...r, cancel: { requestedAt: nowIso(), signal, by: process.pid, reason: 'stalled' } },
-      );
-      if (marked.status === 'done' || marked.cancel?.reason !== 'stalled') return;
-      this.log(`cancelling the run: stalled for ${this.record.stallAfterSec} s (--stall-action cancel)`);
-      const roots = marked.agentProcess ? [marked.agentProcess] : [];
-      const snapshot = () => snapshotRun(roots, `SUBAGENT_RUN_ID=${marked.runId}`);
-      await stopRun(snapshot(), snapshot, {
-        signal,
-        wholeTree: signal === 'SIGTERM',
-        agent: marked.agentProcess,
-        graceMs: this.record.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
-      });
-    } catch (err) {
-      this.log(`stall cancel failed: ${(err as Error).message}`);
     }
   }
 }

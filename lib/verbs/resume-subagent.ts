@@ -26,6 +26,8 @@ Send a new prompt to the session of a finished run: starts its next run in the b
                        never (default: the run's)
   --stall-action A     none | cancel (default: the run's)
   --on-end CMD         the end hook (default: the run's; "" for none)
+  --keep-children      keep the processes the agent leaves running (see start-subagent --help);
+  --stop-children        or stop them (the default of a new run); default: the run's
   --max-cost USD       spend caps (see start-subagent --help); default: the earlier run's,
   --max-tokens N         "none" drops one
   --max-turns N
@@ -55,7 +57,7 @@ const SPEC: FlagSpec = {
     'on-end',
     ...CAP_FLAGS,
   ],
-  boolean: [],
+  boolean: ['keep-children', 'stop-children'],
   repeatable: ['slurm-arg'],
   passthrough: true,
 };

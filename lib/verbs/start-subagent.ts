@@ -12,8 +12,8 @@ import { CAP_FLAGS, parseCapFlags } from '../commands/caps.js';
 
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
        start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N] [--executor E]
-                      [--stall-after SEC] [--stall-action A] [--on-end CMD] [--max-cost USD] [--max-tokens N]
-                      [--max-turns N] [--max-time SEC]
+                      [--stall-after SEC] [--stall-action A] [--on-end CMD] [--keep-children] [--max-cost USD]
+                      [--max-tokens N] [--max-turns N] [--max-time SEC]
 
 Start a new named agent run in the background and return at once with one JSON line.
 
@@ -39,6 +39,9 @@ Start a new named agent run in the background and return at once with one JSON l
   --stall-action A     none (default: only report it) | cancel (cancel a stalled run)
   --on-end CMD         run CMD (/bin/sh -c) once when the run ends, the run's status entry on stdin
                        (docs/hooks.md)
+  --keep-children      keep the processes the agent leaves running when it exits (default: stopped
+                       2 s after it exits, before the run is done); cancel still reaches them.
+                       Resumes keep it
   --max-cost USD       spend caps: past one, the run is stopped and ends failed with the cap
   --max-tokens N         as its reason (max-cost, max-tokens, max-turns); held by the CLI's own limit
   --max-turns N          or by the supervisor, per CLI (docs/agents/); E_ARG_UNSUPPORTED where the
@@ -47,8 +50,8 @@ Start a new named agent run in the background and return at once with one JSON l
                        it ends failed with reason max-time. Resumes keep it ("none" drops it)
   --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
                        cli, cwd, model, variant, agent, files, args, worktree, base, executor,
-                       slurmArgs, stallAfter, stallAction, onEnd, maxCost, maxTokens, maxTurns,
-                       maxTime; the flags above are defaults for every line.
+                       slurmArgs, stallAfter, stallAction, onEnd, keepChildren, maxCost, maxTokens,
+                       maxTurns, maxTime; the flags above are defaults for every line.
                        Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume
@@ -80,7 +83,7 @@ const SPEC: FlagSpec = {
     'on-end',
     ...CAP_FLAGS,
   ],
-  boolean: ['worktree'],
+  boolean: ['worktree', 'keep-children'],
   repeatable: ['file', 'slurm-arg'],
   passthrough: true,
 };

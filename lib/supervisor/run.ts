@@ -1,0 +1,491 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { loadAdapter } from '../agents/index.js';
+import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
+import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
+import { LineFollower } from '../base/lines.js';
+import { nowIso } from '../base/time.js';
+import { identityOf, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
+import { spawnWaited, type Waited } from '../proc/spawn.js';
+import { firstSignalToWholeTree, stopRun, waitGone } from '../proc/stop.js';
+import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
+import { PRIVATE_FILE } from '../registry/private.js';
+import { leaveQueue, waitForSlot } from '../registry/queue.js';
+import { cancelledChildren, type CancelRequest, type LeftoverProcess, type RunRecord } from '../registry/record.js';
+import { FILES, readRecord, updateRecord } from '../registry/store.js';
+import { announceEnd } from '../runs/hooks.js';
+import { doneObservation, runProbe } from '../runs/observe.js';
+import { capsOf } from '../runs/reason.js';
+import { skippedLines } from '../runs/transcript.js';
+import { usageBefore } from '../runs/usage.js';
+import { capGuard, type Crossed } from './caps.js';
+import { endOf } from './end.js';
+import { ENGINE_END_EXIT, askedSignal, cancelRequested, engineEndGrace, placedOnEngine } from './engine-end.js';
+import type { Log } from './log.js';
+import { Progress } from './progress.js';
+import { untilItLands } from './retry.js';
+import { StallWatch, stallEnd } from './stall.js';
+import { STORE_POLL_MS, storeUsageOf } from './store-usage.js';
+
+/** Only for a record without `cancelGraceMs`, which has no stall time either (both came in together). */
+export const DEFAULT_CANCEL_GRACE_MS = 3000;
+/**
+ * How long what the agent left running when it exited gets to end by itself before it is stopped (TERM,
+ * then KILL after LEFTOVER_KILL_MS), unless the run keeps it (--keep-children). docs/contract.md.
+ */
+export const LEFTOVER_GRACE_MS = 2000;
+const LEFTOVER_KILL_MS = 1000;
+
+/** Why the run is stopped: a cap the supervisor holds, a stall (--stall-action cancel), or a caller's cancel (SIGTERM). */
+export type StopCause = { kind: 'cap'; crossed: Crossed } | { kind: 'stalled' } | { kind: 'cancel' };
+
+/** How a run ended: cancelled before its agent started, its agent could not be started, or it exited. */
+type End =
+  | { kind: 'cancelled-before-start' }
+  | { kind: 'spawn-failed'; error: string }
+  | {
+      kind: 'exited';
+      adapter: AgentAdapter;
+      exit: { code: number | null; signal: string | null };
+      parser: StreamParser;
+      skipped: number;
+      /** The event log's size as read to its end: where its readers stop. */
+      eventBytes: number;
+      leftovers: LeftoverProcess[];
+    };
+
+/**
+ * One run's supervision, from the record it finds `scheduled` to the end it records: the whole state of
+ * the supervisor lives here, and the run is stopped in one place (`stop`, for a cap, a stall or a
+ * cancel) and ends in one place (`end`). `run()` resolves with the supervisor's exit code once it may
+ * leave; main.ts then exits, there and nowhere else.
+ *
+ * The disk may refuse any write at any moment (ENOSPC, EIO, a read-only remount): what must land — the
+ * record `running`, a stop's intent, the end — is tried again until it does (lib/supervisor/retry.ts),
+ * the event loop free meanwhile, so the time cap, the spend caps and the stall watch keep working.
+ */
+export class Supervision {
+  private record: RunRecord | null = null;
+  private adapter: AgentAdapter | null = null;
+  private onEngine = false;
+  private agent: { child: Waited; identity: ProcessIdentity | null } | null = null;
+  /** Between asking for the agent and having it: a stop then waits for the agent to be there. */
+  private spawning = false;
+  /** The first stop asked for, in memory: what the end records when the intent could not be written. */
+  private stopping: { cause: StopCause; request: CancelRequest } | null = null;
+  private ending = false;
+  private leave!: (code: number) => void;
+  private readonly left = new Promise<number>((resolve) => (this.leave = resolve));
+
+  constructor(
+    private readonly registry: string,
+    private readonly dir: string,
+    private readonly log: Log,
+  ) {}
+
+  /** The run's whole supervision; resolves with the exit code once the supervisor may leave. */
+  run(): Promise<number> {
+    this.supervise().catch((err: unknown) => {
+      this.log(`fatal: ${(err as Error).stack ?? String(err)}`);
+      this.leave(1);
+    });
+    return this.left;
+  }
+
+  /**
+   * SIGTERM means "cancel" (cancel records its intent first, then signals the supervisor of a run that
+   * has no agent yet, or the job's one process on a job engine). On a job engine, a SIGTERM without a
+   * recorded cancel is the engine ending the job: the supervisor leaves at once (lib/supervisor/engine-end.ts).
+   */
+  onSigterm(): void {
+    const record = this.record ?? this.readQuietly();
+    if (record && placedOnEngine(record) && !cancelRequested(this.dir)) {
+      this.log('SIGTERM without a cancel: the job engine is ending the job; its state says how the run ended');
+      this.leave(ENGINE_END_EXIT);
+      return;
+    }
+    this.stop({ kind: 'cancel' });
+  }
+
+  /**
+   * The one stop path. The first stop wins. The supervisor's own (a cap, a stall) is recorded as the
+   * run's cancel intent, unless a caller's cancel is there already; then the run's processes are stopped
+   * as subagent-cancel stops them: the signal, the run's cancel grace, TERM, KILL. A run without an agent
+   * yet ends here, cancelled before its start; one whose agent is being started is stopped once it is.
+   */
+  stop(cause: StopCause): void {
+    if (this.stopping || this.ending) return;
+    const signal = (cause.kind === 'cancel' && askedSignal(this.dir)) || this.adapter?.gracefulSignal || 'SIGTERM';
+    const why = cause.kind === 'cap' ? cause.crossed : cause.kind === 'stalled' ? { reason: 'stalled' as const } : {};
+    this.stopping = { cause, request: { requestedAt: nowIso(), signal, by: process.pid, ...why } };
+    if (cause.kind === 'cap') this.log(`${cause.crossed.message}; stopping the agent`);
+    if (cause.kind === 'stalled') this.log(`cancelling the run: stalled for ${this.record?.stallAfterSec} s (--stall-action cancel)`);
+    if (cause.kind === 'cancel') this.log(`SIGTERM: stopping the run (${signal})`);
+    if (cause.kind !== 'cancel') void this.recordIntent();
+    if (this.agent) void this.stopAgent();
+    else if (!this.spawning && this.record && this.adapter) void this.end({ kind: 'cancelled-before-start' });
+    // Else the record or the agent is not there yet: supervise() stops the run as soon as it is.
+  }
+
+  private async supervise(): Promise<void> {
+    const { dir, registry } = this;
+    checkpoint('supervisor-started');
+    const me = selfIdentity();
+    const record = await this.landed('reading the record', () => readRecord(dir));
+    if (record.status !== 'scheduled' || (record.supervisor && record.supervisor.pid !== me.pid)) {
+      this.log(`run already taken (status ${record.status}, supervisor ${record.supervisor?.pid}); exiting`);
+      this.leave(0);
+      return;
+    }
+    this.onEngine = placedOnEngine(record);
+    this.adapter = await loadAdapter(record.cli);
+    this.record = record;
+    if (record.cancel || this.stopping) return this.end({ kind: 'cancelled-before-start' });
+    if (record.queueTicket) {
+      await this.landed('waiting for a queue slot', () => waitForSlot(registry, record.queueTicket!, record.runId, dir, me, runProbe));
+      if (this.stopping) return;
+      this.log('got a slot');
+    }
+    checkpoint('before-agent-spawn');
+    await this.runAgent(record, this.adapter);
+  }
+
+  private async runAgent(record: RunRecord, adapter: AgentAdapter): Promise<void> {
+    const { dir, registry } = this;
+    let launch: ReturnType<AgentAdapter['launch']>;
+    try {
+      launch = adapter.launch({
+        mode: record.run === 1 ? 'new' : 'resume',
+        cwd: record.cwd,
+        model: record.model,
+        variant: record.variant,
+        agent: record.agent,
+        files: record.files,
+        extraArgs: record.extraArgs,
+        sessionId: record.sessionId,
+        caps: capsOf(record),
+      });
+    } catch (err) {
+      return this.end({ kind: 'spawn-failed', error: `cannot launch ${record.cli}: ${(err as Error).message}` });
+    }
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      // A resume reads the CLI's own store where the session lives (HOME, CODEX_HOME, …).
+      ...record.storeEnv,
+      ...launch.env,
+      SUBAGENT_DIR: registry,
+      SUBAGENT_PARENT: record.name,
+      SUBAGENT_DEPTH: String(record.depth ?? 1),
+      SUBAGENT_NAME: record.name,
+      SUBAGENT_RUN: String(record.run),
+      SUBAGENT_RUN_ID: record.runId,
+    };
+    for (const knob of TEST_KNOBS) delete env[knob];
+    // Programs that trust $PWD over their real cwd (OpenCode) must see the run's directory.
+    env.PWD = record.cwd;
+    try {
+      await adapter.prepare?.(env, record.cwd);
+    } catch (err) {
+      this.log(`prepare failed (the agent is started anyway): ${(err as Error).message}`);
+    }
+    // Before the agent starts: what its store holds now is not this run's.
+    const fromStore = storeUsageOf(adapter, record);
+    const before = record.run > 1 ? await this.landed('reading the usage before this run', () => usageBefore(registry, record)) : null;
+    const parser = adapter.parser(undefined, { threadUsageBefore: before });
+    // Stopped while it got ready: nothing was started.
+    if (this.stopping) return this.end({ kind: 'cancelled-before-start' });
+    this.spawning = true;
+    const files = await this.landed('opening the run files', () => openRunFiles(dir));
+    let child: Waited;
+    try {
+      child = await spawnWaited(launch.command, launch.args, { cwd: record.cwd, env, stdio: files });
+    } catch (err) {
+      this.spawning = false;
+      return this.end({ kind: 'spawn-failed', error: `cannot start ${launch.command}: ${(err as Error).message}` });
+    } finally {
+      for (const fd of files) closeSync(fd);
+    }
+    const identity = identityOf(child.pid);
+    this.agent = { child, identity };
+    this.spawning = false;
+    checkpoint('after-agent-spawn');
+    // The caps the supervisor holds (the adapter's `stream` ones, checked whenever the stream said more; the time cap from now).
+    const caps = capGuard({ record, adapter, state: parser.state, stop: (crossed) => this.stop({ kind: 'cap', crossed }) });
+    if (this.stopping) void this.stopAgent();
+    const running = await this.landed('recording the run running', () =>
+      updateRecord(dir, (r) =>
+        r.status === 'done'
+          ? null
+          : {
+              ...r,
+              status: 'running',
+              supervisor: selfIdentity(),
+              agentStartedAt: nowIso(),
+              agentProcess: identity ? { ...identity, pgid: child.pid } : { pid: child.pid, startTime: 'gone', bootId: '', pgid: child.pid },
+            },
+      ),
+    );
+    // A cancel that arrived before the agent was recorded could not see the agent: it is stopped here.
+    if (running.cancel) this.stop({ kind: 'cancel' });
+    checkpoint('running');
+
+    const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
+    // Children's ends the stream cannot tell, from the CLI's own store (Gemini: a failed sub-agent's call is a "success").
+    const settle = (final: boolean): void => {
+      if (!adapter.settleChildren || parser.state.children.length === 0) return;
+      try {
+        adapter.settleChildren(
+          { sessionId: record.sessionId ?? parser.state.sessionId, cwd: record.cwd, storeEnv: record.storeEnv ?? {} },
+          parser.state.children,
+          final,
+        );
+      } catch (err) {
+        this.log(`settling the children from the store failed: ${(err as Error).message}`);
+      }
+    };
+    const onRead = (): void => {
+      settle(false);
+      caps.check();
+    };
+    const progress = new Progress(dir, parser, follower, onRead, fromStore, this.log, STORE_POLL_MS);
+    progress.start();
+    const stall = new StallWatch(dir, record, child.pid, this.log, () => this.stop({ kind: 'stalled' }));
+    stall.start();
+    const exit = await child.exited;
+    if (this.onEngine && exit.signal !== null) await engineEndGrace(dir);
+    progress.stop();
+    stall.stop();
+    caps.close();
+    checkpoint('agent-exited');
+    // Every line the agent wrote (and what it left behind, until it was stopped; what it keeps writing, when
+    // kept, is after the run's end) is read and parsed before the end is settled.
+    const readAll = () => this.landed('reading the event log to its end', () => follower.flush());
+    if (record.keepChildren) await readAll();
+    const leftovers = await this.leftBehind(record, identity, child.pid);
+    if (!record.keepChildren) await readAll();
+    parser.end?.();
+    settle(true);
+    try {
+      fromStore?.(parser.state);
+    } catch (err) {
+      this.log(`reading the usage from the store failed: ${(err as Error).message}`);
+    }
+    await this.end({ kind: 'exited', adapter, exit, parser, skipped: skippedLines(parser, follower), eventBytes: follower.position, leftovers });
+  }
+
+  /**
+   * What the run left running once its agent exited (its background children, the children of a crashed
+   * agent: what carries the run's marker, and the agent's process group). Kept with --keep-children;
+   * else given LEFTOVER_GRACE_MS to end by themselves (none when the run was stopped or cancelled), then
+   * stopped: TERM, KILL. Returns what still lives, for the record (cancel reaches it there).
+   */
+  private async leftBehind(record: RunRecord, agent: ProcessIdentity | null, agentPid: number): Promise<LeftoverProcess[]> {
+    const snapshot = () => snapshotRun([], `SUBAGENT_RUN_ID=${record.runId}`, new Set([process.pid]), [agentPid], agent?.startTime ?? null);
+    try {
+      let left = unique(snapshot());
+      if (left.length === 0) return [];
+      const names = (seen: Seen[]) => seen.map((p) => `${p.pid} (${p.comm})`).join(', ');
+      if (record.keepChildren) {
+        this.log(`the agent left ${names(left)} running: kept (--keep-children)`);
+        return left;
+      }
+      if (!this.stopping && !cancelRequested(this.dir)) left = unique([...(await waitGone(left, LEFTOVER_GRACE_MS)), ...snapshot()]);
+      if (left.length === 0) return [];
+      this.log(`the agent left ${names(left)} running: stopping them`);
+      const { seen } = await stopRun(left, snapshot, { signal: 'SIGTERM', wholeTree: true, agent: null, graceMs: LEFTOVER_KILL_MS });
+      return unique(stillAlive([...seen, ...snapshot()]));
+    } catch (err) {
+      this.log(`stopping what the agent left running failed: ${(err as Error).message}`);
+      return [];
+    }
+  }
+
+  /** The stop's processes: the run's tree (and what carries its marker), stopped as subagent-cancel stops them. */
+  private async stopAgent(): Promise<void> {
+    const agent = this.agent;
+    const stopping = this.stopping;
+    if (!agent || !stopping || !this.record || !this.adapter) return;
+    const roots = agent.identity ? [agent.identity] : [];
+    const snapshot = () => snapshotRun(roots, `SUBAGENT_RUN_ID=${this.record!.runId}`, new Set([process.pid]));
+    try {
+      const seen = snapshot();
+      if (seen.length === 0) return;
+      const signal = stopping.request.signal as NodeJS.Signals;
+      await stopRun(seen, snapshot, {
+        signal,
+        wholeTree: firstSignalToWholeTree(signal, this.adapter.gracefulSignal),
+        agent: agent.identity,
+        // The grace cancel would give (SUBAGENT_CANCEL_GRACE_MS at the run's start, in its record).
+        graceMs: this.record.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+      });
+    } catch (err) {
+      this.log(`stopping the agent failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** The supervisor's own stop (a cap, a stall) as the run's cancel intent; a caller's cancel there already stays. */
+  private async recordIntent(): Promise<void> {
+    const request = this.stopping!.request;
+    try {
+      await this.landed(`recording the ${request.reason} stop`, () =>
+        updateRecord(this.dir, (r) => (r.status === 'done' || r.cancel ? null : { ...r, cancel: request })),
+      );
+    } catch (err) {
+      this.log(`the ${request.reason} stop could not be recorded: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * The one end: the record `done` (once: a record already done is left as it is), written until the disk
+   * takes it; then the end hooks, the queue slot given back, and the supervisor leaves. Inside a job it
+   * stays until its hooks are done (each is bounded by its timeout): the job engine ends every process of
+   * the job when its main process exits.
+   */
+  private async end(end: End): Promise<void> {
+    if (this.ending) return;
+    this.ending = true;
+    const mutate = this.endOf(end);
+    let keepers: ChildProcess[] = [];
+    try {
+      const ended = await this.landed('recording the end', () => updateRecord(this.dir, mutate, 'done'));
+      if (ended.status === 'done') keepers = announceEnd(doneObservation(this.dir, ended), 'inherited', this.log);
+    } catch (err) {
+      this.log(`the end could not be recorded: ${(err as Error).message}`);
+    }
+    checkpoint('after-done');
+    const record = this.record;
+    if (record?.queueTicket) leaveQueue(this.registry, record.queueTicket, record.runId);
+    if (this.onEngine) {
+      for (const k of keepers) k.ref();
+      await Promise.all(keepers.map((k) => (k.exitCode === null && k.signalCode === null ? once(k, 'exit') : null)));
+    }
+    this.leave(0);
+  }
+
+  /** The record's change at the end (null: it is done already). */
+  private endOf(end: End): (r: RunRecord) => RunRecord | null {
+    // Our own stop's intent, for when it could not be written before the end.
+    const own = this.stopping && this.stopping.cause.kind !== 'cancel' ? this.stopping.request : null;
+    if (end.kind === 'cancelled-before-start') {
+      const fallback = this.stopping?.request ?? null;
+      return (r) => (r.status === 'done' ? null : cancelledBeforeStart(r, r.cancel ?? fallback));
+    }
+    const s = end.kind === 'exited' ? end.parser.state : null;
+    const exit = end.kind === 'exited' ? end.exit : { code: null, signal: null };
+    // Children the stream never ended: if the run was cancelled, the cancel stopped them (a CLI may report
+    // nothing for a child it killed: Claude 2.1.331 then even ends with result/success and exit 0).
+    const open = new Set((s?.children ?? []).filter((c) => c.status === 'running').map((c) => c.id));
+    // The verdict first: it may settle children the stream never ended (statusSource "inferred").
+    const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error, reason: null } : end.adapter.verdict(exit, s ?? emptyState());
+    if (verdict.outcome === 'failed' && end.kind === 'exited' && !s?.fatalError) {
+      const said = lastLine(join(this.dir, FILES.stderr));
+      if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
+    }
+    return (current) => {
+      if (current.status === 'done') return null;
+      const r = current.cancel || !own ? current : { ...current, cancel: own };
+      const cancelled = r.cancel !== null;
+      return {
+        ...r,
+        status: 'done',
+        ...endOf(r, verdict, end.kind === 'exited' ? { adapter: end.adapter, state: end.parser.state } : null),
+        exitCode: exit.code,
+        signal: exit.signal,
+        endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
+        ...stallEnd(r),
+        finishedAt: nowIso(),
+        sessionId: r.sessionId ?? s?.sessionId ?? null,
+        toolUses: s?.toolUses ?? r.toolUses,
+        usage: s?.usage ?? r.usage,
+        children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), open) : (s?.children ?? r.children),
+        skippedLines: end.kind === 'exited' ? end.skipped : (r.skippedLines ?? 0),
+        lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
+        ...(end.kind === 'exited' ? { eventBytes: end.eventBytes, eventBytesAtEnd: end.eventBytes } : {}),
+        ...(end.kind === 'exited' && end.leftovers.length ? { leftovers: end.leftovers } : {}),
+      };
+    };
+  }
+
+  /** `attempt` until the disk takes it (lib/supervisor/retry.ts). */
+  private landed<T>(what: string, attempt: () => T | Promise<T>): Promise<T> {
+    return untilItLands(this.dir, what, attempt, this.log);
+  }
+
+  private readQuietly(): RunRecord | null {
+    try {
+      return readRecord(this.dir);
+    } catch {
+      return null;
+    }
+  }
+}
+
+/** Each process once (a snapshot may see one twice), as the record keeps it. */
+function unique(seen: Seen[]): LeftoverProcess[] {
+  const byPid = new Map(seen.map((p) => [p.pid, { pid: p.pid, startTime: p.startTime, bootId: p.bootId, ppid: p.ppid, pgid: p.pgid, comm: p.comm }]));
+  return [...byPid.values()];
+}
+
+/** The agent's stdin (the prompt), stdout (the event log) and stderr, opened for the spawn. */
+function openRunFiles(dir: string): [number, number, number] {
+  const opened: number[] = [];
+  try {
+    opened.push(openSync(join(dir, FILES.prompt), 'r'));
+    opened.push(openSync(join(dir, FILES.events), 'a', PRIVATE_FILE));
+    opened.push(openSync(join(dir, FILES.stderr), 'a', PRIVATE_FILE));
+    return opened as [number, number, number];
+  } catch (err) {
+    for (const fd of opened) closeSync(fd);
+    throw err;
+  }
+}
+
+/**
+ * The end of a run cancelled before its agent was started — by a cancel seen at start-up, or by SIGTERM
+ * while it waited for a queue slot. The one way this end is written.
+ */
+function cancelledBeforeStart(r: RunRecord, cancel: CancelRequest | null): RunRecord {
+  const now = nowIso();
+  return {
+    ...r,
+    status: 'done',
+    outcome: 'cancelled',
+    reason: 'cancelled',
+    exitCode: null,
+    signal: null,
+    error: 'cancelled before the agent started',
+    endReason: 'cancelled-before-start',
+    finishedAt: now,
+    cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
+  };
+}
+
+/** The last non-empty line of a file (read from its last 4 KiB), capped at 300 characters; null when it cannot be read. */
+function lastLine(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const buf = Buffer.alloc(Math.min(size, 4096));
+    readSync(fd, buf, 0, buf.length, size - buf.length);
+    // Colour escapes out (some CLIs colour even with NO_COLOR); an "Error:" line says more than the last one.
+    const lines = buf
+      .toString('utf8')
+      .replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    const line = [...lines].reverse().find((l) => /^error\b/i.test(l)) ?? lines.pop();
+    return line ? line.slice(0, 300) : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
