@@ -1,4 +1,6 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
+import { isErrno } from '../base/errors.js';
+import { openRegular, readRegular } from '../base/regular.js';
 import { join } from 'node:path';
 import type { AgentAdapter, Message, StreamParser } from '../agents/types.js';
 import { LineFollower } from '../base/lines.js';
@@ -24,7 +26,7 @@ export interface TranscriptItem {
 /** Yields the run's transcript; returns how many lines of its event log were skipped (see skippedLines). */
 export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapter, visit: (item: TranscriptItem) => void): number {
   const run = record.run;
-  const prompt = readFileSync(join(dir, FILES.prompt)).toString('utf8');
+  const prompt = readRegular(join(dir, FILES.prompt)).toString('utf8');
   if (adapter.stream === 'text') {
     prompt.split('\n').forEach((text, line) => {
       visit({ run, index: 0, role: 'user', text, line: line + 1 });
@@ -84,8 +86,9 @@ export function lastAnswer(dir: string, adapter: AgentAdapter): Answer {
 function tail(path: string, max: number): Answer {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
-  } catch {
+    fd = openRegular(path);
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT')) throw err;
     return { text: '', truncated: false, bytes: 0, skippedLines: 0 };
   }
   try {
@@ -114,7 +117,7 @@ function tail(path: string, max: number): Answer {
 export function promptHead(dir: string): string {
   let fd: number;
   try {
-    fd = openSync(join(dir, FILES.prompt), 'r');
+    fd = openRegular(join(dir, FILES.prompt));
   } catch {
     return '';
   }
