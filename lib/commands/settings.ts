@@ -21,6 +21,7 @@ const VARIABLES = {
   executor: ['SUBAGENT_EXECUTOR'],
   stallSec: ['SUBAGENT_STALL_SEC'],
   hookTimeoutSec: ['SUBAGENT_HOOK_TIMEOUT_SEC'],
+  searchTimeoutSec: ['SUBAGENT_SEARCH_TIMEOUT_SEC'],
 } as const;
 
 export type Setting = keyof typeof VARIABLES;
@@ -111,6 +112,22 @@ export function badStallSec(raw: string, source: string): SubagentError {
 export function defaultStallSec(env: NodeJS.ProcessEnv): number {
   const raw = fromEnv(env, 'stallSec');
   return raw === undefined ? DEFAULT_STALL_SEC : parseStallSec(raw, 'SUBAGENT_STALL_SEC');
+}
+
+/** How long a search's pattern may take to match, in seconds: an orchestrator's shell must never hang on one. */
+export const DEFAULT_SEARCH_TIMEOUT_SEC = 10;
+
+/** The bound on a search's matching in ms: SUBAGENT_SEARCH_TIMEOUT_SEC (seconds > 0), else 10 s. */
+export function searchTimeoutMs(env: NodeJS.ProcessEnv): number {
+  const raw = fromEnv(env, 'searchTimeoutSec');
+  if (raw === undefined) return DEFAULT_SEARCH_TIMEOUT_SEC * 1000;
+  const sec = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(sec) || sec <= 0 || sec > 86_400)
+    throw new SubagentError('E_ARG_INVALID', `SUBAGENT_SEARCH_TIMEOUT_SEC "${raw}" is not a number of seconds above 0 and at most 86400`, {
+      value: raw,
+      hint: `give the seconds a search's pattern may take to match, e.g. ${DEFAULT_SEARCH_TIMEOUT_SEC}, or unset it`,
+    });
+  return sec * 1000;
 }
 
 /** How long an end hook may run (SUBAGENT_HOOK_TIMEOUT_SEC, seconds > 0), else 60 s. */

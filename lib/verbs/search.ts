@@ -17,6 +17,7 @@ Search the normalised transcript of every run of a name with a JavaScript regula
 
 Output: {"ok":true,"registry","name","matches":[{run,index,role,snippet,line?}],"total","truncated"}
 At most 1000 matches are listed; "total" counts them all. Matches do not span lines of shell output.
+Matching stops after SUBAGENT_SEARCH_TIMEOUT_SEC seconds (default 10): E_PATTERN_TIMEOUT.
 `;
 
 const SPEC: FlagSpec = { string: ['name', 'pattern', 'role', 'registry', 'child'], boolean: [] };

@@ -178,3 +178,42 @@ test('point 7: a .subagents symlink loop is E_REGISTRY_UNREADABLE (reading) or E
     assert.equal(j.details.errno, 'ELOOP');
     assert.doesNotMatch(j.error, /ELOOP ELOOP/);
   }));
+
+test('point 7: a catastrophic pattern is stopped at its bound with E_PATTERN_TIMEOUT; ordinary patterns answer the same with and without the in-thread fast path', () =>
+  withBox('pattern', async (b) => {
+    // 64 × "a" then "b": (a+)+$ tries 2^64 ways to split the a's before it gives up at each start.
+    await startShellAsync(b, 'evil', `printf 'error: first\\n'; printf '%s' "$(head -c 64 /dev/zero | tr '\\0' a)b"; echo; echo fail-second`);
+    await waitTerminalAsync(b, ['evil']);
+    const env = { SUBAGENT_SEARCH_TIMEOUT_SEC: '2' };
+    for (const fast of [undefined, '0']) {
+      const t0 = Date.now();
+      const r = await b.runAsync('search', ['--name', 'evil', '--pattern', '(a+)+$'], { env: { ...env, SUBAGENT_FAST_PATHS: fast }, timeoutMs: DEADLINE_MS });
+      const ms = Date.now() - t0;
+      const j = assertError(r, 'E_PATTERN_TIMEOUT');
+      assert.equal(j.details.pattern, '(a+)+$');
+      assert.equal(j.details.timeoutSec, 2);
+      assert.match(j.details.hint, /SUBAGENT_SEARCH_TIMEOUT_SEC/);
+      assert.ok(ms >= 2000 && ms < 12_000, `stopped at its bound, not before and not long after: ${ms} ms`);
+    }
+    // The same answers in this thread (a pattern that cannot backtrack, fast path on) and in the worker.
+    for (const pattern of ['error|fail', 'fail-sec', 'a{3}b', '(a+)b', '^err\\w+', 'nothing']) {
+      const lines = [undefined, '0'].map(async (fast) =>
+        assertOk(
+          await b.runAsync('search', ['--name', 'evil', '--pattern', pattern], { env: { ...env, SUBAGENT_FAST_PATHS: fast }, timeoutMs: DEADLINE_MS }),
+          pattern,
+        ),
+      );
+      const [on, off] = await Promise.all(lines);
+      assert.deepEqual(on, off, pattern);
+    }
+    const hits = assertOk(await b.runAsync('search', ['--name', 'evil', '--pattern', 'error|fail'], { timeoutMs: DEADLINE_MS }));
+    assert.deepEqual(
+      hits.matches.filter((m: any) => m.role === 'assistant').map((m: any) => m.line),
+      [1, 3],
+    );
+    const bad = assertError(
+      await b.runAsync('search', ['--name', 'evil', '--pattern', 'x'], { env: { SUBAGENT_SEARCH_TIMEOUT_SEC: 'soon' } }),
+      'E_ARG_INVALID',
+    );
+    assert.match(bad.error, /SUBAGENT_SEARCH_TIMEOUT_SEC/);
+  }));
