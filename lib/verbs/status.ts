@@ -11,6 +11,9 @@ import { writeStdout } from '../cli/output.js';
 import { escapeSeparators } from '../base/json-line.js';
 import { tableText, watchStatus } from '../views/watch.js';
 
+/** The longest pause between redraws of --watch: a day (a timer takes at most 2^31 - 1 ms). */
+const MAX_WATCH_SEC = 86_400;
+
 const USAGE = `usage: subagent-status [--name NAME… | --prefix P | --all] [--wait | --wait-terminal] [--timeout SEC]
                        [--require-success] [--junit FILE] [--runs] [--tree] [--format json|table] [--watch [SEC]] [--registry DIR]
 
@@ -29,7 +32,8 @@ List runs (the latest run of each name, sorted by name), or wait for them.
   --runs             with one --name: every run of it (run, prompt head, cli, times, outcome)
   --format table     an aligned table for people (colour on a terminal unless NO_COLOR); default json
   --watch [SEC]      redraw the table in place at every change (and every SEC s, default 2) until every
-                     listed run is terminal, with a summary line (running / queued / succeeded / failed)
+                     listed run is terminal, with a summary line (running / queued / succeeded / failed);
+                     with nothing listed yet it says what it waits for. SEC at most 86400
   --tree             an indented text view of the runs by parent (for people), not JSON
   --registry DIR     the registry (see start-subagent --help)
   -h, --help         this text
@@ -115,7 +119,12 @@ export function main(): Promise<void> {
     const watch = str(values, 'watch');
     if (watch !== undefined) {
       const every = watch === '' ? 2 : Number(watch);
-      if (!(every > 0)) throw new SubagentError('E_ARG_INVALID', `--watch ${watch} is not a positive number of seconds`, { hint: 'e.g. --watch 2' });
+      if (!(every > 0) || every > MAX_WATCH_SEC)
+        throw new SubagentError('E_ARG_INVALID', `--watch ${watch} is not a number of seconds above 0 and at most ${MAX_WATCH_SEC}`, {
+          flag: '--watch',
+          value: watch,
+          hint: 'e.g. --watch 2 (the table is redrawn at every change anyway; SEC is only the longest pause)',
+        });
       if (
         options.wait ||
         options.waitTerminal ||

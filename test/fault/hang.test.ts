@@ -11,7 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { assertError, assertOk, type Verb } from '../support/run.js';
+import { assertError, assertOk, doneWithin, type Verb } from '../support/run.js';
+import { until } from '../support/wait.js';
 import { runDirPath } from '../support/registry.js';
 import { withBox, type Box } from '../support/box.js';
 import { gate, open, startShellAsync, untilStatus, waitTerminalAsync } from '../support/shell.js';
@@ -216,4 +217,20 @@ test('point 7: a catastrophic pattern is stopped at its bound with E_PATTERN_TIM
       'E_ARG_INVALID',
     );
     assert.match(bad.error, /SUBAGENT_SEARCH_TIMEOUT_SEC/);
+  }));
+
+test('point 7: status --watch with nothing selected says what it waits for, and ends once that run is done; an interval too long for a timer is refused', () =>
+  withBox('watch', async (b) => {
+    const w = b.spawn('status', ['--watch', '1'], { env: { COLUMNS: '200' } });
+    const waiting = `waiting for a run to appear in ${b.registry} (Ctrl-C stops the watch)`;
+    await until('the watch says what it waits for', () => w.stdout().includes(waiting), DEADLINE_MS);
+    assert.ok(!w.settled(), 'it keeps watching');
+    await startShellAsync(b, 'late', 'echo late');
+    const end = await doneWithin(w, 60_000);
+    assert.ok(end, 'the watch ended once the run was done');
+    assert.equal(end.code, 0);
+    assert.match(end.stdout.trimEnd().split('\n').at(-1)!, /^1 run: 0 running · 0 queued · 1 succeeded · 0 failed$/);
+    // 99999999999 s does not fit a timer (it would fire at once, redrawing without pause): refused, saying the limit.
+    const j = assertError(await b.runAsync('status', ['--watch', '99999999999'], { timeoutMs: DEADLINE_MS }), 'E_ARG_INVALID');
+    assert.match(j.error, /at most 86400/);
   }));
