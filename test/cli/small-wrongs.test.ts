@@ -1,0 +1,35 @@
+/**
+ * Issue 23, point 8: the smaller wrongs, each through the executables — a number too large says the
+ * limit, an errno is said once, concurrent cancels: one `recorded:true`, `--version` on every verb,
+ * worktree names that collide as git refs, the shell's output bytes as they are, a duration that does
+ * not follow the wall clock (that one is in test/fault/time.test.ts, with libfaketime).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { makeBox } from '../support/box.js';
+import { assertError } from '../support/run.js';
+
+const b = makeBox('small-wrongs');
+
+test('point 8: a number too large says the limit, not "is not a whole number"', async () => {
+  const cases: Array<[string, string[], RegExp]> = [
+    ['start-subagent', ['--name', 'n', '--cli', 'shell', '--prompt', 'true', '--max-concurrent', '99999999999'], /"99999999999" is too large: at most 999999$/],
+    ['result', ['--name', 'n', '--run', '99999999999'], /"99999999999" is too large: runs are numbered up to 999999999$/],
+    ['result', ['--name', 'n', '--since', '99999999999'], /is too large: runs are numbered up to 999999999$/],
+    ['start-subagent', ['--name', 'n', '--cli', 'shell', '--prompt', 'true', '--max-tokens', '9999999999999999'], /is too large: at most 999999999999999$/],
+    ['start-subagent', ['--name', 'n', '--cli', 'shell', '--prompt', 'true', '--max-time', '99999999999999'], /is too large: at most 999999999999$/],
+  ];
+  for (const [verb, args, message] of cases) {
+    const j = assertError(await b.runAsync(verb as any, args), 'E_ARG_INVALID');
+    assert.match(j.error, message, `${verb} ${args.join(' ')}`);
+    assert.doesNotMatch(j.error, /not a whole number/);
+  }
+  // What is not a number at all still says so.
+  const j = assertError(await b.runAsync('start-subagent', ['--name', 'n', '--cli', 'shell', '--prompt', 'true', '--max-concurrent', 'four']), 'E_ARG_INVALID');
+  assert.match(j.error, /"four" is not a whole number$/);
+  const env = assertError(
+    await b.runAsync('start-subagent', ['--name', 'n', '--cli', 'shell', '--prompt', 'true'], { env: { SUBAGENT_MAX_CONCURRENT: '99999999999' } }),
+    'E_ARG_INVALID',
+  );
+  assert.match(env.error, /^SUBAGENT_MAX_CONCURRENT "99999999999" is too large: at most 999999$/);
+});
