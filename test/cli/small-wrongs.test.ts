@@ -8,6 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeBox } from '../support/box.js';
 import { assertError } from '../support/run.js';
+import { recordOf } from '../support/registry.js';
+import { startShellAsync, untilStatus } from '../support/shell.js';
 
 const b = makeBox('small-wrongs');
 
@@ -32,4 +34,22 @@ test('point 8: a number too large says the limit, not "is not a whole number"', 
     'E_ARG_INVALID',
   );
   assert.match(env.error, /^SUBAGENT_MAX_CONCURRENT "99999999999" is too large: at most 999999$/);
+});
+
+test('point 8: of four concurrent cancels of one run, only the one that recorded the cancel says recorded:true', async () => {
+  // The agent ignores SIGTERM, so the run stays `running` through the cancels' grace: all four find it running.
+  await startShellAsync(b, 'four-cancels', "trap '' TERM; echo started; while :; do sleep 0.1; done");
+  await untilStatus(b, 'four-cancels', (a) => a.status === 'running', 'running');
+  const lines = await Promise.all([1, 2, 3, 4].map(() => b.runAsync('cancel', ['--name', 'four-cancels'])));
+  const oks = lines.filter((r) => r.json?.ok === true).map((r) => r.json);
+  for (const r of lines) if (r.json?.ok !== true) assertError(r, 'E_NOT_RUNNING');
+  assert.ok(oks.length >= 2, `at least two cancels found the run running: ${lines.map((l) => l.stdout).join('')}`);
+  const recorded = oks.filter((j) => j.recorded === true);
+  assert.equal(recorded.length, 1, `exactly one recorded the cancel: ${JSON.stringify(oks)}`);
+  for (const j of oks.filter((x) => x.recorded !== true)) {
+    assert.equal(j.recorded, false);
+    assert.match(j.warning, /another cancel \(pid \d+\) had already recorded the cancel/);
+  }
+  const record = recordOf(b.registry, 'four-cancels');
+  assert.equal(record.outcome, 'cancelled');
 });
