@@ -27,6 +27,7 @@ Print the last assistant answer of a run — at once, also while it is still run
                    read from the agent CLI's own transcript store where the stream lacks it
   --registry DIR   the registry (see start-subagent --help)
   -h, --help       this text
+  --version        the version, as one JSON line: {"ok":true,"version","node"}
 
 Without --json the answer is printed as plain text (errors are still one JSON line, exit 1).
 For the shell CLI the answer is the script's stdout; past 1 MiB only its tail is kept, with a note.

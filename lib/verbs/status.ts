@@ -37,6 +37,7 @@ List runs (the latest run of each name, sorted by name), or wait for them.
   --tree             an indented text view of the runs by parent (for people), not JSON
   --registry DIR     the registry (see start-subagent --help)
   -h, --help         this text
+  --version          the version, as one JSON line: {"ok":true,"version","node"}
 
 Output: {"ok":true,"registry","agents":[{name,status,outcome,cli,model,sessionId,cwd,pid,exitCode,signal,
         startedAt,updatedAt,finishedAt,run,resumeCount,error,usage,children,parent,queued,…}],"queue"?}

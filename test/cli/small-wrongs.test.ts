@@ -7,8 +7,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeBox } from '../support/box.js';
-import { assertError } from '../support/run.js';
-import { recordOf } from '../support/registry.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { assertError, assertOk } from '../support/run.js';
+import { recordOf, settledTree } from '../support/registry.js';
+import { ROOT } from '../support/paths.js';
 import { startShellAsync, untilStatus } from '../support/shell.js';
 
 const b = makeBox('small-wrongs');
@@ -52,4 +55,26 @@ test('point 8: of four concurrent cancels of one run, only the one that recorded
   }
   const record = recordOf(b.registry, 'four-cancels');
   assert.equal(record.outcome, 'cancelled');
+});
+
+test('point 8: every verb has --version: one JSON line with the package version, exit 0, nothing else done', async () => {
+  const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+  const before = settledTree(b.dir);
+  for (const verb of ['start-subagent', 'resume-subagent', 'status', 'result', 'search', 'cancel'] as const) {
+    const r = await b.runAsync(verb, ['--version']);
+    const j = assertOk(r, `${verb} --version`);
+    assert.deepEqual(Object.keys(j), ['ok', 'version', 'node']);
+    assert.equal(j.version, version);
+    assert.equal(j.node, process.version);
+    // With other flags too (it is answered before they are looked at), but --help wins.
+    assert.equal(assertOk(await b.runAsync(verb, ['--name', 'x', '--version'])).version, version);
+    const help = await b.runAsync(verb, ['--version', '--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^usage: /);
+    assert.match(help.stdout, /--version +the version, as one JSON line/);
+  }
+  assert.deepEqual(settledTree(b.dir), before, '--version created nothing');
+  // As the value of a flag it is that value: the prompt "--version".
+  const run = assertOk(await b.runAsync('start-subagent', ['--name', 'prompt-is-version', '--cli', 'shell', '--prompt', '--version']));
+  assert.equal(run.name, 'prompt-is-version');
 });
