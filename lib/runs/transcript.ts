@@ -61,8 +61,10 @@ export function skippedLines(parser: StreamParser, follower: LineFollower): numb
 }
 
 export interface Answer {
-  /** The last thing the agent said (for shell: its output); null when it has said nothing (yet). */
+  /** The last thing the agent said (for shell: its output, decoded as UTF-8); null when it has said nothing (yet). */
   text: string | null;
+  /** The same as bytes: for shell its output exactly as written (invalid UTF-8 kept), else the UTF-8 of `text`. */
+  raw: Buffer | null;
   truncated: boolean;
   bytes: number;
   /** Event-log lines skipped while reading the answer (0 for shell, whose answer is its raw output). */
@@ -75,12 +77,12 @@ export const RESULT_MAX_BYTES = 1024 * 1024;
 export function lastAnswer(dir: string, adapter: AgentAdapter): Answer {
   if (adapter.stream === 'text') {
     const out = tail(join(dir, FILES.events), RESULT_MAX_BYTES);
-    return out.bytes === 0 ? { ...out, text: null } : out;
+    return out.bytes === 0 ? { ...out, text: null, raw: null } : out;
   }
   const parser = adapter.parser();
   const skipped = parseLog(dir, parser);
   const text = parser.state.lastAssistantText;
-  return { text, truncated: false, bytes: text === null ? 0 : Buffer.byteLength(text), skippedLines: skipped };
+  return { text, raw: text === null ? null : Buffer.from(text), truncated: false, bytes: text === null ? 0 : Buffer.byteLength(text), skippedLines: skipped };
 }
 
 function tail(path: string, max: number): Answer {
@@ -89,7 +91,7 @@ function tail(path: string, max: number): Answer {
     fd = openRegular(path);
   } catch (err) {
     if (!isErrno(err, 'ENOENT')) throw err;
-    return { text: '', truncated: false, bytes: 0, skippedLines: 0 };
+    return { text: '', raw: null, truncated: false, bytes: 0, skippedLines: 0 };
   }
   try {
     const size = fstatSync(fd).size;
@@ -107,7 +109,7 @@ function tail(path: string, max: number): Answer {
       const nl = body.indexOf(10);
       if (nl !== -1 && nl < body.length - 1) body = body.subarray(nl + 1);
     }
-    return { text: body.toString('utf8'), truncated: start > 0, bytes: size, skippedLines: 0 };
+    return { text: body.toString('utf8'), raw: body, truncated: start > 0, bytes: size, skippedLines: 0 };
   } finally {
     closeSync(fd);
   }

@@ -10,9 +10,10 @@ import { makeBox } from '../support/box.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertError, assertOk } from '../support/run.js';
-import { recordOf, settledTree } from '../support/registry.js';
-import { ROOT } from '../support/paths.js';
-import { startShellAsync, untilStatus } from '../support/shell.js';
+import { recordOf, runDirPath, settledTree } from '../support/registry.js';
+import { spawnSync } from 'node:child_process';
+import { BIN, ROOT } from '../support/paths.js';
+import { startShellAsync, untilStatus, waitTerminalAsync } from '../support/shell.js';
 
 const b = makeBox('small-wrongs');
 
@@ -77,4 +78,22 @@ test('point 8: every verb has --version: one JSON line with the package version,
   // As the value of a flag it is that value: the prompt "--version".
   const run = assertOk(await b.runAsync('start-subagent', ['--name', 'prompt-is-version', '--cli', 'shell', '--prompt', '--version']));
   assert.equal(run.name, 'prompt-is-version');
+});
+
+test('point 8: plain result prints the shell output bytes as they are (invalid UTF-8 kept); --json decodes them with U+FFFD', async () => {
+  // printf's octal escapes: "café" in Latin-1 (0xE9), 0xFF 0xFE, and a UTF-8 sequence cut short (0xE2 0x82).
+  await startShellAsync(b, 'bytes', "printf 'caf\\351 \\377\\376 ok\\n'; printf 'cut \\342\\202'");
+  await waitTerminalAsync(b, ['bytes']);
+  const log = readFileSync(join(runDirPath(b.registry, 'bytes'), 'events.log'));
+  assert.deepEqual([...log.subarray(0, 4)], [0x63, 0x61, 0x66, 0xe9], 'the agent wrote Latin-1');
+  const plain = spawnSync(join(BIN, 'result'), ['--name', 'bytes'], { cwd: b.dir, env: b.env });
+  assert.equal(plain.status, 0);
+  // Its bytes exactly, and the newline the verb adds to an output that does not end in one.
+  assert.deepEqual(plain.stdout, Buffer.concat([log, Buffer.from('\n')]));
+  const since = spawnSync(join(BIN, 'result'), ['--name', 'bytes', '--since', '0'], { cwd: b.dir, env: b.env });
+  assert.deepEqual(since.stdout, Buffer.concat([Buffer.from('[subagents: run 1, done succeeded]\n'), log, Buffer.from('\n')]));
+  const j = assertOk(await b.runAsync('result', ['--name', 'bytes', '--json']));
+  assert.equal(j.lastAssistantText, log.toString('utf8'));
+  assert.ok(j.lastAssistantText.includes('\uFFFD'));
+  assert.equal(j.bytes, log.length);
 });
