@@ -6,8 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeBox } from '../support/box.js';
-import { readFileSync } from 'node:fs';
+import { makeBox, quiet } from '../support/box.js';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertError, assertOk } from '../support/run.js';
 import { recordOf, runDirPath, settledTree } from '../support/registry.js';
@@ -96,4 +96,38 @@ test('point 8: plain result prints the shell output bytes as they are (invalid U
   assert.equal(j.lastAssistantText, log.toString('utf8'));
   assert.ok(j.lastAssistantText.includes('\uFFFD'));
   assert.equal(j.bytes, log.length);
+});
+
+test('point 8: --worktree names a/b then a (and c then c/d) are E_NAME_EXISTS naming the branch in the way, not git raw ref error', async () => {
+  const repo = join(b.dir, 'wt-repo');
+  mkdirSync(repo);
+  const git = (args: string[]) => {
+    const r = spawnSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=T', '-c', 'init.defaultBranch=main', ...args], {
+      cwd: repo,
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
+  };
+  git(['init', '-q']);
+  writeFileSync(join(repo, 'README'), 'x\n');
+  git(['add', '.']);
+  git(['commit', '-q', '-m', 'one']);
+  await startShellAsync(b, 'wtn/a/b', 'true', ['--worktree', '--cwd', repo]);
+  await startShellAsync(b, 'wtn/c', 'true', ['--worktree', '--cwd', repo]);
+  await waitTerminalAsync(b, ['wtn/a/b', 'wtn/c']);
+  await quiet(b);
+  for (const [name, conflicting] of [
+    ['wtn/a', 'subagents/wtn/a/b'],
+    ['wtn/c/d', 'subagents/wtn/c'],
+  ]) {
+    const before = settledTree(b.registry);
+    const j = assertError(
+      await b.runAsync('start-subagent', ['--name', name!, '--cli', 'shell', '--prompt', 'true', '--worktree', '--cwd', repo]),
+      'E_NAME_EXISTS',
+    );
+    assert.equal(j.details.branch, `subagents/${name}`);
+    assert.equal(j.details.conflicting, conflicting);
+    assert.match(j.details.hint, /git branch -D/);
+    assert.deepEqual(settledTree(b.registry), before, `${name}: nothing was created`);
+  }
 });
