@@ -124,6 +124,12 @@ export interface RunRecord {
   agentStartedAt: string | null;
   updatedAt: string;
   finishedAt: string | null;
+  /**
+   * The run's duration on the monotonic clock, written by its supervisor with the end (time.ts
+   * elapsedSinceMs): `durationMs` prefers it to finishedAt − startedAt, which a wall-clock step distorts.
+   * Absent in older records and in ends recorded by another process (a cancel of a dead supervisor's run).
+   */
+  elapsedMs?: number | null;
   exitCode: number | null;
   signal: string | null;
   error: string | null;
@@ -246,6 +252,7 @@ export function parseRecord(text: string, path: string): RunRecord {
   for (const key of ['starter', 'supervisor', 'agentProcess'] as const) if (r[key] !== null && !isIdentity(r[key])) problems.push(key);
   if (r.reason !== undefined && r.reason !== null && typeof r.reason !== 'string') problems.push('reason');
   if (r.caps !== undefined && !isCaps(r.caps)) problems.push('caps');
+  if (r.elapsedMs !== undefined && r.elapsedMs !== null && !(typeof r.elapsedMs === 'number' && r.elapsedMs >= 0)) problems.push('elapsedMs');
   if (r.executor !== undefined && !isPlacement(r.executor)) problems.push('executor');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   if (problems.length) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);

@@ -8,7 +8,7 @@ import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
 import { cancelledChildren, type RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
-import { monotonicMs, nowIso } from '../base/time.js';
+import { elapsedSinceMs, monotonicMs, nowIso } from '../base/time.js';
 import { LineFollower } from '../base/lines.js';
 import { leaveQueue, waitForSlot } from '../registry/queue.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
@@ -339,7 +339,15 @@ function finish(dir: string, end: End): void {
  * engine ends every process of the job when its main process exits.
  */
 function recordEnd(dir: string, mutate: (r: RunRecord) => RunRecord | null, label?: string): ChildProcess[] {
-  const ended = updateRecord(dir, mutate, label);
+  // The duration by the monotonic clock, with the end: a wall-clock step during the run does not count.
+  const ended = updateRecord(
+    dir,
+    (r) => {
+      const next = mutate(r);
+      return next?.status === 'done' ? { ...next, elapsedMs: elapsedSinceMs(next.startedAt) } : next;
+    },
+    label,
+  );
   if (ended.status !== 'done') return [];
   const keepers = announceEnd(doneObservation(dir, ended));
   if (onEngine) for (const k of keepers) k.ref();
