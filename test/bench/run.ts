@@ -1426,30 +1426,16 @@ function measures(): Measure[] {
     {
       id: 'search',
       title: '`search` of a short run',
-      how: "`bin/search --registry R --name small --pattern 'error|fail'` on a done shell run of 100 lines, timed from spawn to exit.",
+      how: "`bin/search --registry R --name template --pattern 'error|fail'` on the done shell run the big registries are copied from, timed from spawn to exit.",
       figures: [{ key: 'wall', title: 'search, short run', unit: 'ms', felt: true }],
       rounds: QUICK ? 4 : 14,
       warmupRounds: 1,
       sample: async (arm) => {
-        const R = await smallRun();
-        const d = await timedVerb('search', ['--registry', R, '--name', 'small', '--pattern', 'error|fail'], arm.env, false);
+        const d = await timedVerb('search', ['--registry', await templateRun(), '--name', 'template', '--pattern', 'error|fail'], arm.env, false);
         return d.code === 0 ? { wall: d.t1 - d.t0 } : null;
       },
     },
   ];
-}
-
-let smallRunDir: string | null = null;
-
-/** A registry holding one done shell run of 100 short lines (made once). */
-async function smallRun(): Promise<string> {
-  if (smallRunDir) return smallRunDir;
-  const R = join(AREA, 'small-search');
-  await start(R, 'small', 'for i in $(seq 100); do echo "line $i: all good, nothing failed"; done');
-  await waitTerminal(R, ['--name', 'small'], 60);
-  await waitQuiet(R, 10_000);
-  smallRunDir = R;
-  return R;
 }
 
 /** The fast paths measured on a measure (each one turned off alone). */
