@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'E_SIGNAL_UNSUPPORTED',
   'E_PATTERN_REQUIRED',
   'E_PATTERN_INVALID',
+  'E_PATTERN_TIMEOUT',
   'E_SESSION_NOT_FOUND',
   'E_CWD_MISMATCH',
   'E_WAIT_NAME_REQUIRED',
@@ -35,6 +36,7 @@ export const ERROR_CODES = [
   'E_REGISTRY_NOT_DIRECTORY',
   'E_REGISTRY_UNSAFE',
   'E_REGISTRY_UNTRUSTED',
+  'E_REGISTRY_UNREADABLE',
   'E_EXECUTOR_FAILED',
   'E_INTERNAL',
 ] as const;
@@ -70,9 +72,22 @@ export function isErrno(err: unknown, ...codes: string[]): err is NodeJS.ErrnoEx
 /** Errors of the file system that mean "the registry cannot be written", not a bug of ours. */
 export const UNWRITABLE_ERRNOS = ['ENOSPC', 'EROFS', 'EDQUOT', 'EACCES', 'EPERM', 'EIO', 'EFBIG', 'EMFILE', 'ENFILE'];
 
+/**
+ * What went wrong, said once: Node's own messages start with the errno ("ENOSPC: no space left on
+ * device, write"), so the code is prefixed only to a message that does not already carry it.
+ */
+export function fsReason(err: unknown): string {
+  const e = err as NodeJS.ErrnoException & { kind?: string };
+  // lib/base/regular.ts's NotAFileError: the path is said by the caller's sentence already.
+  if (e?.code === 'EFTYPE' && e.kind) return `a ${e.kind}, not a regular file`;
+  const message = e?.message ?? String(err);
+  if (!e?.code || message.startsWith(e.code)) return message;
+  return `${e.code}: ${message}`;
+}
+
 export function unwritable(path: string, err: unknown): SubagentError {
   const e = err as NodeJS.ErrnoException;
-  return new SubagentError('E_REGISTRY_UNWRITABLE', `cannot write to the registry at ${path}: ${e.code ?? ''} ${e.message}`.trim(), {
+  return new SubagentError('E_REGISTRY_UNWRITABLE', `cannot write to the registry at ${path}: ${fsReason(err)}`, {
     path,
     errno: e.code ?? null,
     hint: 'free disk space or fix the permissions of the registry directory, or point --registry / SUBAGENT_DIR elsewhere',
@@ -93,9 +108,63 @@ export function internalError(err: unknown, registry: string | null): SubagentEr
   });
 }
 
+/** Calls of the file system that change it: their failure is E_REGISTRY_UNWRITABLE, any other E_REGISTRY_UNREADABLE. */
+const WRITING_SYSCALLS = [
+  'mkdir',
+  'mkdtemp',
+  'rename',
+  'unlink',
+  'rmdir',
+  'rm',
+  'write',
+  'chmod',
+  'fchmod',
+  'fsync',
+  'link',
+  'symlink',
+  'utime',
+  'futime',
+  'ftruncate',
+  'copyfile',
+];
+
+/** How to fix a registry path that cannot be read, by what is wrong with it. */
+function unreadableHint(path: string, code: string | undefined): string {
+  if (code === 'EACCES' || code === 'EPERM')
+    return `give its owner read and search permission back on ${path} and the registry's folders above it (chmod u+rwX), or point --registry / SUBAGENT_DIR at a registry you can read`;
+  if (code === 'ELOOP') return `${path} is (or passes through) a symbolic link loop: remove the link or point it at a directory`;
+  if (code === 'EFTYPE') return `move ${path} away: the registry holds only regular files and directories there`;
+  if (code === 'ENOTDIR') return `a file stands where the registry expects a directory on the way to ${path}: move it away`;
+  return `check ${path} (its type, permissions and the disk under it); nothing was changed`;
+}
+
+/** A registry path that cannot be read (permissions, a symlink loop, a FIFO where a file should be…): E_REGISTRY_UNREADABLE naming it. */
+export function unreadable(path: string, err: unknown): SubagentError {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return new SubagentError('E_REGISTRY_UNREADABLE', `cannot read ${path}: ${fsReason(err)}`, {
+    path,
+    errno: code ?? null,
+    hint: unreadableHint(path, code),
+  });
+}
+
+/**
+ * An error of the file system on a path inside `registry` is no bug of ours but the registry's state:
+ * as its registry error (null for anything else). Every verb passes its errors through here, so an
+ * unreadable folder or a symlink loop found on any path is named, not E_INTERNAL.
+ */
+export function registryFault(err: unknown, registry: string): SubagentError | null {
+  if (err instanceof SubagentError || typeof err !== 'object' || err === null) return null;
+  const e = err as NodeJS.ErrnoException;
+  if (typeof e.code !== 'string' || typeof e.path !== 'string') return null;
+  if (e.path !== registry && !e.path.startsWith(registry + '/')) return null;
+  if (e.syscall && WRITING_SYSCALLS.includes(e.syscall)) return unwritable(registry, err);
+  return unreadable(e.path, err);
+}
+
 /** The same error, naming the registry it happened in (unless it names one already). */
 export function inRegistry(err: unknown, registry: string): SubagentError {
-  const e = internalError(err, registry);
+  const e = registryFault(err, registry) ?? internalError(err, registry);
   if (e.details.registry === undefined) e.details.registry = registry;
   return e;
 }

@@ -1,5 +1,6 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, readSync, statSync } from 'node:fs';
 import { isErrno } from './errors.js';
+import { openRegular } from './regular.js';
 
 /**
  * Reads a growing file from an offset and hands out complete lines; a torn last line waits for the
@@ -40,7 +41,7 @@ export class LineFollower {
   poll(): number {
     let fd: number;
     try {
-      fd = openSync(this.path, 'r');
+      fd = openRegular(this.path);
     } catch (err) {
       if (isErrno(err, 'ENOENT')) return 0;
       throw err;

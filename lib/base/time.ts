@@ -40,6 +40,22 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** This process's start on the wall clock, read when this module loads (moments after the start). */
+const processStartWallMs = Date.now() - process.uptime() * 1000;
+
+/**
+ * How long a run that started at `startedAt` has taken, for the process that ends it (its supervisor):
+ * this process's own lifetime on the monotonic clock (process.uptime), plus the wait from the run's start
+ * to this process's — the only part read from the wall clock, when this process began, bounded to a
+ * minute. So a step of the wall clock during the run (NTP, a suspend) does not count; null for a bad time.
+ */
+export function elapsedSinceMs(startedAt: string): number | null {
+  const started = Date.parse(startedAt);
+  if (!Number.isFinite(started)) return null;
+  const before = Math.min(Math.max(0, processStartWallMs - started), 60_000);
+  return Math.round(before + process.uptime() * 1000);
+}
+
 /** Duration between two ISO times that never goes negative when the wall clock jumps back. */
 export function durationMs(fromIso: string | null, toIso: string | null): number | null {
   if (!fromIso || !toIso) return null;

@@ -20,14 +20,24 @@ export interface ParsedFlags {
 }
 
 const HELP = ['--help', '-h'];
+const VERSION = ['--version'];
 
 /** `--help`/`-h` as a flag of its own — not as the value of a flag (`--prompt --help` is a prompt). */
 export function wantsHelp(argv: readonly string[], spec: FlagSpec): boolean {
+  return hasOwnFlag(argv, spec, HELP);
+}
+
+/** `--version` as a flag of its own, the same way. */
+export function wantsVersion(argv: readonly string[], spec: FlagSpec): boolean {
+  return hasOwnFlag(argv, spec, VERSION);
+}
+
+function hasOwnFlag(argv: readonly string[], spec: FlagSpec, flags: string[]): boolean {
   const strings = new Set(spec.string);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--') return false;
-    if (HELP.includes(arg)) return true;
+    if (flags.includes(arg)) return true;
     if (arg.startsWith('--') && !arg.includes('=') && strings.has(arg.slice(2))) {
       const optional = spec.optionalValue?.[arg.slice(2)];
       const next = argv[i + 1];

@@ -1,6 +1,7 @@
 import { errorObject, stdoutFlushed, writeStdout } from './output.js';
 import { jsonLine } from '../base/json-line.js';
-import { wantsHelp, type FlagSpec } from './flags.js';
+import { wantsHelp, wantsVersion, type FlagSpec } from './flags.js';
+import { packageVersion } from './version.js';
 import { checkpoint } from '../base/checkpoint.js';
 
 /**
@@ -13,7 +14,7 @@ export type VerbResult =
   | { line: Buffer[]; registry: string };
 
 /**
- * The shared main of every verb: --help, then the verb, then exactly one line on stdout and an exit
+ * The shared main of every verb: --help, --version, then the verb, then exactly one line on stdout and an exit
  * code (0 ok, 1 error, 124 wait timeout). Everything is caught, so even a crash prints one JSON line.
  */
 export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string[]) => Promise<VerbResult>): Promise<void> {
@@ -25,7 +26,9 @@ export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string
       process.exitCode = 0;
       return;
     }
-    out = await verb(argv);
+    // One JSON line like every other answer (docs/contract.md): programs read it as they read the rest.
+    if (wantsVersion(argv, spec)) out = { json: { ok: true, version: packageVersion(), node: process.version } as { ok: boolean } };
+    else out = await verb(argv);
     // A verb that did its work and then met an unexpected exception (test-only: E_INTERNAL's line).
     checkpoint('before-output');
     if ('json' in out) {

@@ -177,18 +177,26 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
   // must not keep us from stopping the run: then we stop it and say the cancel is not recorded.
   let marked = ob.record;
   let unrecorded: string | null = null;
+  // Of concurrent cancels only the one that writes the intent says `recorded:true`; the others find it there.
+  let wrote = false;
   try {
     // A caller's cancel also replaces the supervisor's stop at a spend cap (`cancel.reason`): the run then
     // ends cancelled, as this verb promises.
-    marked = updateRecord(ob.dir, (r) =>
-      r.status === 'done' || (r.cancel && !r.cancel.reason) ? null : { ...r, cancel: { requestedAt: nowIso(), signal, by: process.pid } },
-    );
+    marked = updateRecord(ob.dir, (r) => {
+      if (r.status === 'done' || (r.cancel && !r.cancel.reason)) return null;
+      wrote = true;
+      return { ...r, cancel: { requestedAt: nowIso(), signal, by: process.pid } };
+    });
   } catch (err) {
     if (!(err instanceof SubagentError && err.code === 'E_REGISTRY_UNWRITABLE')) throw err;
     unrecorded = err.message;
   }
   if (marked.status === 'done') throw notRunning(name, observeRun(ob.dir));
-  if (placementOf(marked).name !== 'local') return cancelPlaced(s, ob, marked, signal, previousStatus, unrecorded);
+  const earlier =
+    !wrote && unrecorded === null && marked.cancel
+      ? `another cancel (pid ${marked.cancel.by}) had already recorded the cancel, at ${marked.cancel.requestedAt}; this one signalled what was left of the run`
+      : null;
+  if (placementOf(marked).name !== 'local') return cancelPlaced(s, ob, marked, signal, previousStatus, unrecorded, earlier);
 
   const roots: ProcessIdentity[] = marked.agentProcess ? [marked.agentProcess] : [];
   const supervisor = marked.supervisor ?? ob.supervisor;
@@ -230,8 +238,8 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     outcome: final.outcome,
     processesSignalled: Math.max(signalled, seen.length),
     survivors: survivors.map((s) => ({ pid: s.pid, comm: s.comm })),
-    recorded: unrecorded === null,
-    ...(unrecorded ? { warning: `the processes were signalled, but the cancel could not be recorded: ${unrecorded}` } : {}),
+    recorded: unrecorded === null && earlier === null,
+    ...(unrecorded ? { warning: `the processes were signalled, but the cancel could not be recorded: ${unrecorded}` } : earlier ? { warning: earlier } : {}),
   };
 }
 
@@ -271,10 +279,11 @@ async function cancelPlaced(
   signal: string,
   previousStatus: Status,
   unrecorded: string | null,
+  earlier: string | null,
 ): Promise<CancelResult> {
   const job = await cancelJob(ob.dir, marked, signal, s.graceMs);
   const view = observeRun(ob.dir);
-  const warning = [unrecorded && `the cancel could not be recorded: ${unrecorded}`, job.warning].filter(Boolean).join('; ');
+  const warning = [unrecorded && `the cancel could not be recorded: ${unrecorded}`, earlier, job.warning].filter(Boolean).join('; ');
   return {
     ok: true,
     registry: s.registry,
@@ -288,7 +297,7 @@ async function cancelPlaced(
     outcome: view.status === 'done' ? view.record.outcome : null,
     processesSignalled: job.signalled || job.jobCancelled ? 1 : 0,
     survivors: [],
-    recorded: unrecorded === null,
+    recorded: unrecorded === null && earlier === null,
     job: { id: placementOf(view.record).jobId, stateBefore: job.before, state: job.after, signalled: job.signalled, cancelled: job.jobCancelled },
     ...(warning ? { warning } : {}),
   };

@@ -59,9 +59,15 @@ export function capFlag(key: CapKey): string {
   return CAPS[key].flag;
 }
 
+/** The largest whole cap, and the most digits before the point of a decimal one, taken from text. */
+const MAX_WHOLE_CAP = 999_999_999_999_999;
+const MAX_DECIMAL_CAP = 999_999_999_999;
+
 function badCap(key: CapKey, value: string): SubagentError {
   const c = CAPS[key];
-  return new SubagentError('E_ARG_INVALID', `${c.flag} "${value}" is not ${c.what}`, {
+  const max = c.whole ? MAX_WHOLE_CAP : MAX_DECIMAL_CAP;
+  const tooLarge = /^[0-9]+(\.[0-9]*)?$/.test(value.trim()) && Number(value.trim()) > max;
+  return new SubagentError('E_ARG_INVALID', `${c.flag} "${value}" ${tooLarge ? `is too large: at most ${max}` : `is not ${c.what}`}`, {
     flag: c.flag,
     value,
     hint: `e.g. ${c.example}; "none" drops a cap the resumed run would keep`,

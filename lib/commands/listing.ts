@@ -1,4 +1,4 @@
-import { SubagentError } from '../base/errors.js';
+import { SubagentError, registryFault } from '../base/errors.js';
 import { fastPath } from '../base/fast-paths.js';
 import { observeLatest, observeListed, runProbe, type Observation } from '../runs/observe.js';
 import { compareNames, listNames } from '../registry/store.js';
@@ -84,8 +84,10 @@ export function snapshot(registry: string, names: string[], strict: boolean, cac
       s.rows.push(l.observation);
       s.usage.set(l.observation, l.usageTotal);
       if (l.stamp && l.observation.status === 'done' && l.observation.record.name === name) s.stamps.set(l.observation, { name, stamp: l.stamp });
-    } catch (err) {
+    } catch (caught) {
       // A name's own trouble goes to `problems`; a process backend that cannot work fails the listing.
+      // An unreadable folder of the name (its permissions, a symlink loop) is the name's trouble too.
+      const err = registryFault(caught, registry) ?? caught;
       if (strict || !(err instanceof SubagentError) || err.code === 'E_PROC_UNAVAILABLE') throw err;
       s.problems.push({ name, code: err.code, error: err.message, path: err.details.path ?? null });
     }

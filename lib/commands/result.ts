@@ -18,6 +18,12 @@ export interface ResultOptions extends Context {
   child?: string | undefined;
   /** The answers of every run after this one (0: all), oldest first. */
   since?: number | undefined;
+  /**
+   * Also give each answer as bytes (`lastAssistantBytes`): for shell its output exactly as written,
+   * invalid UTF-8 kept (`lastAssistantText` is decoded, with U+FFFD for what is not UTF-8). What the
+   * plain-text verb prints; a JSON line cannot carry it.
+   */
+  raw?: boolean;
 }
 
 /** The last answer of one run (docs/schemas/result.schema.json). */
@@ -39,6 +45,8 @@ export interface RunAnswer {
   /** The whole answer's size. */
   bytes: number;
   skippedLines: number;
+  /** With `raw`: the answer as bytes (see ResultOptions.raw). */
+  lastAssistantBytes?: Buffer | null;
 }
 
 /** `since`: the answers of the runs after it. */
@@ -49,7 +57,10 @@ export interface RunsAnswer {
   since: number;
   latestRun: number;
   runs: Array<
-    Pick<RunAnswer, 'run' | 'status' | 'outcome' | 'reason' | 'exitCode' | 'sessionId' | 'lastAssistantText' | 'truncated' | 'bytes' | 'skippedLines'>
+    Pick<
+      RunAnswer,
+      'run' | 'status' | 'outcome' | 'reason' | 'exitCode' | 'sessionId' | 'lastAssistantText' | 'truncated' | 'bytes' | 'skippedLines' | 'lastAssistantBytes'
+    >
   >;
 }
 
@@ -86,7 +97,7 @@ export async function result(o: ResultOptions): Promise<ResultResult> {
   return inRegistryOf(registry, async (): Promise<ResultResult> => {
     const latest = requireLatest(registry, name);
     if (o.child !== undefined) return childAnswer(registry, latest.record.name, o.child);
-    if (since !== undefined) return answersSince(registry, latest.record.name, since, latest);
+    if (since !== undefined) return answersSince(registry, latest.record.name, since, latest, o.raw === true);
     let ob = latest;
     if (wanted !== undefined) {
       if (!(listRuns(registry, name) ?? []).includes(wanted)) {
@@ -113,6 +124,7 @@ export async function result(o: ResultOptions): Promise<ResultResult> {
       truncated: answer.truncated,
       bytes: answer.bytes,
       skippedLines: answer.skippedLines,
+      ...(o.raw ? { lastAssistantBytes: answer.raw } : {}),
     };
   });
 }
@@ -135,7 +147,7 @@ async function childAnswer(registry: string, name: string, childId: string): Pro
   };
 }
 
-async function answersSince(registry: string, name: string, since: number, latest: ReturnType<typeof requireLatest>): Promise<RunsAnswer> {
+async function answersSince(registry: string, name: string, since: number, latest: ReturnType<typeof requireLatest>, raw: boolean): Promise<RunsAnswer> {
   const runs: RunsAnswer['runs'] = [];
   for (const n of (listRuns(registry, name) ?? []).filter((k) => k > since)) {
     const r = n === latest.record.run ? latest : observeRun(runDir(registry, name, n));
@@ -151,6 +163,7 @@ async function answersSince(registry: string, name: string, since: number, lates
       truncated: a.truncated,
       bytes: a.bytes,
       skippedLines: a.skippedLines,
+      ...(raw ? { lastAssistantBytes: a.raw } : {}),
     });
   }
   return { ok: true, registry, name, since, latestRun: latest.record.run, runs };

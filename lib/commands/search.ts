@@ -7,6 +7,9 @@ import { requireLatest } from '../runs/observe.js';
 import { validateName } from '../registry/names.js';
 import type { Message } from '../agents/types.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
+import { searchTimeoutMs } from './settings.js';
+import { BoundedMatcher, cannotBacktrack } from '../base/match.js';
+import { fastPath } from '../base/fast-paths.js';
 
 export interface SearchOptions extends Context {
   name: string | undefined;
@@ -71,53 +74,102 @@ export function checkRole(role: string | undefined): string {
   return r;
 }
 
-/** subagent-search: a JS regex over the normalised transcript of every run of a name. */
+/** subagent-search: a JS regex over the normalised transcript of every run of a name, its matching bounded in time. */
 export async function search(o: SearchOptions): Promise<SearchResult> {
-  const re = compilePattern(o.pattern);
+  compilePattern(o.pattern);
   const pattern = o.pattern!;
   const role = checkRole(o.role);
-  const { registry } = placeOf(o);
-  return inRegistryOf(registry, () => searchIn(registry, validateName(o.name), re, pattern, role, o.child));
+  const { registry, env } = placeOf(o);
+  const boundMs = searchTimeoutMs(env);
+  return inRegistryOf(registry, async () => {
+    const matcher = new BoundedMatcher(pattern, 'g', boundMs, fastPath('plain-pattern', env) && cannotBacktrack(pattern));
+    try {
+      return await searchIn(registry, validateName(o.name), matcher, role, o.child);
+    } finally {
+      matcher.close();
+    }
+  });
 }
 
-async function searchIn(registry: string, asked: string, re: RegExp, pattern: string, role: string, child: string | undefined): Promise<SearchResult> {
+/** Texts are handed to the matcher in batches of about this many characters: a 50 MB log is never held whole. */
+const BATCH_CHARS = 4 * 1024 * 1024;
+
+/** The matches of a search, gathered batch by batch in transcript order. */
+class Matches {
+  readonly matches: SearchMatch[] = [];
+  total = 0;
+  private items: Array<{ item: TranscriptItem; haystack: string }> = [];
+  private chars = 0;
+
+  constructor(
+    private readonly matcher: BoundedMatcher,
+    private readonly role: string,
+  ) {}
+
+  add(item: TranscriptItem): void {
+    if (this.role !== 'any' && item.role !== this.role) return;
+    const haystack = item.tool ? `${item.text}\n${item.tool.name} ${item.tool.input ?? ''}\n${item.tool.output ?? ''}` : item.text;
+    this.items.push({ item, haystack });
+    this.chars += haystack.length;
+    if (this.chars >= BATCH_CHARS) this.flush();
+  }
+
+  flush(): void {
+    if (this.items.length === 0) return;
+    const batch = this.items;
+    this.items = [];
+    this.chars = 0;
+    const { found, total } = this.matcher.scan(
+      batch.map((b) => b.haystack),
+      MAX_MATCHES - this.matches.length,
+    );
+    this.total += total;
+    for (const f of found) {
+      const { item, haystack } = batch[f.text]!;
+      const from = Math.max(0, f.index - SNIPPET_RADIUS);
+      const to = Math.min(haystack.length, f.index + f.length + SNIPPET_RADIUS);
+      this.matches.push({
+        run: item.run,
+        index: item.index,
+        role: item.role,
+        ...(item.line !== undefined ? { line: item.line } : {}),
+        ...(item.childId !== undefined ? { childId: item.childId } : {}),
+        snippet: (from > 0 ? '…' : '') + haystack.slice(from, to) + (to < haystack.length ? '…' : ''),
+      });
+    }
+  }
+}
+
+async function searchIn(registry: string, asked: string, matcher: BoundedMatcher, role: string, child: string | undefined): Promise<SearchResult> {
   const latest = requireLatest(registry, asked);
   const name = latest.record.name;
-  const matches: SearchMatch[] = [];
-  let total = 0;
-  const visit = (item: TranscriptItem) => {
-    if (role !== 'any' && item.role !== role) return;
-    const haystack = item.tool ? `${item.text}\n${item.tool.name} ${item.tool.input ?? ''}\n${item.tool.output ?? ''}` : item.text;
-    re.lastIndex = 0;
-    for (let m = re.exec(haystack); m !== null; m = re.exec(haystack)) {
-      total++;
-      if (matches.length < MAX_MATCHES) {
-        const from = Math.max(0, m.index - SNIPPET_RADIUS);
-        const to = Math.min(haystack.length, m.index + m[0].length + SNIPPET_RADIUS);
-        matches.push({
-          run: item.run,
-          index: item.index,
-          role: item.role,
-          ...(item.line !== undefined ? { line: item.line } : {}),
-          ...(item.childId !== undefined ? { childId: item.childId } : {}),
-          snippet: (from > 0 ? '…' : '') + haystack.slice(from, to) + (to < haystack.length ? '…' : ''),
-        });
-      }
-      if (m[0].length === 0) re.lastIndex++;
-    }
-  };
+  const pattern = matcher.pattern;
+  const m = new Matches(matcher, role);
   if (child !== undefined) {
     const c = await childTranscript(registry, name, child);
-    c.messages.forEach((m, i) => {
-      visit({ run: c.run, index: i, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}) });
+    c.messages.forEach((msg, i) => {
+      m.add({ run: c.run, index: i, role: msg.role, text: msg.text, ...(msg.tool ? { tool: msg.tool } : {}) });
     });
-    return { ok: true, registry, name, child: c.child.id, source: c.source, pattern, role, matches, total, truncated: total > matches.length };
+    m.flush();
+    return {
+      ok: true,
+      registry,
+      name,
+      child: c.child.id,
+      source: c.source,
+      pattern,
+      role,
+      matches: m.matches,
+      total: m.total,
+      truncated: m.total > m.matches.length,
+    };
   }
   let skippedLines = 0;
   for (const run of listRuns(registry, name) ?? []) {
     const dir = runDir(registry, name, run);
     const record = run === latest.record.run ? latest.record : readRecord(dir);
-    skippedLines += forEachItem(dir, record, await loadAdapter(record.cli), visit);
+    skippedLines += forEachItem(dir, record, await loadAdapter(record.cli), (item) => m.add(item));
   }
-  return { ok: true, registry, name, pattern, role, matches, total, truncated: total > matches.length, skippedLines };
+  m.flush();
+  return { ok: true, registry, name, pattern, role, matches: m.matches, total: m.total, truncated: m.total > m.matches.length, skippedLines };
 }

@@ -21,6 +21,7 @@ const VARIABLES = {
   executor: ['SUBAGENT_EXECUTOR'],
   stallSec: ['SUBAGENT_STALL_SEC'],
   hookTimeoutSec: ['SUBAGENT_HOOK_TIMEOUT_SEC'],
+  searchTimeoutSec: ['SUBAGENT_SEARCH_TIMEOUT_SEC'],
 } as const;
 
 export type Setting = keyof typeof VARIABLES;
@@ -68,12 +69,25 @@ function badTimeout(raw: string): SubagentError {
   });
 }
 
+/**
+ * What is wrong with a whole number given as text, said plainly: not a whole number at all, or one
+ * above the largest taken (then the sentence says that largest); null when it is fine.
+ */
+function wholeNumberFault(text: string, max: number, what = 'a whole number'): string | null {
+  if (!/^[0-9]+$/.test(text)) return `is not ${what}`;
+  return Number(text) > max ? `is too large: at most ${max}` : null;
+}
+
+/** The most runs a concurrency limit can allow. */
+export const MAX_LIMIT = 999_999;
+
 /** A concurrency limit as the verbs take it (--max-concurrent, SUBAGENT_MAX_CONCURRENT): a whole number; 0 removes the limit. */
 export function parseLimit(raw: string, source: string): number {
-  if (!/^[0-9]{1,6}$/.test(raw.trim())) {
-    throw new SubagentError('E_ARG_INVALID', `${source} "${raw}" is not a whole number`, {
+  const fault = wholeNumberFault(raw.trim(), MAX_LIMIT);
+  if (fault) {
+    throw new SubagentError('E_ARG_INVALID', `${source} "${raw}" ${fault}`, {
       value: raw,
-      hint: 'give the most runs that may run at once, e.g. 4 (0 removes the limit)',
+      hint: `give the most runs that may run at once, from 1 to ${MAX_LIMIT}, e.g. 4 (0 removes the limit)`,
     });
   }
   return Number(raw.trim());
@@ -113,6 +127,22 @@ export function defaultStallSec(env: NodeJS.ProcessEnv): number {
   return raw === undefined ? DEFAULT_STALL_SEC : parseStallSec(raw, 'SUBAGENT_STALL_SEC');
 }
 
+/** How long a search's pattern may take to match, in seconds: an orchestrator's shell must never hang on one. */
+export const DEFAULT_SEARCH_TIMEOUT_SEC = 10;
+
+/** The bound on a search's matching in ms: SUBAGENT_SEARCH_TIMEOUT_SEC (seconds > 0), else 10 s. */
+export function searchTimeoutMs(env: NodeJS.ProcessEnv): number {
+  const raw = fromEnv(env, 'searchTimeoutSec');
+  if (raw === undefined) return DEFAULT_SEARCH_TIMEOUT_SEC * 1000;
+  const sec = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(sec) || sec <= 0 || sec > 86_400)
+    throw new SubagentError('E_ARG_INVALID', `SUBAGENT_SEARCH_TIMEOUT_SEC "${raw}" is not a number of seconds above 0 and at most 86400`, {
+      value: raw,
+      hint: `give the seconds a search's pattern may take to match, e.g. ${DEFAULT_SEARCH_TIMEOUT_SEC}, or unset it`,
+    });
+  return sec * 1000;
+}
+
 /** How long an end hook may run (SUBAGENT_HOOK_TIMEOUT_SEC, seconds > 0), else 60 s. */
 export function hookTimeoutSec(env: NodeJS.ProcessEnv): number {
   const raw = fromEnv(env, 'hookTimeoutSec');
@@ -136,18 +166,22 @@ export function maxDepth(env: NodeJS.ProcessEnv): number {
 /** A run number as the verbs take it (--run, --since): 1, 2, 3…; `zero` also allows 0 (--since 0: all). */
 export function parseRunNumber(value: string, flag: string, zero = false): number {
   if (zero && value === '0') return 0;
-  if (!/^[1-9][0-9]{0,8}$/.test(value)) throw badRunNumber(value, flag);
+  if (!/^[1-9][0-9]*$/.test(value) || Number(value) > MAX_RUN) throw badRunNumber(value, flag);
   return Number(value);
 }
 
 /** The same rule for a number given to the library. */
 export function checkRunNumber(value: number, flag: string, zero = false): number {
-  if (!Number.isInteger(value) || value < (zero ? 0 : 1) || value > 999_999_999) throw badRunNumber(String(value), flag);
+  if (!Number.isInteger(value) || value < (zero ? 0 : 1) || value > MAX_RUN) throw badRunNumber(String(value), flag);
   return value;
 }
 
+/** The largest run number taken. */
+const MAX_RUN = 999_999_999;
+
 function badRunNumber(value: string, flag: string): SubagentError {
-  return new SubagentError('E_ARG_INVALID', `${flag} "${value}" is not a run number`, {
+  const tooLarge = /^[0-9]+$/.test(value) && Number(value) > MAX_RUN;
+  return new SubagentError('E_ARG_INVALID', `${flag} "${value}" ${tooLarge ? `is too large: runs are numbered up to ${MAX_RUN}` : 'is not a run number'}`, {
     flag,
     value,
     hint: 'runs are numbered 1, 2, 3…; subagent-status lists the latest',

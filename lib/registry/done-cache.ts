@@ -1,4 +1,5 @@
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readRegular } from '../base/regular.js';
 import { join } from 'node:path';
 import { tempName } from './durable.js';
 import { compareNames } from './store.js';
@@ -357,7 +358,7 @@ function load(path: string): Buffer | null {
   if (!crc) return null;
   let data: Buffer;
   try {
-    data = readFileSync(path);
+    data = readRegular(path);
   } catch {
     return null;
   }

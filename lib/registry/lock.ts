@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { readRegular } from '../base/regular.js';
 import { SubagentError, isErrno, unwritable } from '../base/errors.js';
 import { isIdentity, liveness, lookAgain, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { monotonicMs, sleepSync } from '../base/time.js';
@@ -35,7 +36,7 @@ function inspect(path: string): Owner {
     const st = statSync(path);
     ino = st.ino;
     mtimeMs = st.mtimeMs;
-    text = readFileSync(path, 'utf8');
+    text = readRegular(path).toString('utf8');
   } catch (err) {
     if (isErrno(err, 'ENOENT')) return { kind: 'gone' };
     throw err;
@@ -98,7 +99,7 @@ function breakDeadLock(path: string, judged: { ino: number; text: string }, me: 
  */
 function removeIfSame(path: string, ino: number, text: string): void {
   try {
-    if (statSync(path).ino === ino && readFileSync(path, 'utf8') === text) unlinkSync(path);
+    if (statSync(path).ino === ino && readRegular(path).toString('utf8') === text) unlinkSync(path);
   } catch (err) {
     if (!isErrno(err, 'ENOENT')) throw err;
   }

@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, readFileSync, unlinkSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { readRegular } from '../base/regular.js';
+import { mkdirSync, readdirSync, unlinkSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno, unwritable } from '../base/errors.js';
 import { isIdentity, liveness, type ProcessIdentity } from '../proc/identity.js';
@@ -34,7 +35,11 @@ export function queueDir(registry: string): string {
 
 export function readLimit(registry: string): number {
   try {
-    const n = Number(readFileSync(join(queueDir(registry), 'limit'), 'utf8').trim());
+    const n = Number(
+      readRegular(join(queueDir(registry), 'limit'))
+        .toString('utf8')
+        .trim(),
+    );
     return Number.isInteger(n) && n > 0 ? n : 0;
   } catch {
     return 0;
@@ -74,7 +79,7 @@ function list(dir: string): string[] {
 
 function readJson(path: string): Record<string, unknown> | null {
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+    return JSON.parse(readRegular(path).toString('utf8')) as Record<string, unknown>;
   } catch {
     return null;
   }

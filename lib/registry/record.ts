@@ -131,6 +131,12 @@ export interface RunRecord {
   agentStartedAt: string | null;
   updatedAt: string;
   finishedAt: string | null;
+  /**
+   * The run's duration on the monotonic clock, written by its supervisor with the end (time.ts
+   * elapsedSinceMs): `durationMs` prefers it to finishedAt − startedAt, which a wall-clock step distorts.
+   * Absent in older records and in ends recorded by another process (a cancel of a dead supervisor's run).
+   */
+  elapsedMs?: number | null;
   exitCode: number | null;
   signal: string | null;
   error: string | null;
@@ -268,6 +274,7 @@ export function parseRecord(text: string, path: string): RunRecord {
   for (const key of ['starter', 'supervisor', 'agentProcess'] as const) if (r[key] !== null && !isIdentity(r[key])) problems.push(key);
   if (r.reason !== undefined && r.reason !== null && typeof r.reason !== 'string') problems.push('reason');
   if (r.caps !== undefined && !isCaps(r.caps)) problems.push('caps');
+  if (r.elapsedMs !== undefined && r.elapsedMs !== null && !(typeof r.elapsedMs === 'number' && r.elapsedMs >= 0)) problems.push('elapsedMs');
   if (r.executor !== undefined && !isPlacement(r.executor)) problems.push('executor');
   if (r.eventBytesAtEnd !== undefined && !(Number.isInteger(r.eventBytesAtEnd) && (r.eventBytesAtEnd as number) >= 0)) problems.push('eventBytesAtEnd');
   if (r.leftovers !== undefined && !(Array.isArray(r.leftovers) && r.leftovers.every(isLeftover))) problems.push('leftovers');

@@ -1,6 +1,7 @@
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SubagentError, isErrno, unwritable } from '../base/errors.js';
+import { SubagentError, fsReason, isErrno, unreadable, unwritable } from '../base/errors.js';
+import { openRegular, readRegular } from '../base/regular.js';
 import { createFile, replaceFileDurably, syncAll } from './durable.js';
 import { withLock } from './lock.js';
 import { decodeName, encodeName, nameExists } from './names.js';
@@ -60,7 +61,7 @@ export function listNames(registry: string): string[] {
     entries = readdirSync(agentsDir(registry));
   } catch (err) {
     if (isErrno(err, 'ENOENT', 'ENOTDIR')) return [];
-    throw err;
+    throw unreadable(agentsDir(registry), err);
   }
   const names: string[] = [];
   for (const entry of entries) {
@@ -81,7 +82,7 @@ export function listRuns(registry: string, name: string): number[] | null {
     entries = readdirSync(nameDir(registry, name));
   } catch (err) {
     if (isErrno(err, 'ENOENT', 'ENOTDIR')) return null;
-    throw err;
+    throw unreadable(nameDir(registry, name), err);
   }
   return entries
     .filter((e) => /^[1-9][0-9]*$/.test(e))
@@ -117,9 +118,9 @@ function exists(path: string): boolean {
 
 const readBuffer = { buf: Buffer.allocUnsafe(64 * 1024) };
 
-/** Reads a whole small file with one open and as few reads as it takes (no fstat). */
+/** Reads a whole small file with one open and as few reads as it takes (never blocking: openRegular). */
 function readSmall(path: string): string {
-  const fd = openSync(path, 'r');
+  const fd = openRegular(path);
   try {
     let len = 0;
     for (;;) {
@@ -151,7 +152,9 @@ export function readRecord(dir: string): RunRecord {
         path,
         hint: 'the directory was kept as it is; inspect or remove it by hand',
       });
-    throw new SubagentError('E_REGISTRY_CORRUPT', `the record ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
+    // Permissions or a symlink loop on the way: the registry's state around the record, not the record.
+    if (isErrno(err, 'EACCES', 'EPERM', 'ELOOP', 'ENAMETOOLONG', 'EIO')) throw unreadable(path, err);
+    throw new SubagentError('E_REGISTRY_CORRUPT', `the record ${path} cannot be read: ${fsReason(err)}`, {
       path,
       hint: 'fix its permissions or type (it must be a readable file); it was left as it is',
     });
@@ -278,7 +281,7 @@ export function writeLauncher(dir: string, identity: ProcessIdentity): void {
 
 export function readLauncher(dir: string): ProcessIdentity | null {
   try {
-    const v: unknown = JSON.parse(readFileSync(join(dir, FILES.launcher), 'utf8'));
+    const v: unknown = JSON.parse(readRegular(join(dir, FILES.launcher)).toString('utf8'));
     return isIdentity(v) ? v : null;
   } catch {
     return null;

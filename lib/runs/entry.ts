@@ -105,7 +105,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     startedAt: r.startedAt,
     updatedAt: r.updatedAt,
     finishedAt: r.finishedAt,
-    durationMs: durationMs(r.startedAt, r.finishedAt),
+    durationMs: runDurationMs(r),
     lastActivityAt: r.lastActivityAt,
     run: r.run,
     resumeCount: r.run - 1,
@@ -127,4 +127,10 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     onEnd: r.onEnd ?? null,
     ...listing,
   };
+}
+
+/** A run's duration: the supervisor's monotonic measure when it recorded one, else finishedAt − startedAt (never negative). */
+export function runDurationMs(r: Pick<RunRecord, 'startedAt' | 'finishedAt' | 'elapsedMs'>): number | null {
+  if (r.finishedAt === null) return null;
+  return typeof r.elapsedMs === 'number' ? r.elapsedMs : durationMs(r.startedAt, r.finishedAt);
 }

@@ -4,7 +4,8 @@ import { replaceFileDurably } from '../registry/durable.js';
 import { lastAnswer } from './transcript.js';
 import type { Observation } from './observe.js';
 import { reasonOf } from './reason.js';
-import { durationMs, nowIso } from '../base/time.js';
+import { nowIso } from '../base/time.js';
+import { runDurationMs } from './entry.js';
 import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -42,7 +43,7 @@ export async function writeJunit(file: string, registry: string, observations: O
   const cases: string[] = [];
   for (const ob of observations) {
     const r = ob.record;
-    const ms = durationMs(r.startedAt, r.finishedAt) ?? 0;
+    const ms = runDurationMs(r) ?? 0;
     totalMs += ms;
     const slash = r.name.lastIndexOf('/');
     const classname = slash === -1 ? 'subagents' : `subagents.${r.name.slice(0, slash).replaceAll('/', '.')}`;

@@ -1,4 +1,6 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
+import { isErrno } from '../base/errors.js';
+import { openRegular, readRegular } from '../base/regular.js';
 import { join } from 'node:path';
 import type { AgentAdapter, Message, StreamParser } from '../agents/types.js';
 import { LineFollower } from '../base/lines.js';
@@ -24,7 +26,7 @@ export interface TranscriptItem {
 /** Yields the run's transcript; returns how many lines of its event log were skipped (see skippedLines). */
 export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapter, visit: (item: TranscriptItem) => void): number {
   const run = record.run;
-  const prompt = readFileSync(join(dir, FILES.prompt)).toString('utf8');
+  const prompt = readRegular(join(dir, FILES.prompt)).toString('utf8');
   if (adapter.stream === 'text') {
     prompt.split('\n').forEach((text, line) => {
       visit({ run, index: 0, role: 'user', text, line: line + 1 });
@@ -67,8 +69,10 @@ export function skippedLines(parser: StreamParser, follower: LineFollower): numb
 }
 
 export interface Answer {
-  /** The last thing the agent said (for shell: its output); null when it has said nothing (yet). */
+  /** The last thing the agent said (for shell: its output, decoded as UTF-8); null when it has said nothing (yet). */
   text: string | null;
+  /** The same as bytes: for shell its output exactly as written (invalid UTF-8 kept), else the UTF-8 of `text`. */
+  raw: Buffer | null;
   truncated: boolean;
   bytes: number;
   /** Event-log lines skipped while reading the answer (0 for shell, whose answer is its raw output). */
@@ -81,20 +85,21 @@ export const RESULT_MAX_BYTES = 1024 * 1024;
 export function lastAnswer(dir: string, adapter: AgentAdapter, record: RunRecord): Answer {
   if (adapter.stream === 'text') {
     const out = tail(join(dir, FILES.events), RESULT_MAX_BYTES, logEnd(record));
-    return out.bytes === 0 ? { ...out, text: null } : out;
+    return out.bytes === 0 ? { ...out, text: null, raw: null } : out;
   }
   const parser = adapter.parser();
   const skipped = parseLog(dir, parser, record);
   const text = parser.state.lastAssistantText;
-  return { text, truncated: false, bytes: text === null ? 0 : Buffer.byteLength(text), skippedLines: skipped };
+  return { text, raw: text === null ? null : Buffer.from(text), truncated: false, bytes: text === null ? 0 : Buffer.byteLength(text), skippedLines: skipped };
 }
 
 function tail(path: string, max: number, end: number): Answer {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
-  } catch {
-    return { text: '', truncated: false, bytes: 0, skippedLines: 0 };
+    fd = openRegular(path);
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT')) throw err;
+    return { text: '', raw: null, truncated: false, bytes: 0, skippedLines: 0 };
   }
   try {
     const size = Math.min(fstatSync(fd).size, end);
@@ -112,7 +117,7 @@ function tail(path: string, max: number, end: number): Answer {
       const nl = body.indexOf(10);
       if (nl !== -1 && nl < body.length - 1) body = body.subarray(nl + 1);
     }
-    return { text: body.toString('utf8'), truncated: start > 0, bytes: size, skippedLines: 0 };
+    return { text: body.toString('utf8'), raw: body, truncated: start > 0, bytes: size, skippedLines: 0 };
   } finally {
     closeSync(fd);
   }
@@ -122,7 +127,7 @@ function tail(path: string, max: number, end: number): Answer {
 export function promptHead(dir: string): string {
   let fd: number;
   try {
-    fd = openSync(join(dir, FILES.prompt), 'r');
+    fd = openRegular(join(dir, FILES.prompt));
   } catch {
     return '';
   }

@@ -66,6 +66,19 @@ export function addWorktree(registry: string, name: string, cwd: string, base: s
       hint: `choose another name, or delete the branch: git branch -D ${branch}`,
     });
   }
+  const inTheWay = branchInTheWay(repo, branch);
+  if (inTheWay) {
+    throw new SubagentError(
+      'E_NAME_EXISTS',
+      `the branch ${inTheWay} is in the way of ${branch} in ${repo}: git cannot hold a branch and another one under it (names "a" and "a/b" cannot both have worktrees)`,
+      {
+        name,
+        branch,
+        conflicting: inTheWay,
+        hint: `choose a name that is neither above nor below an existing one, or delete the branch: git branch -D ${inTheWay}`,
+      },
+    );
+  }
   const path = join(registry, 'worktrees', encodeName(name));
   try {
     mkdirSync(join(registry, 'worktrees'), { recursive: true, mode: PRIVATE_DIR });
@@ -110,4 +123,18 @@ export function discardFreshWorktree(w: Worktree): void {
 export function restoreWorktreeCommand(w: Worktree): string {
   const q = (s: string) => (/^[A-Za-z0-9_./+@:-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`);
   return `git -C ${q(w.repo)} worktree prune && git -C ${q(w.repo)} worktree add ${q(w.path)} ${q(w.branch)}`;
+}
+
+/**
+ * A branch that keeps git from creating `branch`: refs are paths, so `subagents/a` cannot exist next
+ * to `subagents/a/b` — one above it (a prefix) or one below it. Null when there is none.
+ */
+function branchInTheWay(repo: string, branch: string): string | null {
+  const parts = branch.split('/');
+  for (let i = 1; i < parts.length; i++) {
+    const above = parts.slice(0, i).join('/');
+    if (git(repo, ['rev-parse', '--verify', '--quiet', `refs/heads/${above}`]).ok) return above;
+  }
+  const below = git(repo, ['for-each-ref', '--count=1', '--format=%(refname:short)', `refs/heads/${branch}/`]);
+  return below.ok && below.out.trim() !== '' ? below.out.trim() : null;
 }

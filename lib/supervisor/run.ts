@@ -6,7 +6,7 @@ import { loadAdapter } from '../agents/index.js';
 import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
 import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { LineFollower } from '../base/lines.js';
-import { nowIso } from '../base/time.js';
+import { elapsedSinceMs, nowIso } from '../base/time.js';
 import { identityOf, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { firstSignalToWholeTree, stopRun, waitGone } from '../proc/stop.js';
@@ -396,6 +396,8 @@ export class Supervision {
         endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
         ...stallEnd(r),
         finishedAt: nowIso(),
+        // The duration by the monotonic clock: a wall-clock step during the run does not count.
+        elapsedMs: elapsedSinceMs(r.startedAt),
         sessionId: r.sessionId ?? s?.sessionId ?? null,
         toolUses: s?.toolUses ?? r.toolUses,
         usage: s?.usage ?? r.usage,

@@ -16,6 +16,7 @@ Stop a run and its whole process tree, and record it as cancelled. Works on sche
                      adds "descendants":[{name,previousStatus,status,outcome,survivors}]
   --registry DIR     the registry (see start-subagent --help)
   -h, --help         this text
+  --version          the version, as one JSON line: {"ok":true,"version","node"}
 
 Output: {"ok":true,"registry","name","run","pid","agentPid","signalSent","previousStatus","status","outcome",
          "processesSignalled","survivors":[…]}

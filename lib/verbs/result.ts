@@ -27,6 +27,7 @@ Print the last assistant answer of a run — at once, also while it is still run
                    read from the agent CLI's own transcript store where the stream lacks it
   --registry DIR   the registry (see start-subagent --help)
   -h, --help       this text
+  --version        the version, as one JSON line: {"ok":true,"version","node"}
 
 Without --json the answer is printed as plain text (errors are still one JSON line, exit 1).
 For the shell CLI the answer is the script's stdout; past 1 MiB only its tail is kept, with a note.
@@ -64,18 +65,32 @@ export function main(): Promise<void> {
       child: str(values, 'child'),
       since: since === undefined ? undefined : parseRunNumber(since, '--since', true),
       registry: str(values, 'registry'),
+      // The plain answer is the agent's bytes as they are (a shell's output that is not UTF-8 stays so).
+      raw: !bool(values, 'json'),
     });
     if (bool(values, 'json')) return { json: r };
     if ('runs' in r) {
-      const parts = r.runs.map((x) => {
-        const t = x.lastAssistantText ?? '';
-        return `[subagents: run ${x.run}, ${x.status}${x.outcome ? ' ' + x.outcome : ''}]\n${t}${t === '' || t.endsWith('\n') ? '' : '\n'}`;
-      });
-      return { text: parts.join(''), registry: r.registry };
+      const parts = r.runs.flatMap((x) => [
+        Buffer.from(`[subagents: run ${x.run}, ${x.status}${x.outcome ? ' ' + x.outcome : ''}]\n`),
+        ...answerBytes(x.lastAssistantBytes),
+      ]);
+      return { line: parts, registry: r.registry };
     }
     // No answer (yet): nothing is printed, and that is no error.
-    const text = r.lastAssistantText ?? '';
-    const note = r.truncated ? `[subagents: output truncated to its last ${Buffer.byteLength(text)} of ${r.bytes} bytes]\n` : '';
-    return { text: note + text + (text === '' || text.endsWith('\n') ? '' : '\n'), registry: r.registry };
+    if (!('lastAssistantBytes' in r)) return { text: answerText(r.lastAssistantText), registry: r.registry };
+    const note = r.truncated ? `[subagents: output truncated to its last ${r.lastAssistantBytes?.length ?? 0} of ${r.bytes} bytes]\n` : '';
+    return { line: [Buffer.from(note), ...answerBytes(r.lastAssistantBytes)], registry: r.registry };
   });
+}
+
+/** An answer's bytes as printed: ended by a newline when it has none (nothing for no answer). */
+function answerBytes(raw: Buffer | null | undefined): Buffer[] {
+  if (!raw?.length) return [];
+  return raw[raw.length - 1] === 10 ? [raw] : [raw, Buffer.from('\n')];
+}
+
+/** The same for a child's answer, which is text. */
+function answerText(text: string | null): string {
+  const t = text ?? '';
+  return t + (t === '' || t.endsWith('\n') ? '' : '\n');
 }

@@ -35,6 +35,7 @@ Send a new prompt to the session of a finished run: starts its next run in the b
   --registry DIR       the registry (see start-subagent --help)
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
   -h, --help           this text
+  --version            the version, as one JSON line: {"ok":true,"version","node"}
 
 Output: {"ok":true,"registry","name","pid","executor","jobId","status","sessionId","cli","model","mode":"resume","run","startedAt"}
 Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD_MISMATCH, … (docs/contract.md)

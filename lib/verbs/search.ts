@@ -14,9 +14,11 @@ Search the normalised transcript of every run of a name with a JavaScript regula
   --child ID         search one child sub-agent's transcript instead (ids are in status "children")
   --registry DIR     the registry (see start-subagent --help)
   -h, --help         this text
+  --version          the version, as one JSON line: {"ok":true,"version","node"}
 
 Output: {"ok":true,"registry","name","matches":[{run,index,role,snippet,line?}],"total","truncated"}
 At most 1000 matches are listed; "total" counts them all. Matches do not span lines of shell output.
+Matching stops after SUBAGENT_SEARCH_TIMEOUT_SEC seconds (default 10): E_PATTERN_TIMEOUT.
 `;
 
 const SPEC: FlagSpec = { string: ['name', 'pattern', 'role', 'registry', 'child'], boolean: [] };

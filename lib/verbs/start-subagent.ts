@@ -56,6 +56,7 @@ Start a new named agent run in the background and return at once with one JSON l
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume
   -h, --help           this text
+  --version            the version, as one JSON line: {"ok":true,"version","node"}
 
 Output: {"ok":true,"registry","name","pid","executor","jobId","status","sessionId","cli","model","mode":"new","run":1,"startedAt"}
 Errors: {"ok":false,"code":"E_…","error","details":{"hint"}}; exit 1. See docs/contract.md.

@@ -11,6 +11,9 @@ import { writeStdout } from '../cli/output.js';
 import { escapeSeparators } from '../base/json-line.js';
 import { tableText, watchStatus } from '../views/watch.js';
 
+/** The longest pause between redraws of --watch: a day (a timer takes at most 2^31 - 1 ms). */
+const MAX_WATCH_SEC = 86_400;
+
 const USAGE = `usage: subagent-status [--name NAME… | --prefix P | --all] [--wait | --wait-terminal] [--timeout SEC]
                        [--require-success] [--junit FILE] [--announce] [--runs] [--tree] [--format json|table] [--watch [SEC]]
                        [--registry DIR]
@@ -32,10 +35,12 @@ List runs (the latest run of each name, sorted by name), or wait for them.
   --runs             with one --name: every run of it (run, prompt head, cli, times, outcome)
   --format table     an aligned table for people (colour on a terminal unless NO_COLOR); default json
   --watch [SEC]      redraw the table in place at every change (and every SEC s, default 2) until every
-                     listed run is terminal, with a summary line (running / queued / succeeded / failed)
+                     listed run is terminal, with a summary line (running / queued / succeeded / failed);
+                     with nothing listed yet it says what it waits for. SEC at most 86400
   --tree             an indented text view of the runs by parent (for people), not JSON
   --registry DIR     the registry (see start-subagent --help)
   -h, --help         this text
+  --version          the version, as one JSON line: {"ok":true,"version","node"}
 
 Output: {"ok":true,"registry","agents":[{name,status,outcome,cli,model,sessionId,cwd,pid,exitCode,signal,
         startedAt,updatedAt,finishedAt,run,resumeCount,error,usage,children,parent,queued,…}],"queue"?}
@@ -119,7 +124,12 @@ export function main(): Promise<void> {
     const watch = str(values, 'watch');
     if (watch !== undefined) {
       const every = watch === '' ? 2 : Number(watch);
-      if (!(every > 0)) throw new SubagentError('E_ARG_INVALID', `--watch ${watch} is not a positive number of seconds`, { hint: 'e.g. --watch 2' });
+      if (!(every > 0) || every > MAX_WATCH_SEC)
+        throw new SubagentError('E_ARG_INVALID', `--watch ${watch} is not a number of seconds above 0 and at most ${MAX_WATCH_SEC}`, {
+          flag: '--watch',
+          value: watch,
+          hint: 'e.g. --watch 2 (the table is redrawn at every change anyway; SEC is only the longest pause)',
+        });
       if (
         options.wait ||
         options.waitTerminal ||

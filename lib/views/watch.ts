@@ -18,6 +18,13 @@ export function tableText(agents: AgentEntry[], screen: Screen): string {
   return renderTable(agents, { width, color: useColor({ isTTY: screen.isTTY }, screen.env) });
 }
 
+/** The last line of a watch that lists nothing yet: what it waits for, where, and how to stop it. */
+export function awaited(o: StatusOptions, registry: string): string {
+  const names = o.names ?? [];
+  const what = names.length ? `${names.length === 1 ? 'the run' : 'runs'} ${names.join(', ')}` : o.prefix !== undefined ? `runs named ${o.prefix}/…` : 'a run';
+  return `waiting for ${what} to appear in ${registry} (Ctrl-C stops the watch)`;
+}
+
 /**
  * `status --watch [SEC]`: the table redrawn in place — at every change of a listed run (the registry is
  * watched) and at least every SEC seconds — until every listed run is terminal, with a summary line.
@@ -29,13 +36,13 @@ export async function watchStatus(o: StatusOptions, intervalSec: number, screen:
   for (;;) {
     const body = await status(selection);
     const agents = body.agents;
-    const text = tableText(agents, screen) + summaryLine(agents) + '\n';
+    // Nothing listed yet: the watch goes on, as the runs may be about to start, and says what for.
+    const text = tableText(agents, screen) + (agents.length ? summaryLine(agents) : awaited(o, body.registry)) + '\n';
     const lines = text.split('\n').length - 1;
     if (screen.isTTY && drawn > 0) screen.write(drawn < (screen.rows || 24) ? `\x1b[${drawn}F\x1b[0J` : '\x1b[H\x1b[2J');
     else if (drawn > 0) screen.write('\n');
     screen.write(text);
     drawn = lines;
-    // Nothing listed yet: keep watching, the runs may be about to start (Ctrl-C ends the watch).
     if (agents.length > 0 && agents.every((a) => isTerminal(a.status))) return agents;
     try {
       await status({ ...selection, wait: true, timeoutSec: intervalSec });

@@ -367,10 +367,11 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
     assert.ok(esc.some((l) => /\x1b\[(?:[0-9;]*;)?31mfailed/.test(l)));
   });
 
-  test('--watch with nothing selected yet keeps waiting for runs to appear (docs/verbs/subagent-status.md)', async () => {
-    const p = tmux.run([join(BIN, 'status'), '--watch', '1', '--prefix', 'later'], { cols: 120, rows: 30, env: paneEnv(), cwd: b.dir });
+  test('--watch with nothing selected yet keeps waiting for runs to appear, and says so (docs/verbs/subagent-status.md)', async () => {
+    const p = tmux.run([join(BIN, 'status'), '--watch', '1', '--prefix', 'later'], { cols: 200, rows: 30, env: paneEnv(), cwd: b.dir });
     const screen = () => tmux.capture(p).map((l) => l.trimEnd());
-    await until('the first frame', () => screen().some((l) => /^\d+ runs?: /.test(l)), LONG, 50);
+    const waiting = `waiting for runs named later/… to appear in ${b.registry} (Ctrl-C stops the watch)`;
+    await until('the first frame, saying what it waits for', () => screen().includes(waiting), LONG, 50);
     startShell(b, 'later/one', 'echo late');
     const code = await tmux.waitDone(p);
     assert.equal(code, 0);

@@ -93,6 +93,34 @@ describe('point 12: time', { concurrency: 3 }, () => {
     }),
   );
 
+  test(
+    'issue 23 point 8: the wall clock steps a day ahead during a run: durationMs is the time it took, not 24 h (the supervisor measures it on the monotonic clock)',
+    { skip: SKIP },
+    () =>
+      withBox('time-step', async (b) => {
+        const clock = fake(b, '+0');
+        const g = join(b.dir, 'gate');
+        const t0 = Date.now();
+        await startShellAsync(b, 'step', `${gate(g)}; echo over`, [], { env: clock.env });
+        await untilStatus(b, 'step', (a) => a.status === 'running', 'running');
+        clock.jump('+1d');
+        open(g);
+        const a = (await waitTerminalAsync(b, ['step'])).step;
+        const took = Date.now() - t0;
+        assert.equal(a.outcome, 'succeeded');
+        assert.ok(Date.parse(a.finishedAt) - Date.parse(a.startedAt) > 23 * 3600_000, `the step took effect: ${a.startedAt} → ${a.finishedAt}`);
+        assert.ok(
+          a.durationMs !== null && a.durationMs >= 0 && a.durationMs <= took,
+          `durationMs ${a.durationMs} is at most the ${took} ms the test waited, not a day`,
+        );
+        // The run's JUnit case says the same.
+        const junit = join(b.dir, 'step.xml');
+        assertOk(await b.runAsync('status', ['--name', 'step', '--junit', junit]));
+        const time = Number(/<testcase[^>]* time="([0-9.]+)"/.exec(readFileSync(junit, 'utf8'))?.[1]);
+        assert.ok(time <= took / 1000, `JUnit time ${time} s`);
+      }),
+  );
+
   test('a wait with --timeout 30 does not time out when the wall clock jumps two days ahead', { skip: SKIP }, (t) =>
     withBox('time-fwd', async (b) => {
       if (bytesRead(process.pid) === null) {
