@@ -16,7 +16,7 @@ import { until } from '../support/wait.js';
 import { runDirPath } from '../support/registry.js';
 import { withBox, type Box } from '../support/box.js';
 import { gate, open, startShellAsync, untilStatus, waitTerminalAsync } from '../support/shell.js';
-import { giveBox, runAs, secondUidMissing } from '../support/uid.js';
+import { giveBox, noOtherUsers, runVerbAs } from '../support/users.js';
 import { skipUnlessCi } from '../support/machine.js';
 
 /** A verb that must answer within this: a hang is a failure (and the verb is killed, by pid). */
@@ -112,16 +112,16 @@ test('point 7: a FIFO, a socket or a device in the registry is refused without b
   }));
 
 test('point 7: an unreadable folder, as a second uid, is E_REGISTRY_UNREADABLE naming it — in a listing, the name is a problem', async (t) => {
-  const missing = secondUidMissing();
+  const missing = noOtherUsers();
   if (missing) return skipUnlessCi(t, missing);
   await withBox('eacces', async (b) => {
     giveBox(b);
-    for (const n of ['ok', 'shut']) assertOk(await runAs(b, 'start-subagent', ['--name', n, '--cli', 'shell', '--prompt', 'echo hi']), n);
-    assertOk(await runAs(b, 'status', ['--wait-terminal', '--name', 'ok', '--name', 'shut', '--timeout', '60']));
+    for (const n of ['ok', 'shut']) assertOk(await runVerbAs(b, 'start-subagent', ['--name', n, '--cli', 'shell', '--prompt', 'echo hi']), n);
+    assertOk(await runVerbAs(b, 'status', ['--wait-terminal', '--name', 'ok', '--name', 'shut', '--timeout', '60']));
     const shut = runDirPath(b.registry, 'shut');
     chmodSync(shut, 0);
     try {
-      const listing = assertOk(await runAs(b, 'status', [], { timeoutMs: DEADLINE_MS }), 'status');
+      const listing = assertOk(await runVerbAs(b, 'status', [], { timeoutMs: DEADLINE_MS }), 'status');
       assert.deepEqual(
         listing.agents.map((a: any) => a.name),
         ['ok'],
@@ -135,7 +135,7 @@ test('point 7: an unreadable folder, as a second uid, is E_REGISTRY_UNREADABLE n
         ['search', ['--name', 'shut', '--pattern', 'hi']],
         ['cancel', ['--name', 'shut']],
       ] as Array<[Verb, string[]]>) {
-        const j = assertError(await runAs(b, verb, args, { timeoutMs: DEADLINE_MS }), 'E_REGISTRY_UNREADABLE');
+        const j = assertError(await runVerbAs(b, verb, args, { timeoutMs: DEADLINE_MS }), 'E_REGISTRY_UNREADABLE');
         assert.ok(j.details.path.startsWith(shut), `${verb}: ${JSON.stringify(j)}`);
         assert.equal(j.details.errno, 'EACCES');
         assert.match(j.details.hint, /chmod u\+rwX/);
@@ -146,7 +146,7 @@ test('point 7: an unreadable folder, as a second uid, is E_REGISTRY_UNREADABLE n
     const agents = join(b.registry, 'agents');
     chmodSync(agents, 0);
     try {
-      const j = assertError(await runAs(b, 'status', [], { timeoutMs: DEADLINE_MS }), 'E_REGISTRY_UNREADABLE');
+      const j = assertError(await runVerbAs(b, 'status', [], { timeoutMs: DEADLINE_MS }), 'E_REGISTRY_UNREADABLE');
       assert.equal(j.details.path, agents);
       assert.equal(j.details.registry, b.registry);
     } finally {

@@ -5,7 +5,11 @@
  * shared machine.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chownSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Box } from './box.js';
+import { BIN } from './paths.js';
+import { runProgramAsync, type RunOpts, type RunOut, type Verb } from './run.js';
 
 /** The user who plants things. */
 export const ATTACKER = 4242;
@@ -37,4 +41,15 @@ export function runAs(uid: number, file: string, args: string[], opts: { cwd?: s
 export function shAs(uid: number, script: string, cwd = '/'): void {
   const r = runAs(uid, '/bin/sh', ['-c', script], { cwd });
   if (r.code !== 0) throw new Error(`as uid ${uid}: ${script}: exit ${r.code}: ${r.stderr}`);
+}
+
+/** Hands the box (its HOME and registry) to `uid`, so that the verbs it runs as that user own it. */
+export function giveBox(b: Box, uid = ATTACKER): void {
+  chownSync(b.dir, uid, uid);
+}
+
+/** A verb of the box run as `uid`, without blocking the event loop (the box's environment, its directory). */
+export function runVerbAs(b: Box, verb: Verb, args: string[], opts: RunOpts = {}, uid = ATTACKER): Promise<RunOut> {
+  const setpriv = ['--reuid', String(uid), '--regid', String(uid), '--clear-groups', '--', join(BIN, verb), ...args];
+  return runProgramAsync(SETPRIV, setpriv, { ...opts, cwd: opts.cwd ?? b.dir, env: { ...b.env, ...opts.env } });
 }
