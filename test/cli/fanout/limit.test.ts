@@ -7,7 +7,7 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertError } from '../../support/run.js';
 import { LONG, until, WAIT_SEC } from '../../support/wait.js';
@@ -55,6 +55,9 @@ describe('concurrency limit', () => {
   test('30 starts racing against --max-concurrent 3: never more than 3 running, queued runs have positions, all 30 succeed', async (t) => {
     const b = bRace;
     const g = join(b.dir, 'gate-race');
+    // The pollers start before the first start: the registry they name (SUBAGENT_DIR) must exist by then (a
+    // missing one is E_REGISTRY_NOT_FOUND, not an empty list).
+    mkdirSync(b.registry, { recursive: true, mode: 0o700 });
     const names = Array.from({ length: 30 }, (_, i) => `race/r${String(i).padStart(2, '0')}`);
 
     // Pollers: the status verb every ~50 ms, and /proc (live agent processes, grouped by run id).
