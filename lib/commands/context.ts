@@ -1,6 +1,6 @@
 import { existsSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
-import { SubagentError, inRegistry } from '../base/errors.js';
+import { SubagentError, inRegistry, isErrno, unreadable } from '../base/errors.js';
 import { locateRegistry } from '../registry/locate.js';
 import { refuseForeign } from '../registry/private.js';
 import { prepareRegistry, trustOf, type Found, type Trust } from '../registry/trust.js';
@@ -70,8 +70,11 @@ function checkNamed(registry: string, source: 'flag' | 'env', creates: boolean):
   let st: Stats;
   try {
     st = statSync(registry);
-  } catch {
+  } catch (err) {
+    // A start creates it (and says E_REGISTRY_UNWRITABLE when it cannot); a reader is told what is wrong:
+    // missing, or there but unreadable (a symlink loop, no permission on the way).
     if (creates) return;
+    if (!isErrno(err, 'ENOENT')) throw unreadable(registry, err);
     throw new SubagentError('E_REGISTRY_NOT_FOUND', `the registry ${registry} (${by}) does not exist`, {
       path: registry,
       hint: `check the path given by ${by}; a registry is created by the first start-subagent into it`,

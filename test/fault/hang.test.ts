@@ -221,6 +221,8 @@ test('point 7: a catastrophic pattern is stopped at its bound with E_PATTERN_TIM
 
 test('point 7: status --watch with nothing selected says what it waits for, and ends once that run is done; an interval too long for a timer is refused', () =>
   withBox('watch', async (b) => {
+    // An empty registry (named by the box's SUBAGENT_DIR, it must exist: a missing one is E_REGISTRY_NOT_FOUND).
+    mkdirSync(b.registry, { recursive: true, mode: 0o700 });
     const w = b.spawn('status', ['--watch', '1'], { env: { COLUMNS: '200' } });
     const waiting = `waiting for a run to appear in ${b.registry} (Ctrl-C stops the watch)`;
     await until('the watch says what it waits for', () => w.stdout().includes(waiting), DEADLINE_MS);
