@@ -111,7 +111,9 @@ describe('stalls', { concurrency: 2 }, () => {
   test('status --wait with no names is woken by a stall', async (t) => {
     // A box of its own: the bare wait would wake at the other tests' changes.
     const b = testBox(t, 'stall-bare');
-    const s = startShell(b, 'w/quiet', 'sleep 300', ['--stall-after', '4']);
+    // The stall must come after the waiter's first look (one already in that look is no change to see):
+    // 10 s leaves a loaded machine's waiter start-up room (4 s did not, once, under the ps backend in CI).
+    const s = startShell(b, 'w/quiet', 'sleep 300', ['--stall-after', '10']);
     await untilStatus(b, 'w/quiet', (a) => a.status === 'running', 'running');
     const w = b.spawn('status', ['--wait', '--timeout', WAIT_SEC]);
     await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);
