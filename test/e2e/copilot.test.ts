@@ -17,7 +17,7 @@ import { assertError, assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { readJson, recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, grownText } from '../fakes/world.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, bigPromptLines } from '../fakes/world.js';
 
 const server = fileServer(startOpenAIChat);
 
@@ -260,13 +260,7 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   if (!requireCli(t, 'copilot')) return;
   const b = await box(t, 'big');
   const tag = uniq('big-ok');
-  const lines = grownText(
-    `REPLY:${tag}`,
-    (i) => `line ${i} "quoted" 'single' $HOME \\backslash\ttab ünïcødé ${'x'.repeat(i % 50)}`,
-    300 * 1024,
-    '\n',
-    (s) => s.length,
-  );
+  const lines = bigPromptLines(tag);
   // Copilot trims the prompt's trailing white space before sending it: this one has none.
   const prompt = lines;
   const file = join(b.dir, 'prompt.txt');

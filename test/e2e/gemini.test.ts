@@ -17,7 +17,7 @@ import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
 import type { Box } from '../support/box.js';
-import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, grownText } from '../fakes/world.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, bigPromptLines } from '../fakes/world.js';
 
 const server = fileServer(startGoogleGenAI);
 
@@ -333,13 +333,7 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   if (!requireCli(t, 'gemini')) return;
   const b = await box(t, 'big');
   const tag = uniq('bigok');
-  const lines = grownText(
-    `REPLY:${tag}`,
-    (i) => `line ${i} "quoted" 'single' $HOME \\backslash\ttab ünïcødé ${'x'.repeat(i % 50)}`,
-    300 * 1024,
-    '\n',
-    (s) => s.length,
-  );
+  const lines = bigPromptLines(tag);
   const prompt = `${lines}\n`;
   const file = join(b.dir, 'prompt.txt');
   writeFileSync(file, prompt);

@@ -16,7 +16,7 @@ import { assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { readJson, recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, grownText } from '../fakes/world.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, bigPromptLines } from '../fakes/world.js';
 
 const server = fileServer(startOpenAIChat);
 
@@ -291,13 +291,7 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   if (!requireCli(t, 'opencode')) return;
   const b = await box(t, 'big');
   const tag = uniq('big-ok');
-  const lines = grownText(
-    `REPLY:${tag}`,
-    (i) => `line ${i} "quoted" 'single' $HOME \\backslash\ttab ünïcødé ${'x'.repeat(i % 50)}`,
-    300 * 1024,
-    '\n',
-    (s) => s.length,
-  );
+  const lines = bigPromptLines(tag);
   const prompt = `${lines}\n`;
   const file = join(b.dir, 'prompt.txt');
   writeFileSync(file, prompt);

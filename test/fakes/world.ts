@@ -89,6 +89,20 @@ export function grownText(
   return parts.join(sep);
 }
 
+/**
+ * The big prompt of the Copilot, Gemini and OpenCode 300 KB tests: `REPLY:<tag>`, then lines with quotes,
+ * `$HOME`, a backslash, a tab and non-ASCII text, to at least 300 K characters; no trailing newline.
+ */
+export function bigPromptLines(tag: string): string {
+  return grownText(
+    `REPLY:${tag}`,
+    (i) => `line ${i} "quoted" 'single' $HOME \\backslash\ttab ünïcødé ${'x'.repeat(i % 50)}`,
+    300 * 1024,
+    '\n',
+    (s) => s.length,
+  );
+}
+
 /** Waits (without blocking the fake) for the run to end; returns its status record, asserted done. */
 export async function waitDone(b: Box, name: string, t?: { diagnostic(m: string): void }): Promise<any> {
   const j = assertOk(await b.runAsync('status', ['--wait-terminal', '--name', name]), `status --wait-terminal ${name}`);
