@@ -16,12 +16,14 @@
 # the test runner, the verbs and their supervisors. The build is plain JavaScript for Node 22 and later,
 # so one build serves every run. test/install/ finds every Node of the matrix in SUBAGENT_TEST_NODES.
 #
-# Every run goes to its end even when one fails. Last comes a line per run, then one closing line,
+# Every run goes to its end even when one fails. After each run come its slowest files; at the end, each
+# failed test with what failed (no stack), then a line per run, then one closing line,
 # `N passed, N failed, N skipped`, summing every run (a cancelled test counts as failed, a todo as
 # skipped, a runner that died before its summary as one failure); the exit status is 1 when any failed.
 #
 #   NODE_TEST_FLAGS   flags for `node --test` (the Makefile passes its own)
 #   TEST_RUNS         which runs: all (default), or a space-separated subset of: suite other ps
+#   TEST_SLOWEST      how many of a run's slowest files it lists after the run (12; scripts/file-times.mjs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 me=scripts/test.sh
@@ -79,9 +81,14 @@ run() {
   env ${envs[@]+"${envs[@]}"} PATH="$(dirname "$node"):$PATH" "$node" --test "${flags[@]}" \
     --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="$tap" \
+    --test-reporter=./scripts/file-times.mjs --test-reporter-destination="$tmp/times$k" \
+    --test-reporter=./scripts/failures.mjs --test-reporter-destination="$tmp/fail$k" \
     "${files[@]}" </dev/null
   rc=$?
   secs=$(($(date +%s) - started))
+  # Where the run's time went: its slowest files (seconds, file, tests).
+  echo "── run $k: the slowest files (s, file, tests)"
+  head -n "${TEST_SLOWEST:-12}" "$tmp/times$k" 2>/dev/null
   pass="$(count pass "$tap")" fail="$(count fail "$tap")" cancelled="$(count cancelled "$tap")"
   skip="$(count skipped "$tap")" todo="$(count todo "$tap")"
   if [[ -z "$pass" || -z "$fail" ]]; then
@@ -115,6 +122,14 @@ for r in $runs; do
       ;;
     *) echo "$me: unknown run '$r' in TEST_RUNS (suite, other, ps)" >&2; exit 2 ;;
   esac
+done
+
+# Why each failed test failed, just above the summary: the tail of a long log is what a CI page keeps.
+for ((i = 1; i <= k; i++)); do
+  [[ -s "$tmp/fail$i" ]] || continue
+  echo
+  echo "── run $i: the failed tests, why (scripts/failures.mjs)"
+  head -c 20000 "$tmp/fail$i"
 done
 
 echo
