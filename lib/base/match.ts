@@ -1,4 +1,5 @@
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { testMatcherStartMs } from './checkpoint.js';
 import { SubagentError } from './errors.js';
 import { monotonicMs } from './time.js';
 
@@ -42,10 +43,19 @@ function scanTexts(re: RegExp, texts: string[], want: number): Scan {
   return { found, total };
 }
 
+/** The slot of the shared flag the worker sets once it is up (slot 0: a reply is there). */
+const READY = 1;
+/**
+ * How long the worker may take to start. Its start-up is not matching, so it is not in the bound: on a
+ * loaded machine a new thread can take seconds to be up, and a simple pattern failed the 10 s bound so.
+ */
+const START_BOUND_MS = 120_000;
+
 /** The worker's program: the same loop as scanTexts (given as source, so that the bundled verb needs no second file). */
 const WORKER_SOURCE = `
 const { workerData } = require('node:worker_threads');
-const { port, flag, pattern, flags } = workerData;
+const { port, flag, pattern, flags, startMs } = workerData;
+if (startMs > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, startMs);
 const re = new RegExp(pattern, flags);
 const scanTexts = ${scanTexts.toString()};
 port.on('message', (m) => {
@@ -53,6 +63,8 @@ port.on('message', (m) => {
   Atomics.store(flag, 0, 1);
   Atomics.notify(flag, 0);
 });
+Atomics.store(flag, ${READY}, 1);
+Atomics.notify(flag, ${READY});
 `;
 
 /**
@@ -70,8 +82,8 @@ export class BoundedMatcher {
   private readonly re: RegExp | null;
   private worker: Worker | null = null;
   private port: MessagePort | null = null;
-  private readonly flag = new Int32Array(new SharedArrayBuffer(4));
-  /** Time spent waiting on the worker so far: the bound is on matching, not on reading the texts. */
+  private readonly flag = new Int32Array(new SharedArrayBuffer(8));
+  /** Time spent waiting on the worker's matching so far: the bound is on matching, not on reading the texts or the worker's start. */
   private spent = 0;
 
   /**
@@ -91,13 +103,25 @@ export class BoundedMatcher {
     this.re = null;
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { port: port2, flag: this.flag, pattern, flags }, transferList: [port2] });
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { port: port2, flag: this.flag, pattern, flags, startMs: testMatcherStartMs },
+      transferList: [port2],
+    });
     this.worker.unref();
   }
 
   /** The matches in `texts` (the first `want` with where they are); E_PATTERN_TIMEOUT past the bound. */
   scan(texts: string[], want: number): Scan {
     if (this.re) return scanTexts(this.re, texts, want);
+    if (Atomics.wait(this.flag, READY, 0, START_BOUND_MS) === 'timed-out') {
+      this.close();
+      throw new SubagentError('E_PATTERN_TIMEOUT', `the thread that matches --pattern did not start within ${START_BOUND_MS / 1000} s; nothing was matched`, {
+        pattern: this.pattern,
+        timeoutSec: this.boundMs / 1000,
+        hint: 'the machine is overloaded: try again when it is less busy',
+      });
+    }
     Atomics.store(this.flag, 0, 0);
     this.port!.postMessage({ texts, want });
     const from = monotonicMs();

@@ -207,6 +207,15 @@ test('point 7: a catastrophic pattern is stopped at its bound with E_PATTERN_TIM
       const [on, off] = await Promise.all(lines);
       assert.deepEqual(on, off, pattern);
     }
+    // The bound is on matching: a thread slow to start (an overloaded machine) is not a slow pattern.
+    const slowStart = assertOk(
+      await b.runAsync('search', ['--name', 'evil', '--pattern', '(a+)b'], {
+        env: { SUBAGENT_SEARCH_TIMEOUT_SEC: '1', SUBAGENT_TEST_MATCHER_START_MS: '3000' },
+        timeoutMs: DEADLINE_MS,
+      }),
+      'a matching thread 3 s late to start, with a 1 s bound',
+    );
+    assert.equal(slowStart.total, 1, JSON.stringify(slowStart));
     const hits = assertOk(await b.runAsync('search', ['--name', 'evil', '--pattern', 'error|fail'], { timeoutMs: DEADLINE_MS }));
     assert.deepEqual(
       hits.matches.filter((m: any) => m.role === 'assistant').map((m: any) => m.line),
