@@ -424,6 +424,23 @@ cat "$f"
   // Ids that could be options or paths are never passed to the CLI.
   assert.equal(await opencode.childMessages!({ ...q, childId: '--help' }, (m) => none.push(m)), false);
   assert.deepEqual(none, []);
+
+  // An export that fails once (it did, on a loaded machine, right after one that succeeded) is tried again.
+  writeFileSync(
+    join(bin, 'opencode'),
+    `#!/bin/sh
+n=$(cat "$XDG_DATA_HOME/tries" 2>/dev/null || echo 0); echo $((n + 1)) > "$XDG_DATA_HOME/tries"
+[ "$n" -ge 1 ] || exit 1
+cat "$XDG_DATA_HOME/opencode/$2.json"
+`,
+  );
+  const again: Message[] = [];
+  assert.equal(await opencode.childMessages!(q, (m) => again.push(m)), true);
+  assert.equal(readFileSync(join(data, 'tries'), 'utf8').trim(), '2', 'one failed export, then one that answered');
+  assert.deepEqual(
+    again.map((m) => m.role),
+    ['user', 'tool', 'assistant'],
+  );
 });
 
 test('storeEnvKeys: the variables that locate the store; never a config that can hold keys', () => {

@@ -136,14 +136,23 @@ function parseExport(out: string): JsonObject | null {
   return at === -1 ? null : parseObject(out.slice(at + 1));
 }
 
+/**
+ * The child's exported session, or null. Tried twice by the caller: export (a whole OpenCode start, ~500 MB)
+ * failed once in a run of the suite on a loaded machine where it had just succeeded for the same child,
+ * and a failed export shows the stream's short answer instead of the child's transcript.
+ */
+async function exportedSession(q: ChildQuery): Promise<JsonObject | null> {
+  const out = await runExport(q.childId, q);
+  const doc = out === null ? null : parseExport(out);
+  return doc && isObject(doc.info) ? doc : null;
+}
+
 export async function opencodeChildMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
   // Never let `export` create an empty store where the run had none.
   if (!opencodeStoreExists(q.storeEnv)) return false;
   if (!/^[A-Za-z0-9_-]+$/.test(q.childId)) return false;
-  const out = await runExport(q.childId, q);
-  if (out === null) return false;
-  const doc = parseExport(out);
-  if (!doc || !isObject(doc.info)) return false;
+  const doc = (await exportedSession(q)) ?? (await exportedSession(q));
+  if (!doc) return false;
   // Only a sub-agent of this run's session (when we know it) is this run's child.
   if (q.sessionId && typeof doc.info.parentID === 'string' && doc.info.parentID !== q.sessionId) return false;
   exportMessages(doc, onMessage, q.childId);
