@@ -23,7 +23,8 @@
 #
 #   NODE_TEST_FLAGS   flags for `node --test` (the Makefile passes its own)
 #   TEST_RUNS         which runs: all (default), or a space-separated subset of: suite other ps
-#   TEST_SLOWEST      how many of a run's slowest files it lists after the run (12; scripts/file-times.mjs)
+#   TEST_SLOWEST      how many of a run's slowest files it lists after the run (12; scripts/file-times.mjs;
+#                     every file's time is kept in dist/test-times/runN.txt)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 me=scripts/test.sh
@@ -78,7 +79,9 @@ run() {
   [[ "$label" == "every test" || ${#once[@]} -eq 0 ]] || echo "   (run 1 only, test-matrix: once: ${once[*]})"
   started=$(date +%s)
   # The spec reporter for people; TAP into a file for the counts (its closing `# pass N` lines).
-  env ${envs[@]+"${envs[@]}"} PATH="$(dirname "$node"):$PATH" "$node" --test "${flags[@]}" \
+  # Four reporters are more `end` listeners than Node's default limit warns of (harmless; the flag is the
+  # runner's own, not handed to the tests).
+  env ${envs[@]+"${envs[@]}"} PATH="$(dirname "$node"):$PATH" "$node" --disable-warning=MaxListenersExceededWarning --test "${flags[@]}" \
     --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="$tap" \
     --test-reporter=./scripts/file-times.mjs --test-reporter-destination="$tmp/times$k" \
@@ -89,6 +92,8 @@ run() {
   # Where the run's time went: its slowest files (seconds, file, tests).
   echo "── run $k: the slowest files (s, file, tests)"
   head -n "${TEST_SLOWEST:-12}" "$tmp/times$k" 2>/dev/null
+  # Every file's, kept beside the build (gitignored) for a closer look.
+  mkdir -p dist/test-times && cp "$tmp/times$k" "dist/test-times/run$k.txt" 2>/dev/null
   pass="$(count pass "$tap")" fail="$(count fail "$tap")" cancelled="$(count cancelled "$tap")"
   skip="$(count skipped "$tap")" todo="$(count todo "$tap")"
   if [[ -z "$pass" || -z "$fail" ]]; then
