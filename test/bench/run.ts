@@ -1862,7 +1862,7 @@ temp directory.
 ## Where the time goes
 
 ${whereTheTimeGoes()}
-`;
+${readFileSync(join(ROOT, 'test', 'bench', 'by-hand.md'), 'utf8')}`;
 if (!ONLY.length) writeFileSync(join(ROOT, 'docs', 'benchmarks.md'), doc);
 
 process.stdout.write(`\n${table}\n\n`);
