@@ -70,11 +70,6 @@ const FAST_PATH_WHY: Record<string, { does: string; why: string; measures: strin
     why: "It saves compiling a verb's bundle at every start-up of every verb, so it shows in the two commands users run most, `start-subagent` and `status`, and in the time until a started agent runs (the start is on that path).",
     measures: ['start', 'status-1000', 'agent-runs'],
   },
-  gate: {
-    does: 'start/resume spawn the supervisor behind a /bin/sh gate reading a pipe that only the start holds: the supervisor boots once the start command has exited',
-    why: `It keeps the supervisor's boot (a whole Node start-up) off the CPU while the start command finishes, so it shows in the start's wall time; where the next command follows at once (a second start) the boot competes with that one instead, and it delays the supervisor's boot, so the time until the agent runs and ${BURST} starts in a row until all are done are measured too: a gain in one must not be paid for in another.`,
-    measures: ['start', 'start-start', 'agent-runs', 'burst'],
-  },
   'status-cache': {
     does: 'a plain listing serves done runs from registry/status-cache (their views as last rendered, checked by a stat of each run) instead of reading every record',
     why: 'It matters only in listings of registries with many done runs: `status` on 1 000 and on 10 000 runs.',
@@ -84,11 +79,6 @@ const FAST_PATH_WHY: Record<string, { does: string; why: string; measures: strin
     does: 'search matches a pattern that cannot backtrack (literals, classes, anchors, top-level |) in its own thread instead of the worker thread that bounds matching in time',
     why: "It saves starting the worker thread, a fixed cost of every search with such a pattern: it shows most on a short run's search, which is what an orchestrator runs.",
     measures: ['search'],
-  },
-  'held-env': {
-    does: "NODE_EXTRA_CA_CERTS is moved out of the supervisor's environment and restored for its agent",
-    why: `It can only make the supervisor's own start-up cheaper (Node 20 parsed that CA bundle while it started): so the time from the start until the agent runs, the supervisor's CPU time and memory through its boot, and ${BURST} starts in a row until all are done (where supervisors' boots compete for the CPU). It does nothing when NODE_EXTRA_CA_CERTS is not set.`,
-    measures: ['agent-runs', 'burst'],
   },
 };
 
