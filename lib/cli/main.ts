@@ -49,7 +49,7 @@ export async function runVerb(usage: string, spec: FlagSpec, verb: (argv: string
     process.exitCode = exitCode;
   }
   // The answer is out and nothing of the verb is pending: leave now rather than let Node tear down its
-  // environment piece by piece (~4-6 ms of a start's wall time, measured: docs/design.md, "Starting a run").
+  // environment piece by piece, which a start would wait for (docs/benchmarks.md, "Measured by hand").
   // A stdout that fell back to a queueing stream is left to drain the normal way.
   if (stdoutFlushed()) process.exit();
 }

@@ -1,4 +1,3 @@
-import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { loadAdapter } from '../agents/index.js';
 import type { Message } from '../agents/types.js';
@@ -7,7 +6,7 @@ import { LineFollower } from '../base/lines.js';
 import { jsonLine } from '../base/json-line.js';
 import { isTerminal, observeRun } from '../runs/observe.js';
 import { FILES } from '../registry/store.js';
-import { monotonicMs } from '../base/time.js';
+import { waitFor } from '../base/wait.js';
 import { timeoutMs } from './settings.js';
 import { requireLatest } from '../runs/observe.js';
 import { logEnd } from '../runs/transcript.js';
@@ -84,42 +83,29 @@ async function followIn(registry: string, asked: string, limitMs: number | null,
   };
   const parser = adapter.parser(emit);
   const follower = new LineFollower(join(dir, FILES.events), (l) => parser.line(l));
-  const deadline = limitMs === null ? null : monotonicMs() + limitMs;
-  let watcher: FSWatcher | null = null;
-  let poke: (() => void) | null = null;
-  try {
-    watcher = watch(dir, () => poke?.());
-    watcher.on('error', () => undefined);
-  } catch {
-    watcher = null;
-  }
-  try {
-    for (;;) {
+  const { timedOut } = await waitFor({
+    dirs: () => [dir],
+    check: () => {
       const now = observeRun(dir);
       const ended = isTerminal(now.status);
       // A done run's log ends where it stood at its end (docs/states.md).
       if (ended) follower.limit = logEnd(now.record);
       follower.poll();
-      if (ended) break;
-      if (deadline !== null && monotonicMs() > deadline) {
-        throw new SubagentError('E_WAIT_TIMEOUT', `stopped following "${record.name}" after ${(limitMs ?? 0) / 1000} s; it is still going`, {
-          name: record.name,
-          hint: 'follow again, or raise --timeout (0 follows until the run ends)',
-        });
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, watcher ? 500 : 100);
-        poke = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      poke = null;
-    }
-    follower.flush();
-    parser.end?.();
-  } finally {
-    watcher?.close();
+      return { done: ended, value: null };
+    },
+    timeoutMs: limitMs,
+    // A short backstop for the run's end (no event of the run directory need announce it), shorter still
+    // where the directory cannot be watched.
+    backstopMs: 500,
+    unwatchedMs: 100,
+  });
+  if (timedOut) {
+    throw new SubagentError('E_WAIT_TIMEOUT', `stopped following "${record.name}" after ${(limitMs ?? 0) / 1000} s; it is still going`, {
+      name: record.name,
+      hint: 'follow again, or raise --timeout (0 follows until the run ends)',
+    });
   }
+  follower.flush();
+  parser.end?.();
   return result({ name: record.name, run: record.run, registry, env: o.env, cwd: o.cwd });
 }

@@ -147,6 +147,7 @@ async function statusIn(place: Place, o: StatusOptions): Promise<StatusResult> {
       ],
       relevant: (file) => file === null || !/^(events\.log|stderr\.log|supervisor\.log|prompt)$|\.lock|\.tmp-|^\.new-/.test(file),
       timeoutMs,
+      checkpoint: 'wait-after-read',
       check: () => {
         latest = take();
         // A run that vanished while waited on (its directory removed) ends the wait: it can never

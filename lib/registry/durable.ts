@@ -71,10 +71,9 @@ export function createFile(path: string, data: string | Buffer): void {
 
 /**
  * fsyncs files and directories, one after the other, on this thread; returns when all are durable.
- * Not in parallel on libuv's thread pool: that saved nothing measurable on a start (the first fsync
- * commits the journal transaction that holds the others' metadata, so they are quick; A/B, 60
- * interleaved starts: 94.3 ms pooled, 93.0 ms sequential) and cost four threads, created on first use
- * and joined at exit.
+ * The first fsync commits the journal transaction that holds the others' metadata, so the rest are
+ * quick: running them in parallel on libuv's thread pool gains nothing and costs its threads
+ * (docs/benchmarks.md, "Measured by hand").
  */
 export function syncAll(paths: string[]): void {
   for (const path of paths) fsyncPath(path, constants.O_RDONLY);

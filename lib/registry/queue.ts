@@ -1,7 +1,8 @@
 import { readRegular } from '../base/regular.js';
-import { mkdirSync, readdirSync, unlinkSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno, unwritable } from '../base/errors.js';
+import { waitFor } from '../base/wait.js';
 import { isIdentity, liveness, type ProcessIdentity } from '../proc/identity.js';
 import { replaceFileDurably } from './durable.js';
 import { withLock } from './lock.js';
@@ -220,41 +221,15 @@ export async function waitForSlot(
 ): Promise<void> {
   ensureDirs(registry);
   const base = queueDir(registry);
-  let poke: (() => void) | null = null;
-  let woken = false;
-  // The queue lock coming and going is no change of the queue: waking on it, every waiter's attempt (which
-  // takes the lock) would wake all the others, round after round — cheap with /proc, but each attempt
-  // costs the ps process backend a `ps` (lib/proc/ps.ts).
-  const wake = (_event: string, file: string | Buffer | null) => {
-    if (file !== null && String(file).startsWith('queue.lock')) return;
-    woken = true;
-    poke?.();
-  };
-  const watchers: FSWatcher[] = [];
-  for (const sub of ['slots', 'tickets', '']) {
-    try {
-      const w = watch(join(base, sub), wake);
-      w.on('error', () => undefined);
-      watchers.push(w);
-    } catch {
-      /* the backstop covers it */
-    }
-  }
-  try {
-    for (;;) {
-      woken = false;
-      if (tryTake(registry, ticket, runId, dir, me, probe)) return;
-      if (woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, backstopMs);
-        poke = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      poke = null;
-    }
-  } finally {
-    for (const w of watchers) w.close();
-  }
+  const dirs = [join(base, 'slots'), join(base, 'tickets'), base];
+  await waitFor({
+    dirs: () => dirs,
+    // The queue lock coming and going is no change of the queue: waking on it, every waiter's attempt (which
+    // takes the lock) would wake all the others, round after round — cheap with /proc, but each attempt
+    // costs the ps process backend a `ps` (lib/proc/ps.ts).
+    relevant: (file) => file === null || !file.startsWith('queue.lock'),
+    check: () => ({ done: tryTake(registry, ticket, runId, dir, me, probe), value: undefined }),
+    timeoutMs: null,
+    backstopMs,
+  });
 }

@@ -8,8 +8,8 @@ import { statSync, type Stats } from 'node:fs';
  *
  * Times are Node's ctimeMs/mtimeMs: milliseconds as float64, which keep the nanoseconds the file system
  * stores to within a quarter of a microsecond, and come out the same for the same file every time. A
- * BigInt stat (ctimeNs) is exact but cost a cold listing twice as much here (2 000 stats: ~25 vs ~11 ms
- * on Node 24).
+ * BigInt stat (ctimeNs) would be exact, but is slower by far on a cold listing (docs/benchmarks.md,
+ * "Measured by hand").
  */
 export type Key = [ino: number, size: number, ctimeMs: number, mtimeMs: number];
 

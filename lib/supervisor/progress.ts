@@ -1,7 +1,6 @@
-import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { StreamParser } from '../agents/types.js';
-import { monotonicMs } from '../base/time.js';
+import { Throttle, Watch } from '../base/wait.js';
 import type { LineFollower } from '../base/lines.js';
 import { FILES, updateRecord } from '../registry/store.js';
 import { skippedLines } from '../runs/transcript.js';
@@ -19,10 +18,9 @@ const PROGRESS_INTERVAL_MS = 250;
  * written at a later tick, and the end writes it all (lib/supervisor/run.ts).
  */
 export class Progress {
-  private timer: NodeJS.Timeout | null = null;
+  private readonly ticks = new Throttle(PROGRESS_INTERVAL_MS, () => this.tick());
   private storePoll: NodeJS.Timeout | null = null;
-  private watcher: FSWatcher | null = null;
-  private lastTickAt = -Infinity;
+  private watch: Watch | null = null;
   private lastWritten = '';
   private unwritten = false;
 
@@ -37,44 +35,35 @@ export class Progress {
   ) {}
 
   start(): void {
-    if (this.fromStore) this.storePoll = setInterval(() => this.schedule(), this.storePollMs);
-    try {
-      this.watcher = watch(join(this.dir, FILES.events), () => this.schedule());
-      this.watcher.on('error', () => this.poll());
-    } catch {
+    if (this.fromStore) this.storePoll = setInterval(() => this.ticks.schedule(), this.storePollMs);
+    this.watch = new Watch(
+      () => this.ticks.schedule(),
+      undefined,
+      () => this.poll(),
+    );
+    if (!this.watch.add(join(this.dir, FILES.events))) {
       this.poll();
       return;
     }
     // Output written before the watcher started must be read too.
-    this.schedule();
+    this.ticks.schedule();
   }
 
   stop(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.ticks.stop();
     if (this.storePoll) clearInterval(this.storePoll);
     this.storePoll = null;
-    this.watcher?.close();
-    this.watcher = null;
-  }
-
-  private schedule(): void {
-    if (this.timer) return;
-    const wait = Math.max(0, this.lastTickAt + PROGRESS_INTERVAL_MS - monotonicMs());
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.tick();
-    }, wait);
+    this.watch?.close();
+    this.watch = null;
   }
 
   private poll(): void {
     this.stop();
     // Each tick reads the store too.
-    this.timer = setInterval(() => this.tick(), PROGRESS_INTERVAL_MS);
+    this.ticks.every();
   }
 
   private tick(): void {
-    this.lastTickAt = monotonicMs();
     try {
       this.read();
     } catch (err) {

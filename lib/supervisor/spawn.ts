@@ -15,11 +15,10 @@ function supervisorEntry(): string {
 /**
  * Every running run has a supervisor, so it runs lean (docs/design.md, "The supervisor"): a 1 MB young
  * generation keeps a burst of events from leaving it MBs larger, and no JIT — it parses a few events a
- * second, the interpreter keeps up, and V8 maps no code space (2.7 MB less RSS on Node 24). Both are
- * options of Node's own documentation, not V8 internals. Node 22's V8 turns WebAssembly off under
- * --jitless and says so on stderr (into supervisor.log, every run); it gains there only 0.4 MB, so
- * Node 22 runs without it. On Node 22 the 1 MB young generation costs 0.6 MB PSS idle but saves 1.2 MB
- * under a steady stream of events, so it stays (docs/design.md, "The supervisor").
+ * second, the interpreter keeps up, and V8 maps no code space. Both are options of Node's own
+ * documentation, not V8 internals. Node 22's V8 turns WebAssembly off under --jitless and says so on
+ * stderr (into supervisor.log, every run), for little gain, so Node 22 runs without it. The figures:
+ * docs/benchmarks.md, "Measured by hand".
  */
 export const NODE_FLAGS = Number(process.versions.node.split('.')[0]) >= 24 ? ['--jitless', '--max-semi-space-size=1'] : ['--max-semi-space-size=1'];
 

@@ -1,6 +1,7 @@
-import { statSync, watch, type FSWatcher } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { monotonicMs, nowIso } from '../base/time.js';
+import { Watch } from '../base/wait.js';
 import { cpuUsedSince, treeCpu } from '../proc/cpu.js';
 import type { RunRecord } from '../registry/record.js';
 import { FILES, updateRecord } from '../registry/store.js';
@@ -26,7 +27,7 @@ const MAX_CHECK_MS = 10_000;
 
 export class StallWatch {
   private timer: NodeJS.Timeout | null = null;
-  private watcher: FSWatcher | null = null;
+  private watch: Watch | null = null;
   private readonly afterMs: number;
   private lastCheckMs = monotonicMs();
   private lastWorkMs = this.lastCheckMs;
@@ -53,23 +54,23 @@ export class StallWatch {
   start(): void {
     if (!(this.afterMs > 0)) return;
     this.timer = setInterval(() => this.check(), Math.min(MAX_CHECK_MS, Math.max(MIN_CHECK_MS, this.afterMs / 10)));
-    try {
-      // A stalled run that writes again is cleared at once, not at the next check.
-      this.watcher = watch(this.dir, (_, file) => {
-        if (this.stalled && (file === FILES.events || file === FILES.stderr)) this.check();
-      });
-      this.watcher.on('error', () => this.watcher?.close());
-    } catch {
-      /* the checks alone see it */
-    }
+    // A stalled run that writes again is cleared at once, not at the next check (without a watch, the
+    // checks alone see it).
+    this.watch = new Watch(
+      () => {
+        if (this.stalled) this.check();
+      },
+      (file) => file === FILES.events || file === FILES.stderr,
+    );
+    this.watch.add(this.dir);
     this.check();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.watcher?.close();
-    this.watcher = null;
+    this.watch?.close();
+    this.watch = null;
   }
 
   private check(): void {

@@ -111,6 +111,17 @@ export function fmtRatio(x: number): string {
   return Number.isFinite(x) ? `${x.toFixed(2)} ×` : 'n/a';
 }
 
+/** A difference in kB as MB with its sign (± when it is under 0.05 MB). */
+export const fmtDelta = (kb: number) => (Math.abs(kb) < 52 ? '±' : kb > 0 ? '+' : '−') + fmtMB(Math.abs(kb));
+/** A signed time. */
+export const fmtSignedMs = (ms: number) => (Number.isFinite(ms) ? `${ms >= 0 ? '+' : '−'}${fmtMs(Math.abs(ms))}` : 'n/a');
+/** A signed fraction as a percentage. */
+export const fmtPct = (x: number) => (Number.isFinite(x) ? `${x >= 0 ? '+' : '−'}${Math.abs(x * 100).toFixed(1)} %` : 'n/a');
+/** A word quoted for the shell. */
+export const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+/** A number with leading zeros, for names. */
+export const pad = (i: number, w = 3) => String(i).padStart(w, '0');
+
 // ------------------------------------------------------------------------------------------- /proc
 
 export interface Identity {
