@@ -141,20 +141,20 @@ function parseExport(out: string): JsonObject | null {
  * failed once in a run of the suite on a loaded machine where it had just succeeded for the same child,
  * and a failed export shows the stream's short answer instead of the child's transcript.
  */
-async function exportedSession(q: ChildQuery): Promise<JsonObject | null> {
+async function exportedSession(q: ChildQuery): Promise<{ doc: JsonObject; info: JsonObject } | null> {
   const out = await runExport(q.childId, q);
   const doc = out === null ? null : parseExport(out);
-  return doc && isObject(doc.info) ? doc : null;
+  return doc && isObject(doc.info) ? { doc, info: doc.info } : null;
 }
 
 export async function opencodeChildMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
   // Never let `export` create an empty store where the run had none.
   if (!opencodeStoreExists(q.storeEnv)) return false;
   if (!/^[A-Za-z0-9_-]+$/.test(q.childId)) return false;
-  const doc = (await exportedSession(q)) ?? (await exportedSession(q));
-  if (!doc) return false;
+  const session = (await exportedSession(q)) ?? (await exportedSession(q));
+  if (!session) return false;
   // Only a sub-agent of this run's session (when we know it) is this run's child.
-  if (q.sessionId && typeof doc.info.parentID === 'string' && doc.info.parentID !== q.sessionId) return false;
-  exportMessages(doc, onMessage, q.childId);
+  if (q.sessionId && typeof session.info.parentID === 'string' && session.info.parentID !== q.sessionId) return false;
+  exportMessages(session.doc, onMessage, q.childId);
   return true;
 }
