@@ -1,7 +1,7 @@
 # The two commands of the README do everything on a fresh machine:
 #   make demo   install, build, fan out three shell subagents, wait, print their results
 #   make test   install, build, run every test (unit, cli, fault, e2e against the real agent CLIs) on
-#               Node 24, and the CLI and fault suites on Node 22 and 26 and with SUBAGENT_PROC_BACKEND=ps
+#               Node 24, and the CLI and fault suites on Node 22 (with SUBAGENT_PROC_BACKEND=ps) and 26
 #               (but the files marked `test-matrix: once`: scripts/test.sh)
 SHELL := /bin/bash
 # --test-timeout also bounds each test FILE as a whole: the e2e files take 2.5-4 min on a loaded 2-core
@@ -49,7 +49,7 @@ test-latest: build test-clis test-tools
 	bash scripts/clis-latest.sh
 
 # scripts/test.sh: every test on the Node above, then the CLI and fault suites on the other pinned
-# majors (22, 24, 26; fetched into .node/ when the machine has none) and with SUBAGENT_PROC_BACKEND=ps;
+# majors (22, 24, 26; fetched into .node/ when the machine has none), the oldest with SUBAGENT_PROC_BACKEND=ps;
 # it ends with one line, `N passed, N failed, N skipped`, summing every run.
 test: build test-clis test-tools
 	NODE_TEST_FLAGS='$(NODE_TEST_FLAGS)' bash scripts/test.sh

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # `make test`'s runs of the built suite (dist/test), one after another, each on its own Node:
 #
-#   1. every test file            on the default Node (the machine's when >= 22, else the pinned 24)
-#   2. the CLI and fault suites   on each other pinned major (22, 24, 26) — the default's is run 1
-#   3. the CLI and fault suites   on the default Node again, with SUBAGENT_PROC_BACKEND=ps
+#   1. every test file            on the default Node (the machine's when >= 22, else the pinned 24),
+#                                 with the platform's process backend (/proc on Linux)
+#   2. the CLI and fault suites   on the oldest other pinned major (22, or 24), with SUBAGENT_PROC_BACKEND=ps
+#   3. the CLI and fault suites   on the other one (26), with the platform's backend
+#
+# Each Node of the matrix and each process backend runs every CLI and fault assertion, but not every pair
+# of them: the ps backend is the same code on every Node (it runs `ps` and reads its text), and what
+# differs between Nodes does not depend on the backend. A run of the CLI and fault suites on the default
+# Node with the ps backend as well (TEST_RUNS=ps) would repeat both for nothing: it is not in `all`.
 #
 # The CLI and fault suites are every *.test.js under dist/test/cli and dist/test/fault, sub-folders
 # (test/cli/fanout/) included; test/README.md says what each folder of test/ holds. Runs 2 and 3 leave
@@ -22,7 +28,8 @@
 # skipped, a runner that died before its summary as one failure); the exit status is 1 when any failed.
 #
 #   NODE_TEST_FLAGS   flags for `node --test` (the Makefile passes its own)
-#   TEST_RUNS         which runs: all (default), or a space-separated subset of: suite other ps
+#   TEST_RUNS         which runs: all (default: suite other), or a space-separated list of: suite other ps
+#                     (ps: the CLI and fault suites on the default Node with SUBAGENT_PROC_BACKEND=ps)
 #   TEST_SLOWEST      how many of a run's slowest files it lists after the run (12; scripts/file-times.mjs;
 #                     every file's time is kept in dist/test-times/runN.txt)
 set -uo pipefail
@@ -30,7 +37,7 @@ cd "$(dirname "$0")/.."
 me=scripts/test.sh
 flags=(${NODE_TEST_FLAGS:---test-concurrency=4 --test-timeout=900000})
 runs="${TEST_RUNS:-all}"
-[[ "$runs" == all ]] && runs="suite other ps"
+[[ "$runs" == all ]] && runs="suite other"
 
 # Every Node first (fetching what is missing), so that a Node that cannot be had fails before any run.
 main="$(scripts/node.sh path default)" || exit 1
@@ -118,8 +125,13 @@ for r in $runs; do
       run "every test" "$main" -- "${all_files[@]}"
       ;;
     other)
-      for n in "${others[@]}"; do
-        run "CLI and fault suites" "$n" -- "${cf_files[@]}"
+      # The oldest other Node with the ps backend, the newer with the platform's (see the top).
+      for i in "${!others[@]}"; do
+        if [[ $i -eq 0 ]]; then
+          run "CLI and fault suites with SUBAGENT_PROC_BACKEND=ps" "${others[$i]}" SUBAGENT_PROC_BACKEND=ps -- "${cf_files[@]}"
+        else
+          run "CLI and fault suites" "${others[$i]}" -- "${cf_files[@]}"
+        fi
       done
       ;;
     ps)
