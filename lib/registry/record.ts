@@ -259,7 +259,7 @@ export type DoneRecord = RecordCore & RunEnd & { status: 'done' };
 /**
  * A run's record as the code holds it: whole (every field there, whichever version wrote the file) and
  * closed per state (the end's fields only on `done`). parseRecord upgrades what is on disk into it once;
- * serialiseRecord writes it back as today's writers always have (docs/registry.md).
+ * serialiseRecord writes it back as today's writers always have (docs/design.md, "The registry on disk").
  */
 export type RunRecord = ScheduledRecord | RunningRecord | DoneRecord;
 
@@ -478,7 +478,10 @@ function isCaps(v: unknown): boolean {
  */
 export function serialiseRecord(record: RunRecord): string {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(record)) if (!leftOut(key, value)) out[key] = value;
+  for (const key in record) {
+    const value = record[key as keyof RunRecord];
+    if (!leftOut(key, value)) out[key] = value;
+  }
   return JSON.stringify(out, null, 1) + '\n';
 }
 
