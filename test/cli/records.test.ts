@@ -12,7 +12,7 @@ import { parseRecord, serialiseRecord } from '../../lib/registry/record.js';
 import { makeBox } from '../support/box.js';
 import { FIXTURES } from '../support/paths.js';
 import { runDirOf, runDirPath } from '../support/registry.js';
-import { assertOk } from '../support/run.js';
+import { assertError, assertOk } from '../support/run.js';
 import { gate, open, resultJson, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
 const box = makeBox('records');
@@ -134,4 +134,28 @@ test("a record of today's shape read and written back keeps its bytes: the fixtu
   const kept = JSON.parse(readFileSync(join(runDirOf(box.registry, 'fresh/kept'), 'record.json'), 'utf8'));
   assert.equal(kept.keepChildren, true, 'the kept run says so');
   assert.ok(kept.leftovers.length > 0, 'and what it left running');
+});
+
+test('a record outside the closed shapes is E_REGISTRY_CORRUPT, and is kept as it is', () => {
+  const running = JSON.parse(readFileSync(join(DIR, '13-running.json'), 'utf8'));
+  const done = JSON.parse(readFileSync(join(DIR, '13-done.json'), 'utf8'));
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['running-with-outcome', { ...running, outcome: 'failed' }, /a running run has the fields of an end/],
+    ['running-with-reason', { ...running, reason: 'auth' }, /a running run has the fields of an end/],
+    ['done-without-finish', { ...done, finishedAt: null }, /a done run without its outcome or finishedAt/],
+    ['unknown-reason', { ...done, outcome: 'failed', reason: 'bad-luck' }, /bad field: reason/],
+    ['unknown-end-reason', { ...done, endReason: 'it felt like it' }, /bad field: endReason/],
+    ['bad-depth', { ...done, depth: 0 }, /bad field: depth/],
+  ];
+  for (const [shape, record, why] of cases) {
+    const name = `corrupt/${shape}`;
+    const dir = runDirPath(box.registry, name);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const text = JSON.stringify({ ...record, name }, null, 1) + '\n';
+    writeFileSync(join(dir, 'record.json'), text, { mode: 0o600 });
+    const e = assertError(box.run('status', ['--name', name]), 'E_REGISTRY_CORRUPT');
+    assert.match(e.error, why, shape);
+    assertError(box.run('result', ['--name', name]), 'E_REGISTRY_CORRUPT');
+    assert.equal(readFileSync(join(dir, 'record.json'), 'utf8'), text, `${shape}: the file is kept`);
+  }
 });
