@@ -22,7 +22,20 @@ export { search, type SearchOptions, type SearchResult, type SearchMatch } from 
 export { follow, type FollowOptions, type FollowLine } from './commands/follow.js';
 export { cancel, type CancelOptions, type CancelResult, type DescendantCancel } from './commands/cancel.js';
 export { SubagentError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './base/errors.js';
-export type { Status, Outcome, RunRecord, Usage, ChildAgent, Reason, Caps } from './registry/record.js';
+export type {
+  Status,
+  Outcome,
+  RunRecord,
+  ScheduledRecord,
+  RunningRecord,
+  DoneRecord,
+  RunEnd,
+  EndReason,
+  Usage,
+  ChildAgent,
+  Reason,
+  Caps,
+} from './registry/record.js';
 export { REASONS } from './registry/record.js';
 export type { CapOptions } from './commands/caps.js';
 export type { AgentAdapter, CliName, Message } from './agents/types.js';

@@ -1,5 +1,5 @@
 import { updateRecord } from '../registry/store.js';
-import { cancelledChildren, type RunRecord } from '../registry/record.js';
+import { cancelledChildren, type EndReason, type RunRecord } from '../registry/record.js';
 import { nowIso } from '../base/time.js';
 import { cancelledEnd } from '../runs/reason.js';
 import { announceEnd } from '../runs/hooks.js';
@@ -11,7 +11,7 @@ import { doneObservation } from '../runs/observe.js';
  * exit status unknown, children still open cancelled, and why in `endReason`, then the end hooks. A record
  * already done stays.
  */
-export function recordCancelledEnd(dir: string, signal: string, endReason: string): RunRecord {
+export function recordCancelledEnd(dir: string, signal: string, endReason: EndReason): RunRecord {
   const ended = updateRecord(dir, (r) => {
     if (r.status === 'done') return null;
     const at = nowIso();
@@ -24,6 +24,10 @@ export function recordCancelledEnd(dir: string, signal: string, endReason: strin
       finishedAt: at,
       children: cancelledChildren(r.children, at),
       endReason,
+      // Not this process's to measure or to know: the supervisor's.
+      elapsedMs: null,
+      eventBytesAtEnd: null,
+      leftovers: [],
     };
   });
   // The supervisor that fires the end hooks did not record this end: the cancel fires them (once:

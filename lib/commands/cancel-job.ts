@@ -1,8 +1,7 @@
 import { jobEngine } from '../proc/engines.js';
-import { DEFAULT_HOOK_TIMEOUT_SEC } from '../runs/hooks.js';
 import type { JobEngine, JobState } from '../proc/jobs.js';
 import { readRecord } from '../registry/store.js';
-import { placementOf, type RunRecord } from '../registry/record.js';
+import type { RunRecord } from '../registry/record.js';
 import { monotonicMs, sleep } from '../base/time.js';
 import { recordCancelledEnd } from './cancel-end.js';
 
@@ -31,7 +30,7 @@ export interface JobCancel {
  * recorded `cancelled` here.
  */
 export async function cancelJob(dir: string, marked: RunRecord, signal: string, graceMs: number): Promise<JobCancel> {
-  const placement = placementOf(marked);
+  const placement = marked.executor;
   const engine = jobEngine(placement.name)!;
   const jobId = placement.jobId ?? (await jobIdOnceSubmitted(dir));
   const out: JobCancel = { before: null, after: null, signalled: false, jobCancelled: false, warning: null };
@@ -83,7 +82,7 @@ function recordedEnd(dir: string): RunRecord | null {
 
 /** A hook's timeout, then the KILL 2 s later, and a margin for the supervisor to leave. */
 function hookBoundMs(r: RunRecord): number {
-  return ((r.hookTimeoutSec ?? DEFAULT_HOOK_TIMEOUT_SEC) + 5) * 1000;
+  return (r.hookTimeoutSec + 5) * 1000;
 }
 
 function stateOf(engine: JobEngine, jobId: string): JobState | null {
@@ -111,7 +110,7 @@ async function jobIdOnceSubmitted(dir: string): Promise<string | null> {
   const end = monotonicMs() + SUBMIT_MS;
   for (;;) {
     const r = readRecord(dir);
-    const id = placementOf(r).jobId;
+    const id = r.executor.jobId;
     if (id !== null || r.status === 'done' || monotonicMs() > end) return id;
     await sleep(100);
   }

@@ -9,7 +9,7 @@ import { snapshotRun, stillAlive } from '../proc/tree.js';
 import { leaveQueue } from '../registry/queue.js';
 import { validateName } from '../registry/names.js';
 import { listNames, updateRecord } from '../registry/store.js';
-import { placementOf, type Outcome, type RunRecord, type Status } from '../registry/record.js';
+import type { Outcome, RunRecord, Status } from '../registry/record.js';
 import { cancelJob } from './cancel-job.js';
 import { recordCancelledEnd } from './cancel-end.js';
 import { monotonicMs, nowIso, sleep } from '../base/time.js';
@@ -166,10 +166,10 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
   const ob = requireLatest(registry, nameArg);
   const name = ob.record.name;
   const previousStatus = ob.status;
-  if (ob.status === 'done' && stillAlive(ob.record.leftovers ?? []).length) return cancelLeftovers(s, ob);
+  if (ob.status === 'done' && ob.record.status === 'done' && stillAlive(ob.record.leftovers).length) return cancelLeftovers(s, ob);
   if (ob.status === 'done' || (ob.status === 'unknown' && !ob.agentAlive)) throw notRunning(name, ob);
   // A job-placed run's processes are on a node: the engine signals them, not this host.
-  if (placementOf(ob.record).name === 'local') refuseUncheckable(name, [ob.supervisor, ob.record.agentProcess]);
+  if (ob.record.executor.name === 'local') refuseUncheckable(name, [ob.supervisor, ob.record.agentProcess]);
   const adapter = await loadAdapter(ob.record.cli);
   const signal = asked ?? adapter.gracefulSignal;
 
@@ -196,7 +196,7 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     !wrote && unrecorded === null && marked.cancel
       ? `another cancel (pid ${marked.cancel.by}) had already recorded the cancel, at ${marked.cancel.requestedAt}; this one signalled what was left of the run`
       : null;
-  if (placementOf(marked).name !== 'local') return cancelPlaced(s, ob, marked, signal, previousStatus, unrecorded, earlier);
+  if (marked.executor.name !== 'local') return cancelPlaced(s, ob, marked, signal, previousStatus, unrecorded, earlier);
 
   const roots: ProcessIdentity[] = marked.agentProcess ? [marked.agentProcess] : [];
   const supervisor = marked.supervisor ?? ob.supervisor;
@@ -252,7 +252,7 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
 async function cancelLeftovers(s: CancelSettings, ob: Observation): Promise<CancelResult> {
   const r = ob.record;
   const signal = s.signal ?? 'SIGTERM';
-  const recorded = r.leftovers ?? [];
+  const recorded = r.status === 'done' ? r.leftovers : [];
   const snapshot = () => stillAlive(recorded);
   const { signalled, seen } = await stopRun(snapshot(), snapshot, { signal, wholeTree: true, agent: null, graceMs: s.graceMs });
   return {
@@ -298,7 +298,7 @@ async function cancelPlaced(
     processesSignalled: job.signalled || job.jobCancelled ? 1 : 0,
     survivors: [],
     recorded: unrecorded === null && earlier === null,
-    job: { id: placementOf(view.record).jobId, stateBefore: job.before, state: job.after, signalled: job.signalled, cancelled: job.jobCancelled },
+    job: { id: view.record.executor.jobId, stateBefore: job.before, state: job.after, signalled: job.signalled, cancelled: job.jobCancelled },
     ...(warning ? { warning } : {}),
   };
 }

@@ -98,9 +98,9 @@ export function checkCaps(given: CapOptions): void {
  * The caps of a new run: each given one (checked), else the inherited one (a resume keeps the earlier
  * run's caps; a start inherits none). A cap the CLI cannot be held to is `E_ARG_UNSUPPORTED`.
  */
-export function settleCaps(adapter: AgentAdapter, given: CapOptions, inherited: Caps = NO_CAPS): Caps {
+export function settleCaps(adapter: AgentAdapter, given: CapOptions, inherited: Caps = NO_CAPS): Required<Caps> {
   checkCaps(given);
-  const caps: Caps = { ...NO_CAPS };
+  const caps: Required<Caps> = { ...NO_CAPS };
   for (const key of CAP_KEYS) {
     const v = given[key];
     caps[key] = v === undefined ? (inherited[key] ?? null) : v;

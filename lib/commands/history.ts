@@ -3,7 +3,6 @@ import { promptHead } from '../runs/transcript.js';
 import { nameNotFound, validateName } from '../registry/names.js';
 import { listRuns, runDir } from '../registry/store.js';
 import type { Caps, Outcome, Reason, Status, Usage } from '../registry/record.js';
-import { capsOf, reasonOf } from '../runs/reason.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 
 export interface HistoryOptions extends Context {
@@ -62,7 +61,7 @@ export async function history(o: HistoryOptions): Promise<HistoryResult> {
           run: k,
           status: ob.status,
           outcome: r.outcome,
-          reason: ob.status === 'done' ? reasonOf(r) : null,
+          reason: ob.status === 'done' ? r.reason : null,
           cli: r.cli,
           model: r.model,
           promptHead: promptHead(dir),
@@ -74,8 +73,8 @@ export async function history(o: HistoryOptions): Promise<HistoryResult> {
           signal: r.signal,
           error: r.error,
           usage: r.usage,
-          caps: capsOf(r),
-          skippedLines: r.skippedLines ?? 0,
+          caps: r.caps,
+          skippedLines: r.skippedLines,
         };
       }),
     };

@@ -2,7 +2,7 @@ import { randomUUID } from '../base/uuid.js';
 import { SubagentError } from '../base/errors.js';
 import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
-import { NO_CAPS, RECORD_FORMAT, placementOf, type RunRecord, type Status } from '../registry/record.js';
+import { LOCAL_PLACEMENT, NO_CAPS, RECORD_FORMAT, type RunRecord, type Status } from '../registry/record.js';
 import { updateRecord, writeLauncher, type Published } from '../registry/store.js';
 import { executorNamed, type Placed } from '../supervisor/place.js';
 import { nowIso } from '../base/time.js';
@@ -95,7 +95,7 @@ export function newRecord(s: RunSettings): RunRecord {
     depth: s.depth ?? 1,
     eventBytes: 0,
     skippedLines: 0,
-    executor: s.executor ?? { name: 'local', args: [], jobId: null },
+    executor: s.executor ?? LOCAL_PLACEMENT,
     stallAfterSec: s.stallAfterSec,
     stallAction: s.stallAction,
     stalledSince: null,
@@ -103,7 +103,7 @@ export function newRecord(s: RunSettings): RunRecord {
     onEnd: s.onEnd,
     hookTimeoutSec: s.hookTimeoutSec,
     cancelGraceMs: s.cancelGraceMs,
-    ...(s.keepChildren ? { keepChildren: true } : {}),
+    keepChildren: s.keepChildren,
   };
 }
 
@@ -116,7 +116,7 @@ export function newRecord(s: RunSettings): RunRecord {
  */
 export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null, record: RunRecord): Promise<Placed> {
   if (ticket) enqueue(registry, ticket, run.dir);
-  const placement = placementOf(record);
+  const placement = record.executor;
   let placed: Placed;
   try {
     placed = await executorNamed(placement.name).place({ registry, dir: run.dir, env, label: `subagent:${record.name}:${record.run}`, args: placement.args });
@@ -127,7 +127,7 @@ export async function launchSupervisor(registry: string, run: Published, env: No
   if (placed.pid !== null) writeLauncher(run.dir, identityOf(placed.pid) ?? { pid: placed.pid, startTime: 'exited', bootId: selfIdentity().bootId });
   if (placed.jobId !== null) {
     const jobId = placed.jobId;
-    updateRecord(run.dir, (r) => ({ ...r, executor: { ...placementOf(r), jobId } }));
+    updateRecord(run.dir, (r) => ({ ...r, executor: { ...r.executor, jobId } }));
   }
   run.assertDurable();
   return placed;
@@ -136,7 +136,19 @@ export async function launchSupervisor(registry: string, run: Published, env: No
 /** A run whose supervisor the engine would not take: it ends here, failed, with the engine's words. */
 function recordNotPlaced(dir: string, error: string): void {
   updateRecord(dir, (r) =>
-    r.status === 'done' ? null : { ...r, status: 'done', outcome: 'failed', error, endReason: 'executor-failed', finishedAt: nowIso() },
+    r.status === 'done'
+      ? null
+      : {
+          ...r,
+          status: 'done',
+          outcome: 'failed',
+          error,
+          endReason: 'executor-failed',
+          finishedAt: nowIso(),
+          elapsedMs: null,
+          eventBytesAtEnd: null,
+          leftovers: [],
+        },
   );
 }
 
@@ -168,7 +180,7 @@ export function launchResult(registry: string, r: RunRecord, placed: Placed, mod
     registry,
     name: r.name,
     pid: placed.pid,
-    executor: placementOf(r).name,
+    executor: r.executor.name,
     jobId: placed.jobId,
     status: r.status,
     sessionId: r.sessionId,

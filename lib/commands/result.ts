@@ -3,7 +3,6 @@ import { SubagentError } from '../base/errors.js';
 import { observeRun, requireLatest } from '../runs/observe.js';
 import { listRuns, runDir } from '../registry/store.js';
 import type { ChildAgent, Outcome, Reason, Status } from '../registry/record.js';
-import { reasonOf } from '../runs/reason.js';
 import { lastAnswer } from '../runs/transcript.js';
 import { validateName } from '../registry/names.js';
 import { childTranscript } from '../runs/children.js';
@@ -118,7 +117,7 @@ export async function result(o: ResultOptions): Promise<ResultResult> {
       sessionId: ob.record.sessionId,
       status: ob.status,
       outcome: ob.status === 'done' ? ob.record.outcome : null,
-      reason: ob.status === 'done' ? reasonOf(ob.record) : null,
+      reason: ob.status === 'done' ? ob.record.reason : null,
       exitCode: ob.record.exitCode,
       lastAssistantText: answer.text,
       truncated: answer.truncated,
@@ -156,7 +155,7 @@ async function answersSince(registry: string, name: string, since: number, lates
       run: n,
       status: r.status,
       outcome: r.status === 'done' ? r.record.outcome : null,
-      reason: r.status === 'done' ? reasonOf(r.record) : null,
+      reason: r.status === 'done' ? r.record.reason : null,
       exitCode: r.record.exitCode,
       sessionId: r.record.sessionId,
       lastAssistantText: a.text,

@@ -12,7 +12,7 @@ import { requestedLimit } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchOptions } from './run-watch.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
-import { NO_CAPS, placementOf, type RunRecord } from '../registry/record.js';
+import type { RunRecord } from '../registry/record.js';
 
 /** With the spend caps (`CapOptions`): each not given is the earlier run's; null drops it. */
 export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions {
@@ -94,7 +94,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
       hint: 'the earlier run probably failed before the agent opened a session; start a new name instead',
     });
   }
-  const caps = settleCaps(adapter, o, last.caps ?? NO_CAPS);
+  const caps = settleCaps(adapter, o, last.caps);
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env);
   // Building the launch is pure: do it once here, so a session id the CLI cannot resume is refused
   // before a run is published, not discovered by the supervisor afterwards.
@@ -103,7 +103,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const extraArgs = o.extraArgs ?? last.extraArgs;
   adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId, caps });
   // The run's own executor (and its options), unless this resume names another.
-  const placement = placementFrom(o, env, placementOf(last));
+  const placement = placementFrom(o, env, last.executor);
   checkLimitFor(placement, o.maxConcurrent);
   const queueTicket = placement.name === 'local' ? queueTicketFor(registry, limit) : null;
   const watch = watchFields(o, env, last);
@@ -119,11 +119,11 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     extraArgs,
     sessionId: last.sessionId,
     parent: last.parent,
-    depth: last.depth ?? 1,
-    worktree: last.worktree ?? null,
+    depth: last.depth,
+    worktree: last.worktree,
     promptBytes: prompt.length,
     // The session lives in the store the earlier runs used: keep it.
-    storeEnv: { ...storeEnvOf(adapter, env), ...(last.storeEnv ?? {}) },
+    storeEnv: { ...storeEnvOf(adapter, env), ...last.storeEnv },
     queueTicket,
     caps,
     executor: placement,

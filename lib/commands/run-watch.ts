@@ -15,7 +15,7 @@ export interface WatchOptions {
 }
 
 /** What a new record holds of them. */
-export type WatchFields = Required<Pick<RunRecord, 'stallAfterSec' | 'stallAction' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs' | 'keepChildren'>>;
+export type WatchFields = Pick<RunRecord, 'stallAfterSec' | 'stallAction' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs' | 'keepChildren'>;
 
 const ACTIONS = ['none', 'cancel'] as const;
 
@@ -31,7 +31,7 @@ export function watchFields(o: WatchOptions, env: NodeJS.ProcessEnv, last?: RunR
       hint: 'give --stall-action none (only report the stall) or cancel (cancel a stalled run)',
     });
   }
-  const sec = o.stallAfterSec ?? (last?.stallAfterSec !== undefined ? (last.stallAfterSec ?? 0) : defaultStallSec(env));
+  const sec = o.stallAfterSec ?? (last ? (last.stallAfterSec ?? 0) : defaultStallSec(env));
   if (o.stallAction === 'cancel' && sec === 0) {
     throw new SubagentError('E_ARG_INVALID', '--stall-action cancel needs a stall time, and stalls are not watched (--stall-after 0 or SUBAGENT_STALL_SEC=0)', {
       hint: 'give --stall-after SEC with --stall-action cancel',

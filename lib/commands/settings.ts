@@ -1,5 +1,5 @@
 import { SubagentError } from '../base/errors.js';
-import { DEFAULT_HOOK_TIMEOUT_SEC } from '../runs/hooks.js';
+import { DEFAULT_CANCEL_GRACE_MS, DEFAULT_HOOK_TIMEOUT_SEC } from '../registry/record.js';
 
 /**
  * The environment variables a command reads where its options leave a setting open (docs/contract.md,
@@ -37,7 +37,6 @@ export function fromEnv(env: NodeJS.ProcessEnv, setting: Setting): string | unde
 
 export const DEFAULT_CLI = 'opencode';
 export const DEFAULT_WAIT_TIMEOUT_SEC = 100;
-export const DEFAULT_CANCEL_GRACE_MS = 3000;
 export const DEFAULT_MAX_DEPTH = 3;
 /** Ten minutes: longer than one model turn that writes a long answer and prints nothing until it ends (docs/stalls.md). */
 export const DEFAULT_STALL_SEC = 600;

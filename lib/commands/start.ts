@@ -60,7 +60,7 @@ interface StartSettings {
   placement: Placement;
   parent: string | null;
   depth: number;
-  caps: Caps;
+  caps: Required<Caps>;
   env: NodeJS.ProcessEnv;
   watch: WatchFields;
 }

@@ -36,11 +36,16 @@ export interface Caps {
   maxCostUsd: number | null;
   maxTokens: number | null;
   maxTurns: number | null;
-  /** Seconds of the agent's running (wall clock); absent in records written before it existed. */
+  /** Seconds of the agent's running (wall clock); a caller may leave it out (none). A record's caps always have it. */
   maxTimeSec?: number | null;
 }
 
-export const NO_CAPS: Caps = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null };
+export const NO_CAPS: Required<Caps> = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null };
+
+/** How long an end hook may run before it is killed (SUBAGENT_HOOK_TIMEOUT_SEC; a record that predates the field). */
+export const DEFAULT_HOOK_TIMEOUT_SEC = 60;
+/** How long a cancel waits after its first signal (SUBAGENT_CANCEL_GRACE_MS; a record that predates the field). */
+export const DEFAULT_CANCEL_GRACE_MS = 3000;
 
 export interface AgentProcess extends ProcessIdentity {
   pgid: number;
@@ -109,14 +114,46 @@ export interface Placement {
   jobId: string | null;
 }
 
-export interface RunRecord {
+/**
+ * Why an end looks the way it does when the plain facts cannot say (docs/states.md): one of the words
+ * below, or one of cancel's sentences (ENDED_BY_CANCEL). Every value ever written is here.
+ */
+export type EndReason =
+  | 'spawn-failed'
+  | 'cancelled-before-start'
+  | 'executor-failed'
+  | 'stalled'
+  | 'the supervisor did not record the end in time; recorded by cancel'
+  | 'the supervisor was gone; the end was recorded by cancel, the exit status is unknown'
+  | `cancelled before the ${string} job was submitted`
+  | `cancelled while the ${string} job was ${string}; the agent never started`
+  | `the supervisor did not record the end; the ${string} job ended ${string} when cancelled`;
+
+const END_REASON_WORDS = ['spawn-failed', 'cancelled-before-start', 'executor-failed', 'stalled'];
+/** Cancel's sentences, as patterns: the job engine's name and the job's state vary. */
+const ENDED_BY_CANCEL = [
+  /^the supervisor did not record the end in time; recorded by cancel$/,
+  /^the supervisor was gone; the end was recorded by cancel, the exit status is unknown$/,
+  /^cancelled before the .* job was submitted$/,
+  /^cancelled while the .* job was .*; the agent never started$/,
+  /^the supervisor did not record the end; the .* job ended .* when cancelled$/,
+];
+
+function isEndReason(v: unknown): v is EndReason {
+  return typeof v === 'string' && (END_REASON_WORDS.includes(v) || ENDED_BY_CANCEL.some((p) => p.test(v)));
+}
+
+function isReason(v: unknown): v is Reason {
+  return typeof v === 'string' && (REASONS as readonly string[]).includes(v);
+}
+
+/** What every record holds, whatever its state. */
+interface RecordCore {
   format: number;
   name: string;
   run: number;
   /** Unique per run; exported to the agent as SUBAGENT_RUN_ID, the marker cancel looks for. */
   runId: string;
-  status: StoredStatus;
-  outcome: Outcome | null;
   cli: string;
   model: string | null;
   variant: string | null;
@@ -130,22 +167,8 @@ export interface RunRecord {
   startedAt: string;
   agentStartedAt: string | null;
   updatedAt: string;
-  finishedAt: string | null;
-  /**
-   * The run's duration on the monotonic clock, written by its supervisor with the end (time.ts
-   * elapsedSinceMs): `durationMs` prefers it to finishedAt − startedAt, which a wall-clock step distorts.
-   * Absent in older records and in ends recorded by another process (a cancel of a dead supervisor's run).
-   */
-  elapsedMs?: number | null;
-  exitCode: number | null;
-  signal: string | null;
-  error: string | null;
-  /** Why an end looks the way it does when the plain facts cannot say (e.g. exit code not recorded). */
-  endReason: string | null;
-  /** Why a done run did not succeed (REASONS), null otherwise. Absent in records written before the field existed. */
-  reason?: Reason | null;
-  /** The run's spend caps. Absent in records written before the field existed (read as none). */
-  caps?: Caps;
+  /** The run's spend and time caps. */
+  caps: Required<Caps>;
   starter: ProcessIdentity | null;
   supervisor: ProcessIdentity | null;
   agentProcess: AgentProcess | null;
@@ -154,57 +177,175 @@ export interface RunRecord {
   usage: Usage | null;
   children: ChildAgent[];
   lastActivityAt: string | null;
+  /** The variables that locate the agent CLI's own transcript store (see AgentAdapter.storeEnvKeys). */
+  storeEnv: Record<string, string>;
+  /** The run's place in the registry's queue when a concurrency limit was in force at its start. */
+  queueTicket: string | null;
   /** The run's own git worktree (--worktree), kept across resumes. */
   worktree: { path: string; branch: string; base: string; repo: string } | null;
   /** Nesting depth: 1 for a run started from outside any run, its parent's depth + 1 otherwise. */
   depth: number;
-  /** The run's place in the registry's queue when a concurrency limit was in force at its start. */
-  queueTicket: string | null;
-  /** The variables that locate the agent CLI's own transcript store (see AgentAdapter.storeEnvKeys). */
-  storeEnv: Record<string, string>;
   /** Bytes of the event log already digested by the supervisor's progress reader. */
   eventBytes: number;
-  /**
-   * Lines of the event log that were skipped: not JSON, a torn last line, or longer than 16 MiB.
-   * Absent in records written before the field existed (read as 0).
-   */
-  skippedLines?: number;
-  // Stalls (docs/stalls.md) and the end hook (docs/hooks.md); absent in records written before they existed.
+  /** Lines of the event log that were skipped: not JSON, a torn last line, or longer than 16 MiB. */
+  skippedLines: number;
+  /** Where the supervisor was placed. */
+  executor: Placement;
+  // Stalls (docs/stalls.md) and the end hook (docs/hooks.md).
   /** Seconds without a sign of work after which the run counts as stalled; null: not watched. */
-  stallAfterSec?: number | null;
-  stallAction?: 'none' | 'cancel';
+  stallAfterSec: number | null;
+  stallAction: 'none' | 'cancel';
   /** While stalled (written by the supervisor): when the last sign of work was seen; else null. */
-  stalledSince?: string | null;
+  stalledSince: string | null;
   /** The last sign of work the supervisor saw (output, or CPU time of the agent's processes). */
-  lastWorkAt?: string | null;
+  lastWorkAt: string | null;
   /** The run's own end hook (--on-end), run by /bin/sh -c. */
-  onEnd?: string | null;
+  onEnd: string | null;
   /** How long an end hook may run before it is killed. */
-  hookTimeoutSec?: number;
+  hookTimeoutSec: number;
   /** How long a cancel the supervisor makes itself (a stall's) waits after the first signal. */
-  cancelGraceMs?: number;
+  cancelGraceMs: number;
   /**
    * --keep-children: the processes the agent leaves behind when it exits are kept, not stopped
-   * (docs/contract.md, "A done run is final"). Absent: false.
+   * (docs/contract.md, "A done run is final"). Written only when true.
    */
-  keepChildren?: boolean;
-  /**
-   * Written once, with `done`: the size of the event log when the end was recorded. Readers of a done run
-   * read its log up to here and no further, so its answer never changes. Absent in older records (read to the end).
-   */
-  eventBytesAtEnd?: number;
-  /**
-   * Written once, with `done`: the run's processes still alive when the end was recorded — kept
-   * (--keep-children), or not stopped by KILL — each with its identity, for `cancel` to reach them.
-   */
-  leftovers?: LeftoverProcess[];
-  /** Where the supervisor was placed. Absent in records written before executors existed: local. */
-  executor?: Placement;
+  keepChildren: boolean;
 }
 
-/** A run's placement; `local` for a record that predates the field. */
-export function placementOf(r: RunRecord): Placement {
-  return r.executor ?? { name: 'local', args: [], jobId: null };
+/** The end's fields of a run that has not ended: all null (they are in the JSON, as null). */
+interface NoEnd {
+  outcome: null;
+  finishedAt: null;
+  exitCode: null;
+  signal: null;
+  error: null;
+  endReason: null;
+  reason: null;
+}
+
+/** How a run ended: written once, with `done`. */
+export interface RunEnd {
+  outcome: Outcome;
+  finishedAt: string;
+  exitCode: number | null;
+  signal: string | null;
+  error: string | null;
+  /** Why the end looks the way it does when the plain facts cannot say (e.g. exit code not recorded). */
+  endReason: EndReason | null;
+  /** Why the run did not succeed (REASONS), null when it succeeded. */
+  reason: Reason | null;
+  /**
+   * The run's duration on the monotonic clock, written by its supervisor with the end (time.ts
+   * elapsedSinceMs): `durationMs` prefers it to finishedAt − startedAt, which a wall-clock step distorts.
+   * Null (not written) in an end recorded by another process (a cancel of a dead supervisor's run).
+   */
+  elapsedMs: number | null;
+  /**
+   * The size of the event log when the end was recorded. Readers of a done run read its log up to here
+   * and no further, so its answer never changes. Null (not written): read to the end.
+   */
+  eventBytesAtEnd: number | null;
+  /**
+   * The run's processes still alive when the end was recorded — kept (--keep-children), or not stopped
+   * by KILL — each with its identity, for `cancel` to reach them. Written only when there are some.
+   */
+  leftovers: LeftoverProcess[];
+}
+
+export type ScheduledRecord = RecordCore & NoEnd & { status: 'scheduled' };
+export type RunningRecord = RecordCore & NoEnd & { status: 'running' };
+export type DoneRecord = RecordCore & RunEnd & { status: 'done' };
+
+/**
+ * A run's record as the code holds it: whole (every field there, whichever version wrote the file) and
+ * closed per state (the end's fields only on `done`). parseRecord upgrades what is on disk into it once;
+ * serialiseRecord writes it back as today's writers always have (docs/design.md, "The registry on disk").
+ */
+export type RunRecord = ScheduledRecord | RunningRecord | DoneRecord;
+
+/**
+ * A record as it is on disk: the fields a record written before they existed lacks are optional
+ * (test/fixtures/records/ holds one file per shape ever written, and says which commit added which).
+ */
+type StoredRecord = Omit<
+  RecordCore,
+  | 'caps'
+  | 'storeEnv'
+  | 'queueTicket'
+  | 'worktree'
+  | 'depth'
+  | 'skippedLines'
+  | 'executor'
+  | 'stallAfterSec'
+  | 'stallAction'
+  | 'stalledSince'
+  | 'lastWorkAt'
+  | 'onEnd'
+  | 'hookTimeoutSec'
+  | 'cancelGraceMs'
+  | 'keepChildren'
+> &
+  Partial<Pick<RecordCore, 'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren'>> &
+  Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
+  Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
+  Partial<Pick<RunEnd, 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
+    status: StoredStatus;
+    outcome: Outcome | null;
+    finishedAt: string | null;
+    reason?: Reason | null;
+    caps?: Caps;
+  };
+
+export const LOCAL_PLACEMENT: Placement = { name: 'local', args: [], jobId: null };
+
+/**
+ * The record whole: a field its writer did not know yet gets the value that meant (appended, so a record
+ * that has them all keeps its order and bytes). A done record without a reason gets what its end implies.
+ */
+function upgrade(s: StoredRecord, path: string): RunRecord {
+  const core = {
+    ...s,
+    caps: s.caps ? { ...s.caps, maxTimeSec: s.caps.maxTimeSec ?? null } : NO_CAPS,
+    storeEnv: s.storeEnv ?? {},
+    queueTicket: s.queueTicket ?? null,
+    worktree: s.worktree ?? null,
+    depth: s.depth ?? 1,
+    skippedLines: s.skippedLines ?? 0,
+    executor: s.executor ?? LOCAL_PLACEMENT,
+    stallAfterSec: s.stallAfterSec ?? null,
+    stallAction: s.stallAction ?? 'none',
+    stalledSince: s.stalledSince ?? null,
+    lastWorkAt: s.lastWorkAt ?? null,
+    onEnd: s.onEnd ?? null,
+    hookTimeoutSec: s.hookTimeoutSec ?? DEFAULT_HOOK_TIMEOUT_SEC,
+    cancelGraceMs: s.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+    keepChildren: s.keepChildren ?? false,
+  };
+  if (s.status !== 'done') {
+    const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
+    if (outcome !== null || finishedAt !== null || exitCode !== null || signal !== null || error !== null || endReason !== null || (s.reason ?? null) !== null)
+      throw corrupt(path, `wrong shape (a ${s.status} run has the fields of an end)`);
+    return { ...core, status: s.status, outcome, finishedAt, exitCode, signal, error, endReason, reason: null };
+  }
+  const { outcome, finishedAt } = s;
+  if (outcome === null || finishedAt === null) throw corrupt(path, 'wrong shape (a done run without its outcome or finishedAt)');
+  return {
+    ...core,
+    status: 'done',
+    outcome,
+    finishedAt,
+    reason: s.reason !== undefined ? s.reason : impliedReason(outcome, s.endReason),
+    elapsedMs: s.elapsedMs ?? null,
+    eventBytesAtEnd: s.eventBytesAtEnd ?? null,
+    leftovers: s.leftovers ?? [],
+  };
+}
+
+/** The reason of a done record written before the field existed: what its end implies. */
+function impliedReason(outcome: Outcome, endReason: EndReason | null): Reason | null {
+  if (outcome === 'succeeded') return null;
+  if (outcome === 'cancelled') return endReason === 'stalled' ? 'stalled' : 'cancelled';
+  return endReason === 'spawn-failed' ? 'spawn-failed' : 'unknown';
 }
 
 function isPlacement(v: unknown): boolean {
@@ -220,19 +361,9 @@ function isPlacement(v: unknown): boolean {
   );
 }
 
-const STRING_OR_NULL = [
-  'model',
-  'variant',
-  'agent',
-  'sessionId',
-  'parent',
-  'agentStartedAt',
-  'finishedAt',
-  'signal',
-  'error',
-  'endReason',
-  'lastActivityAt',
-] as const;
+const STRING_OR_NULL = ['model', 'variant', 'agent', 'sessionId', 'parent', 'agentStartedAt', 'finishedAt', 'signal', 'error', 'lastActivityAt'] as const;
+/** Fields that a record written before them lacks: checked when there. */
+const LATER_STRING_OR_NULL = ['queueTicket', 'stalledSince', 'lastWorkAt', 'onEnd'] as const;
 
 export function corrupt(path: string, why: string): SubagentError {
   return new SubagentError('E_REGISTRY_CORRUPT', `the record ${path} is unreadable: ${why}`, {
@@ -241,7 +372,10 @@ export function corrupt(path: string, why: string): SubagentError {
   });
 }
 
-/** Parses and checks a record; anything that is not a record of a format we know is E_REGISTRY_CORRUPT. */
+/**
+ * Parses, checks and upgrades a record (a field its writer did not know yet gets the value that meant);
+ * anything that is not a record of a format we know is E_REGISTRY_CORRUPT.
+ */
 export function parseRecord(text: string, path: string): RunRecord {
   if (text.length === 0) throw corrupt(path, 'the file is empty');
   let value: unknown;
@@ -250,8 +384,8 @@ export function parseRecord(text: string, path: string): RunRecord {
   } catch (err) {
     throw corrupt(path, `it is not valid JSON (${(err as Error).message})`);
   }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw corrupt(path, 'it is not a JSON object');
   const r = value as Record<string, unknown>;
-  if (typeof r !== 'object' || r === null || Array.isArray(r)) throw corrupt(path, 'it is not a JSON object');
   if (typeof r.format !== 'number') throw corrupt(path, 'it has no "format" field');
   if (r.format > RECORD_FORMAT) {
     throw new SubagentError('E_REGISTRY_CORRUPT', `the record ${path} has format ${r.format}, newer than this subagents understands (${RECORD_FORMAT})`, {
@@ -261,6 +395,15 @@ export function parseRecord(text: string, path: string): RunRecord {
     });
   }
   const problems: string[] = [];
+  if (!isStored(r, problems)) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);
+  return upgrade(r, path);
+}
+
+/** Whether a parsed record is what a StoredRecord holds (a field that may be absent is checked when there); what is not goes to `problems`. */
+function isStored(r: Record<string, unknown>, problems: string[]): r is Record<string, unknown> & StoredRecord {
+  const optional = (key: string, ok: (v: unknown) => boolean) => {
+    if (r[key] !== undefined && !ok(r[key])) problems.push(key);
+  };
   if (typeof r.name !== 'string') problems.push('name');
   if (!Number.isInteger(r.run) || (r.run as number) < 1) problems.push('run');
   if (typeof r.runId !== 'string') problems.push('runId');
@@ -271,16 +414,46 @@ export function parseRecord(text: string, path: string): RunRecord {
   if (typeof r.startedAt !== 'string' || typeof r.updatedAt !== 'string') problems.push('startedAt/updatedAt');
   if (r.exitCode !== null && !Number.isInteger(r.exitCode)) problems.push('exitCode');
   for (const key of STRING_OR_NULL) if (r[key] !== null && typeof r[key] !== 'string') problems.push(key);
+  if (r.endReason !== null && !isEndReason(r.endReason)) problems.push('endReason');
   for (const key of ['starter', 'supervisor', 'agentProcess'] as const) if (r[key] !== null && !isIdentity(r[key])) problems.push(key);
-  if (r.reason !== undefined && r.reason !== null && typeof r.reason !== 'string') problems.push('reason');
-  if (r.caps !== undefined && !isCaps(r.caps)) problems.push('caps');
-  if (r.elapsedMs !== undefined && r.elapsedMs !== null && !(typeof r.elapsedMs === 'number' && r.elapsedMs >= 0)) problems.push('elapsedMs');
-  if (r.executor !== undefined && !isPlacement(r.executor)) problems.push('executor');
-  if (r.eventBytesAtEnd !== undefined && !(Number.isInteger(r.eventBytesAtEnd) && (r.eventBytesAtEnd as number) >= 0)) problems.push('eventBytesAtEnd');
-  if (r.leftovers !== undefined && !(Array.isArray(r.leftovers) && r.leftovers.every(isLeftover))) problems.push('leftovers');
+  if (!isCount(r.promptBytes) || !isCount(r.toolUses) || !isCount(r.eventBytes)) problems.push('promptBytes/toolUses/eventBytes');
+  if (r.cancel !== null && !isCancel(r.cancel)) problems.push('cancel');
+  if (r.usage !== null && !(typeof r.usage === 'object' && !Array.isArray(r.usage))) problems.push('usage');
+  optional('reason', (v) => v === null || isReason(v));
+  optional('caps', isCaps);
+  optional('elapsedMs', (v) => v === null || (typeof v === 'number' && v >= 0));
+  optional('executor', isPlacement);
+  optional('eventBytesAtEnd', isCount);
+  optional('leftovers', (v) => Array.isArray(v) && v.every(isLeftover));
+  optional('storeEnv', (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((e) => typeof e === 'string'));
+  optional('worktree', (v) => v === null || (typeof v === 'object' && !Array.isArray(v)));
+  optional('depth', (v) => Number.isInteger(v) && (v as number) >= 1);
+  optional('skippedLines', isCount);
+  optional('stallAfterSec', (v) => v === null || (typeof v === 'number' && v > 0));
+  optional('stallAction', (v) => v === 'none' || v === 'cancel');
+  optional('hookTimeoutSec', (v) => typeof v === 'number' && v > 0);
+  optional('cancelGraceMs', (v) => typeof v === 'number' && v >= 0);
+  optional('keepChildren', (v) => typeof v === 'boolean');
+  for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
-  if (problems.length) throw corrupt(path, `wrong shape (bad field${problems.length > 1 ? 's' : ''}: ${problems.join(', ')})`);
-  return r as unknown as RunRecord;
+  return problems.length === 0;
+}
+
+function isCount(v: unknown): boolean {
+  return Number.isInteger(v) && (v as number) >= 0;
+}
+
+function isCancel(v: unknown): v is CancelRequest {
+  const c = v as Record<string, unknown>;
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.requestedAt === 'string' &&
+    typeof c.signal === 'string' &&
+    typeof c.by === 'number' &&
+    (c.reason === undefined || isReason(c.reason)) &&
+    (c.message === undefined || typeof c.message === 'string')
+  );
 }
 
 function isLeftover(v: unknown): v is LeftoverProcess {
@@ -288,7 +461,7 @@ function isLeftover(v: unknown): v is LeftoverProcess {
   return isIdentity(v) && Number.isInteger(p.ppid) && Number.isInteger(p.pgid) && typeof p.comm === 'string';
 }
 
-function isCaps(v: unknown): v is Caps {
+function isCaps(v: unknown): boolean {
   const c = v as Record<string, unknown>;
   return (
     typeof c === 'object' &&
@@ -298,6 +471,22 @@ function isCaps(v: unknown): v is Caps {
   );
 }
 
+/**
+ * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
+ * that today's writers leave out in that case (keepChildren false; an end's elapsedMs and eventBytesAtEnd
+ * null, no leftovers), is left out, so a record read and written back keeps its bytes.
+ */
 export function serialiseRecord(record: RunRecord): string {
-  return JSON.stringify(record, null, 1) + '\n';
+  const out: Record<string, unknown> = {};
+  for (const key in record) {
+    const value = record[key as keyof RunRecord];
+    if (!leftOut(key, value)) out[key] = value;
+  }
+  return JSON.stringify(out, null, 1) + '\n';
+}
+
+function leftOut(key: string, value: unknown): boolean {
+  if (key === 'keepChildren') return value === false;
+  if (key === 'elapsedMs' || key === 'eventBytesAtEnd') return value === null;
+  return key === 'leftovers' && Array.isArray(value) && value.length === 0;
 }

@@ -42,7 +42,7 @@ export async function childTranscript(registry: string, name: string, childId: s
   if (adapter.childMessages) {
     const fromStore: Message[] = [];
     const found = await adapter.childMessages(
-      { sessionId: record.sessionId, cwd: record.cwd, childId, storeEnv: record.storeEnv ?? {}, description: child.description },
+      { sessionId: record.sessionId, cwd: record.cwd, childId, storeEnv: record.storeEnv, description: child.description },
       (m) => fromStore.push(m),
     );
     if (found && fromStore.length) return { run: record.run, child, messages: fromStore, source: 'transcript' };

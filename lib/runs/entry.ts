@@ -1,7 +1,6 @@
 import type { Observation } from './observe.js';
-import { placementOf, type Caps, type ChildAgent, type Outcome, type Reason, type RunRecord, type Status, type Usage } from '../registry/record.js';
+import type { Caps, ChildAgent, Outcome, Reason, RunRecord, Status, Usage } from '../registry/record.js';
 import { durationMs } from '../base/time.js';
-import { capsOf, reasonOf } from './reason.js';
 import { stallOf } from './stall.js';
 
 /**
@@ -85,7 +84,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     name: r.name,
     status: o.status,
     outcome: o.status === 'done' ? r.outcome : null,
-    reason: o.status === 'done' ? reasonOf(r) : null,
+    reason: o.status === 'done' ? r.reason : null,
     statusReason: o.statusReason,
     cli: r.cli,
     model: r.model,
@@ -94,8 +93,8 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     sessionId: r.sessionId,
     cwd: r.cwd,
     pid: o.supervisor?.pid ?? null,
-    executor: placementOf(r).name,
-    jobId: placementOf(r).jobId,
+    executor: r.executor.name,
+    jobId: r.executor.jobId,
     agentPid: r.agentProcess?.pid ?? o.foundAgentPid ?? null,
     agentAlive: o.agentAlive,
     exitCode: r.exitCode,
@@ -110,27 +109,27 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     run: r.run,
     resumeCount: r.run - 1,
     parent: r.parent,
-    depth: r.depth ?? 1,
-    worktree: r.worktree ?? null,
+    depth: r.depth,
+    worktree: r.worktree,
     cancelRequested: r.cancel !== null,
     toolUses: r.toolUses,
-    skippedLines: r.skippedLines ?? 0,
+    skippedLines: r.skippedLines,
     usage: r.usage,
-    caps: capsOf(r),
+    caps: r.caps,
     children: r.children,
     extraArgs: r.extraArgs,
     files: r.files,
     ...stallOf(o),
-    lastWorkAt: r.lastWorkAt ?? null,
-    stallAfterSec: r.stallAfterSec ?? null,
-    stallAction: r.stallAction ?? 'none',
-    onEnd: r.onEnd ?? null,
+    lastWorkAt: r.lastWorkAt,
+    stallAfterSec: r.stallAfterSec,
+    stallAction: r.stallAction,
+    onEnd: r.onEnd,
     ...listing,
   };
 }
 
 /** A run's duration: the supervisor's monotonic measure when it recorded one, else finishedAt − startedAt (never negative). */
-export function runDurationMs(r: Pick<RunRecord, 'startedAt' | 'finishedAt' | 'elapsedMs'>): number | null {
-  if (r.finishedAt === null) return null;
-  return typeof r.elapsedMs === 'number' ? r.elapsedMs : durationMs(r.startedAt, r.finishedAt);
+export function runDurationMs(r: RunRecord): number | null {
+  if (r.status !== 'done') return null;
+  return r.elapsedMs ?? durationMs(r.startedAt, r.finishedAt);
 }

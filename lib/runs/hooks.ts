@@ -18,7 +18,6 @@ import { usageOfName } from './usage.js';
  * a run — and only from a trusted registry, along paths only its owner can write (docs/security.md).
  * `on-end.json`, created with O_EXCL, makes it exactly once.
  */
-export const DEFAULT_HOOK_TIMEOUT_SEC = 60;
 
 export const HOOK_FILES = {
   /** The claim, and the input every hook reads on stdin: the run's status entry as JSON. */
@@ -98,7 +97,7 @@ export function announceEnd(o: Observation, found: Found, report: (why: string) 
       SUBAGENT_RUN_DIR: o.dir,
       SUBAGENT_HOOK_INPUT: input,
     });
-    const timeout = String(r.hookTimeoutSec ?? DEFAULT_HOOK_TIMEOUT_SEC);
+    const timeout = String(r.hookTimeoutSec);
     const cwd = isDirectory(r.cwd) ? r.cwd : o.dir;
     for (const h of hooks) keepers.push(start(h.command, join(o.dir, h.log), [timeout, input], cwd, env));
   } catch {

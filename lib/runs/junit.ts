@@ -3,7 +3,6 @@ import { SubagentError } from '../base/errors.js';
 import { replaceFileDurably } from '../registry/durable.js';
 import { lastAnswer } from './transcript.js';
 import type { Observation } from './observe.js';
-import { reasonOf } from './reason.js';
 import { nowIso } from '../base/time.js';
 import { runDurationMs } from './entry.js';
 import { resolve } from 'node:path';
@@ -52,7 +51,7 @@ export async function writeJunit(file: string, registry: string, observations: O
       failures++;
       const what = r.outcome === 'cancelled' ? 'cancelled' : `exit code ${r.exitCode ?? 'none'}${r.signal ? `, signal ${r.signal}` : ''}`;
       // The type is the run's reason (docs/contract.md, "Reasons"): what a dashboard groups failures by.
-      const type = reasonOf(r) ?? r.outcome ?? 'failed';
+      const type = r.reason ?? r.outcome ?? 'failed';
       verdict = `<failure message="${esc(`${r.outcome}: ${r.error ?? what}`)}" type="${esc(type)}">${esc(`${what}\n${r.error ?? ''}`)}</failure>`;
     } else if (ob.status !== 'done') {
       errors++;

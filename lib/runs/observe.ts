@@ -3,7 +3,7 @@ import { backend } from '../proc/backend.js';
 import { liveness, type Liveness, type ProcessIdentity } from '../proc/identity.js';
 import { snapshotRun } from '../proc/tree.js';
 import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from '../registry/store.js';
-import { placementOf, type RunRecord, type Status, type Usage } from '../registry/record.js';
+import type { RunRecord, Status, Usage } from '../registry/record.js';
 import { JobViews, jobVerdict } from './placed.js';
 import type { DoneCache, Stamp } from '../registry/done-cache.js';
 import type { RunProbe } from '../registry/queue.js';
@@ -96,7 +96,7 @@ export function observeRun(dir: string, jobs?: JobViews): Observation {
 
 /** A run placed on a job engine: liveness from the engine, one question per listing (lib/runs/placed.ts). */
 function observeJob(dir: string, first: RunRecord, jobs: JobViews): Observation {
-  const v = jobVerdict(first, placementOf(first), jobs, dir);
+  const v = jobVerdict(first, first.executor, jobs, dir);
   if (v.ended) {
     const again = readRecord(dir);
     if (again.status === 'done') return doneObservation(dir, again);

@@ -1,8 +1,8 @@
-import { NO_CAPS, type Caps, type CancelRequest, type Outcome, type Reason, type RunRecord } from '../registry/record.js';
+import type { CancelRequest, Outcome, Reason } from '../registry/record.js';
 
 /**
- * How a run's reason (docs/contract.md, "Reasons") is written at its end by whoever records a cancel,
- * and read back from records of any age.
+ * How a run's reason (docs/contract.md, "Reasons") is written at its end by whoever records a cancel
+ * (a record of any age reads with one: lib/registry/record.ts).
  */
 
 /**
@@ -15,17 +15,4 @@ export function cancelledEnd(cancel: CancelRequest | null): { outcome: Outcome; 
   if (cancel?.reason === 'stalled') return { outcome: 'cancelled', error, reason: 'stalled' };
   if (cancel?.reason) return { outcome: 'failed', error: cancel.message ?? `stopped at its ${cancel.reason} cap`, reason: cancel.reason };
   return { outcome: 'cancelled', error, reason: 'cancelled' };
-}
-
-/** A record's reason: as recorded; for a record written before the field existed, what its end implies. */
-export function reasonOf(r: RunRecord): Reason | null {
-  if (r.reason !== undefined) return r.reason;
-  if (r.status !== 'done' || r.outcome === null || r.outcome === 'succeeded') return null;
-  if (r.outcome === 'cancelled') return r.endReason === 'stalled' ? 'stalled' : 'cancelled';
-  return r.endReason === 'spawn-failed' ? 'spawn-failed' : 'unknown';
-}
-
-/** A record's caps (none for a record written before they existed). */
-export function capsOf(r: RunRecord): Caps {
-  return { ...NO_CAPS, ...r.caps };
 }

@@ -1,6 +1,6 @@
 import type { AgentAdapter, StreamState } from '../agents/types.js';
 import { monotonicMs } from '../base/time.js';
-import { NO_CAPS, type Caps, type Reason, type RunRecord } from '../registry/record.js';
+import type { Caps, Reason, RunRecord } from '../registry/record.js';
 
 /**
  * The spend caps the supervisor holds a run to: those its adapter leaves to the stream (`CapMode`
@@ -54,7 +54,7 @@ export interface CapGuard {
  * asks the supervisor to stop the run; after that it does nothing.
  */
 export function capGuard(g: CapGuardInput): CapGuard {
-  const caps = { ...NO_CAPS, ...g.record.caps };
+  const caps = g.record.caps;
   let done = false;
   let timer: NodeJS.Timeout | null = null;
   const stop = (crossed: Crossed): void => {
@@ -62,7 +62,7 @@ export function capGuard(g: CapGuardInput): CapGuard {
     done = true;
     g.stop(crossed);
   };
-  const limit = caps.maxTimeSec ?? null;
+  const limit = caps.maxTimeSec;
   if (limit !== null) {
     const deadline = monotonicMs() + limit * 1000;
     const arm = (): void => {

@@ -1,5 +1,5 @@
 import type { AgentAdapter, StreamState, Verdict } from '../agents/types.js';
-import { NO_CAPS, type Outcome, type Reason, type RunRecord } from '../registry/record.js';
+import type { Outcome, Reason, RunRecord } from '../registry/record.js';
 import { cancelledEnd } from '../runs/reason.js';
 import { crossedCap } from './caps.js';
 
@@ -20,7 +20,7 @@ export interface EndFields {
 export function endOf(r: RunRecord, verdict: Verdict, ran: { adapter: AgentAdapter; state: StreamState } | null): EndFields {
   if (r.cancel) return cancelledEnd(r.cancel);
   if (!ran) return { outcome: 'failed', error: verdict.error, reason: 'spawn-failed' };
-  const crossed = crossedCap(r.caps ?? NO_CAPS, ran.adapter, ran.state);
+  const crossed = crossedCap(r.caps, ran.adapter, ran.state);
   if (crossed) return { outcome: 'failed', error: crossed.message, reason: crossed.reason };
   if (verdict.outcome === 'succeeded') return { outcome: 'succeeded', error: verdict.error, reason: null };
   return { outcome: 'failed', error: verdict.error, reason: verdict.reason ?? 'unknown' };

@@ -17,7 +17,6 @@ import { cancelledChildren, type CancelRequest, type LeftoverProcess, type RunRe
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { announceEnd } from '../runs/hooks.js';
 import { doneObservation, runProbe } from '../runs/observe.js';
-import { capsOf } from '../runs/reason.js';
 import { skippedLines } from '../runs/transcript.js';
 import { usageBefore } from '../runs/usage.js';
 import { capGuard, type Crossed } from './caps.js';
@@ -30,7 +29,6 @@ import { StallWatch, stallEnd } from './stall.js';
 import { STORE_POLL_MS, storeUsageOf } from './store-usage.js';
 
 /** Only for a record without `cancelGraceMs`, which has no stall time either (both came in together). */
-export const DEFAULT_CANCEL_GRACE_MS = 3000;
 /**
  * How long what the agent left running when it exited gets to end by itself before it is stopped (TERM,
  * then KILL after LEFTOVER_KILL_MS), unless the run keeps it (--keep-children). docs/contract.md.
@@ -165,7 +163,7 @@ export class Supervision {
         files: record.files,
         extraArgs: record.extraArgs,
         sessionId: record.sessionId,
-        caps: capsOf(record),
+        caps: record.caps,
       });
     } catch (err) {
       return this.end({ kind: 'spawn-failed', error: `cannot launch ${record.cli}: ${(err as Error).message}` });
@@ -177,7 +175,7 @@ export class Supervision {
       ...launch.env,
       SUBAGENT_DIR: registry,
       SUBAGENT_PARENT: record.name,
-      SUBAGENT_DEPTH: String(record.depth ?? 1),
+      SUBAGENT_DEPTH: String(record.depth),
       SUBAGENT_NAME: record.name,
       SUBAGENT_RUN: String(record.run),
       SUBAGENT_RUN_ID: record.runId,
@@ -237,7 +235,7 @@ export class Supervision {
       if (!adapter.settleChildren || parser.state.children.length === 0) return;
       try {
         adapter.settleChildren(
-          { sessionId: record.sessionId ?? parser.state.sessionId, cwd: record.cwd, storeEnv: record.storeEnv ?? {} },
+          { sessionId: record.sessionId ?? parser.state.sessionId, cwd: record.cwd, storeEnv: record.storeEnv },
           parser.state.children,
           final,
         );
@@ -318,7 +316,7 @@ export class Supervision {
         wholeTree: firstSignalToWholeTree(signal, this.adapter.gracefulSignal),
         agent: agent.identity,
         // The grace cancel would give (SUBAGENT_CANCEL_GRACE_MS at the run's start, in its record).
-        graceMs: this.record.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+        graceMs: this.record.cancelGraceMs,
       });
     } catch (err) {
       this.log(`stopping the agent failed: ${(err as Error).message}`);
@@ -402,10 +400,10 @@ export class Supervision {
         toolUses: s?.toolUses ?? r.toolUses,
         usage: s?.usage ?? r.usage,
         children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), open) : (s?.children ?? r.children),
-        skippedLines: end.kind === 'exited' ? end.skipped : (r.skippedLines ?? 0),
+        skippedLines: end.kind === 'exited' ? end.skipped : r.skippedLines,
         lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
-        ...(end.kind === 'exited' ? { eventBytes: end.eventBytes, eventBytesAtEnd: end.eventBytes } : {}),
-        ...(end.kind === 'exited' && end.leftovers.length ? { leftovers: end.leftovers } : {}),
+        ...(end.kind === 'exited' ? { eventBytes: end.eventBytes, eventBytesAtEnd: end.eventBytes } : { eventBytesAtEnd: null }),
+        leftovers: end.kind === 'exited' ? end.leftovers : [],
       };
     };
   }
@@ -461,6 +459,9 @@ function cancelledBeforeStart(r: RunRecord, cancel: CancelRequest | null): RunRe
     endReason: 'cancelled-before-start',
     finishedAt: now,
     cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
+    elapsedMs: null,
+    eventBytesAtEnd: null,
+    leftovers: [],
   };
 }
 

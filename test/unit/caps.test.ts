@@ -164,7 +164,8 @@ test('endOf: a cancel, then a spawn failure, then a crossed cap, then the verdic
   assert.deepEqual(endOf(cancelled, failed, over), { outcome: 'cancelled', error: 'cancelled with SIGINT', reason: 'cancelled' }, "a caller's cancel wins");
   const stopped = { ...base, cancel: { requestedAt: 'x', signal: 'SIGTERM', by: 1, reason: 'max-tokens' as const, message: 'stopped at --max-tokens 5' } };
   assert.deepEqual(endOf(stopped, failed, under), { outcome: 'failed', error: 'stopped at --max-tokens 5', reason: 'max-tokens' });
-  const old = { ...base, caps: undefined };
+  // A record written before caps existed is read with none (lib/registry/record.ts; test/cli/records.test.ts).
+  const old = { ...base, caps: NO_CAPS };
   assert.deepEqual(endOf(old, ok, over), { outcome: 'succeeded', error: null, reason: null }, 'a record without caps has none');
   assert.equal(endOf(base, { outcome: 'failed', error: 'x' } as unknown as Verdict, under).reason, 'unknown', 'a verdict without a reason');
 });

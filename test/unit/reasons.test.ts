@@ -1,15 +1,15 @@
 // The reasons (docs/contract.md, "Reasons"): one list in the code, the contract and the schema; a
 // model-API error's reason from its status or its words (lib/base/api-error.ts, with the phrasings the
-// real CLIs print); records of any age read back (lib/runs/reason.ts). The adapters' verdicts are
+// real CLIs print); records of any age read back (lib/registry/record.ts). The adapters' verdicts are
 // tested on captured streams in test/unit/<cli>-adapter.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiErrorReason } from '../../lib/base/api-error.js';
-import { REASONS, type RunRecord } from '../../lib/registry/record.js';
-import { cancelledEnd, reasonOf } from '../../lib/runs/reason.js';
-import { ROOT } from '../support/paths.js';
+import { REASONS, parseRecord } from '../../lib/registry/record.js';
+import { cancelledEnd } from '../../lib/runs/reason.js';
+import { FIXTURES, ROOT } from '../support/paths.js';
 
 test('the reasons are one list: the code, the table of docs/contract.md and the schema', () => {
   const contract = readFileSync(join(ROOT, 'docs', 'contract.md'), 'utf8');
@@ -51,14 +51,17 @@ test('apiErrorReason: the HTTP status first, else the words the CLIs print', () 
 });
 
 test('reasonOf: as recorded; a record from before the field says what its end implies', () => {
-  const r = (over: Partial<RunRecord>) => ({ status: 'done', outcome: 'failed', endReason: null, ...over }) as RunRecord;
-  assert.equal(reasonOf(r({ reason: 'auth' })), 'auth');
-  assert.equal(reasonOf(r({ reason: null, outcome: 'succeeded' })), null);
-  assert.equal(reasonOf(r({})), 'unknown');
-  assert.equal(reasonOf(r({ outcome: 'cancelled' })), 'cancelled');
-  assert.equal(reasonOf(r({ endReason: 'spawn-failed' })), 'spawn-failed');
-  assert.equal(reasonOf(r({ outcome: 'succeeded' })), null);
-  assert.equal(reasonOf(r({ status: 'running', outcome: null })), null);
+  // The oldest shape of a record (no reason field), upgraded as it is read (lib/registry/record.ts).
+  const oldest = JSON.parse(readFileSync(join(FIXTURES, 'records', '01-core.json'), 'utf8'));
+  const reasonOf = (over: Record<string, unknown>) =>
+    parseRecord(JSON.stringify({ ...oldest, status: 'done', outcome: 'failed', endReason: null, ...over }), 'record.json').reason;
+  assert.equal(reasonOf({ reason: 'auth' }), 'auth');
+  assert.equal(reasonOf({ reason: null, outcome: 'succeeded' }), null);
+  assert.equal(reasonOf({}), 'unknown');
+  assert.equal(reasonOf({ outcome: 'cancelled' }), 'cancelled');
+  assert.equal(reasonOf({ endReason: 'spawn-failed' }), 'spawn-failed');
+  assert.equal(reasonOf({ outcome: 'succeeded' }), null);
+  assert.equal(reasonOf({ status: 'running', outcome: null, finishedAt: null, exitCode: null, signal: null, error: null }), null);
 });
 
 test('cancelledEnd: a caller’s cancel is cancelled; the supervisor’s at a cap is a failure with the cap', () => {
