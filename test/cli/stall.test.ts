@@ -11,11 +11,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertError, assertOk } from '../support/run.js';
 import { LONG, NOTICE_MS, until, WAIT_SEC } from '../support/wait.js';
-import { hasInotify, liveRunIds, PS_BACKEND, pidAlive, untilGone } from '../support/procs.js';
+import { hasInotify, isStopped, liveRunIds, PS_BACKEND, pidAlive, untilGone } from '../support/procs.js';
 import { makeBox, testBox } from '../support/box.js';
 import { BIN } from '../support/paths.js';
 import { recordOf, runDirPath } from '../support/registry.js';
-import { expectError, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
+import { expectError, open, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('stall');
 
@@ -111,12 +111,17 @@ describe('stalls', { concurrency: 2 }, () => {
   test('status --wait with no names is woken by a stall', async (t) => {
     // A box of its own: the bare wait would wake at the other tests' changes.
     const b = testBox(t, 'stall-bare');
-    // The stall must come after the waiter's first look (one already in that look is no change to see):
-    // 10 s leaves a loaded machine's waiter start-up room (4 s did not, once, under the ps backend in CI).
-    const s = startShell(b, 'w/quiet', 'sleep 300', ['--stall-after', '10']);
+    // The stall must come after the waiter's first look (one already in that look is no change to see),
+    // however long a loaded machine takes to start the waiter: the run ticks (output is work) until the
+    // waiter has read once and holds still at its checkpoint; then it goes quiet, and stalls 5 s later.
+    const g = join(b.dir, 'quiet-gate');
+    const s = startShell(b, 'w/quiet', `while [ ! -e '${g}' ]; do echo tick; sleep 0.3; done; sleep 300`, ['--stall-after', '5']);
     await untilStatus(b, 'w/quiet', (a) => a.status === 'running', 'running');
-    const w = b.spawn('status', ['--wait', '--timeout', WAIT_SEC]);
-    await until('the waiter watches', () => hasInotify(w.pid) || w.settled(), LONG);
+    const w = b.spawn('status', ['--wait', '--timeout', WAIT_SEC], { env: { SUBAGENT_TEST_PAUSE_AT: 'wait-after-read' } });
+    await until('the waiter holds still after its first look', () => isStopped(w.pid) || w.settled(), LONG);
+    assert.equal(w.settled(), false, 'the waiter does not return before the stall');
+    open(g);
+    process.kill(w.pid, 'SIGCONT');
     const line = assertOk(await w.done, 'status --wait');
     const change = line.changed.find((c: any) => c.name === 'w/quiet');
     assert.deepEqual(
