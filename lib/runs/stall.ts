@@ -14,9 +14,10 @@ export function stallOf(o: { status: Status; record: RunRecord }): { stalled: bo
 
 /**
  * A run that `parent`'s agent started itself (its record's `parent`), in the same registry, that is at
- * work: running and not stalled — a sign of work of the parent (docs/stalls.md): an orchestrator that
- * waits for its children while they work is not stuck. Its name, or null. Reads every name's latest
- * record (the supervisor asks only when the parent has shown no other sign for its stall time).
+ * work: running and not stalled, or scheduled (being started, or waiting for a slot of the queue) — a
+ * sign of work of the parent (docs/stalls.md): an orchestrator that waits for its children while they
+ * start and work is not stuck. Its name, or null. Reads every name's latest record (the supervisor asks
+ * only when the parent has shown no other sign for its stall time).
  */
 export function childAtWork(registry: string, parent: string): string | null {
   for (const name of listNames(registry)) {
@@ -24,9 +25,9 @@ export function childAtWork(registry: string, parent: string): string | null {
     if (dir === null) continue;
     try {
       const r = readRecord(dir);
-      if (r.parent !== parent || r.status !== 'running') continue;
+      if (r.parent !== parent || r.status === 'done') continue;
       const o = observeRun(dir);
-      if (!stallOf(o).stalled && o.status === 'running') return name;
+      if (o.status === 'scheduled' || (o.status === 'running' && !stallOf(o).stalled)) return name;
     } catch {
       /* a record being replaced, or gone: not a child at work */
     }

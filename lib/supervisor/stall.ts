@@ -24,6 +24,8 @@ const CPU_SHARE = 0.01;
 /** A check every tenth of the stall time, between these bounds. */
 const MIN_CHECK_MS = 250;
 const MAX_CHECK_MS = 10_000;
+/** While the run is flagged, the registry is searched for a child at work at most this often. */
+const CHILD_RESCAN_MS = 1000;
 
 export class StallWatch {
   private timer: NodeJS.Timeout | null = null;
@@ -113,10 +115,11 @@ export class StallWatch {
 
   /**
    * A run this one started that works, as a sign of work: searched for once the run has shown no sign of
-   * its own for its stall time, then at most once a stall time while it stays without one.
+   * its own for its stall time, then at every check while it is flagged (at most once a second), so that
+   * a child that starts clears the flag within a check, not a stall time later.
    */
   private childWorks(now: number): boolean {
-    if (now - this.lastWorkMs < this.afterMs || now - this.lastChildScanMs < this.afterMs) return false;
+    if (now - this.lastWorkMs < this.afterMs || now - this.lastChildScanMs < CHILD_RESCAN_MS) return false;
     this.lastChildScanMs = now;
     const child = childAtWork(dirname(dirname(dirname(this.dir))), this.record.name);
     if (child !== null && this.stalled) this.log(`run ${child}, started by this one, is at work`);
