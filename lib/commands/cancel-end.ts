@@ -22,7 +22,7 @@ export function recordCancelledEnd(dir: string, signal: string, endReason: EndRe
       exitCode: null,
       signal: null,
       finishedAt: at,
-      children: cancelledChildren(r.children, at),
+      children: cancelledChildren(r.children, at, { since: r.cancel?.requestedAt }),
       endReason,
       // Not this process's to measure or to know: the supervisor's.
       elapsedMs: null,

@@ -75,13 +75,20 @@ export interface ChildAgent {
 }
 
 /**
- * A cancelled run's children after its end: those still `running` (or, given `open`, those whose ids it
- * holds: the ones the stream left running) are `cancelled`, `statusSource:"inferred"`. The cancel stopped
- * them, and a CLI may report nothing for a child it killed (Claude 2.1.331 even ends with result/success).
+ * A cancelled run's children after its end: those the cancel stopped are `cancelled`,
+ * `statusSource:"inferred"` — those still `running` (or, given `open`, those whose ids it holds: the ones
+ * the stream left running), and those the stream ended at or after the cancel was requested (`since`, the
+ * request's time). A CLI may report nothing for a child it killed (Claude 2.1.331 even ends with
+ * result/success), or report it ended on its own once the cancel's signal had killed its tool (Qwen 0.24.4
+ * can say `completed` when the tool got SIGTERM before Qwen did): either way the cancel ended it.
  */
-export function cancelledChildren(children: ChildAgent[], at: string, open?: ReadonlySet<string>): ChildAgent[] {
+export function cancelledChildren(children: ChildAgent[], at: string, stopped: { open?: ReadonlySet<string>; since?: string } = {}): ChildAgent[] {
+  const since = stopped.since === undefined ? Number.NaN : Date.parse(stopped.since);
+  const endedSince = (c: ChildAgent): boolean => c.status !== 'cancelled' && c.finishedAt !== null && Date.parse(c.finishedAt) >= since;
   return children.map((c) =>
-    (open ? open.has(c.id) : c.status === 'running') ? { ...c, status: 'cancelled', statusSource: 'inferred', finishedAt: c.finishedAt ?? at } : c,
+    stopped.open?.has(c.id) || c.status === 'running' || endedSince(c)
+      ? { ...c, status: 'cancelled', statusSource: 'inferred', finishedAt: c.finishedAt ?? at }
+      : c,
   );
 }
 

@@ -399,7 +399,7 @@ export class Supervision {
         sessionId: r.sessionId ?? s?.sessionId ?? null,
         toolUses: s?.toolUses ?? r.toolUses,
         usage: s?.usage ?? r.usage,
-        children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), open) : (s?.children ?? r.children),
+        children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), { open, since: r.cancel?.requestedAt }) : (s?.children ?? r.children),
         skippedLines: end.kind === 'exited' ? end.skipped : r.skippedLines,
         lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
         ...(end.kind === 'exited' ? { eventBytes: end.eventBytes, eventBytesAtEnd: end.eventBytes } : { eventBytesAtEnd: null }),

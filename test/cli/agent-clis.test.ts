@@ -197,3 +197,29 @@ test('a child the stream left running when its run is cancelled is recorded canc
   const r = box.run('result', ['--name', name, '--child', 'a51c19559766113d9', '--json'], { env: withFakes });
   assert.equal(r.json.childStatus, 'cancelled');
 });
+
+test('a child the stream ends after the cancel was requested is recorded cancelled, even when the CLI says it completed (qwen 0.24.4)', async () => {
+  // Under load the cancel's SIGTERM can reach the child's tool before Qwen itself: the child then ends and
+  // Qwen reports it completed (test/fixtures/agents/qwen/sigterm-agent-background-completed.ndjson: its last
+  // two lines are that end), then exits on its own SIGTERM.
+  const fixture = join(FIXTURES, 'qwen', 'sigterm-agent-background-completed.ndjson');
+  fakeCli('qwen', [`trap 'tail -n 2 "${fixture}"; exit 143' TERM`, `head -n 7 '${fixture}'`, 'while :; do sleep 0.05; done'].join('\n'));
+  const name = 'kids/cancelled-qwen';
+  const s = box.run('start-subagent', ['--cli', 'qwen', '--name', name, '--prompt', 'spawn a child'], { env: withFakes });
+  assert.equal(s.code, 0, s.stdout + s.stderr);
+  const live = await untilStatus(box, name, (a) => a.children.length === 1, 'the child listed');
+  assert.deepEqual(
+    live.children.map((k: any) => [k.id, k.status, k.statusSource]),
+    [['general-purpose-call_fake_6845_42', 'running', 'stream']],
+  );
+  const c = box.run('cancel', ['--name', name], { env: withFakes });
+  assert.equal(c.code, 0, c.stdout + c.stderr);
+  assert.equal(c.json.signalSent, 'TERM');
+  const a = waitTerminal(box, [name])[name];
+  assert.equal(a.outcome, 'cancelled');
+  assert.deepEqual(
+    a.children.map((k: any) => [k.id, k.status, k.statusSource]),
+    [['general-purpose-call_fake_6845_42', 'cancelled', 'inferred']],
+  );
+  assert.ok(Date.parse(a.children[0].finishedAt) >= Date.parse(a.children[0].startedAt));
+});
