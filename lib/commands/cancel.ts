@@ -161,20 +161,37 @@ function descendantsOf(registry: string, root: string): string[] {
   return out;
 }
 
+/** Cancels the latest run of one name: its leftovers when it is done, else the run, here or on its job engine. */
 async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResult> {
-  const { registry, signal: asked } = s;
-  const ob = requireLatest(registry, nameArg);
+  const ob = requireLatest(s.registry, nameArg);
   const name = ob.record.name;
-  const previousStatus = ob.status;
   if (ob.status === 'done' && ob.record.status === 'done' && stillAlive(ob.record.leftovers).length) return cancelLeftovers(s, ob);
   if (ob.status === 'done' || (ob.status === 'unknown' && !ob.agentAlive)) throw notRunning(name, ob);
   // A job-placed run's processes are on a node: the engine signals them, not this host.
   if (ob.record.executor.name === 'local') refuseUncheckable(name, [ob.supervisor, ob.record.agentProcess]);
   const adapter = await loadAdapter(ob.record.cli);
-  const signal = asked ?? adapter.gracefulSignal;
+  const signal = s.signal ?? adapter.gracefulSignal;
+  const intent = recordIntent(ob, signal);
+  if (intent.marked.status === 'done') throw notRunning(name, observeRun(ob.dir));
+  if (intent.marked.executor.name !== 'local') return cancelPlaced(s, ob, intent, signal);
+  return cancelLocal(s, ob, intent, signal, adapter.gracefulSignal);
+}
 
-  // Record the intent first; but a registry that cannot be written (a runaway agent filled the disk)
-  // must not keep us from stopping the run: then we stop it and say the cancel is not recorded.
+/** The cancel's intent in the run's record, as far as it got there. */
+interface Intent {
+  /** The record with the intent; as it was read, when the registry could not be written. */
+  marked: RunRecord;
+  /** Why the intent could not be recorded; null when it is there. */
+  unrecorded: string | null;
+  /** What this cancel says when another one had recorded the intent first; null when this one did. */
+  earlier: string | null;
+}
+
+/**
+ * Records the intent first; but a registry that cannot be written (a runaway agent filled the disk) must
+ * not keep us from stopping the run: then we stop it and say the cancel is not recorded.
+ */
+function recordIntent(ob: Observation, signal: NodeJS.Signals): Intent {
   let marked = ob.record;
   let unrecorded: string | null = null;
   // Of concurrent cancels only the one that writes the intent says `recorded:true`; the others find it there.
@@ -191,13 +208,20 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     if (!(err instanceof SubagentError && err.code === 'E_REGISTRY_UNWRITABLE')) throw err;
     unrecorded = err.message;
   }
-  if (marked.status === 'done') throw notRunning(name, observeRun(ob.dir));
   const earlier =
     !wrote && unrecorded === null && marked.cancel
       ? `another cancel (pid ${marked.cancel.by}) had already recorded the cancel, at ${marked.cancel.requestedAt}; this one signalled what was left of the run`
       : null;
-  if (marked.executor.name !== 'local') return cancelPlaced(s, ob, marked, signal, previousStatus, unrecorded, earlier);
+  return { marked, unrecorded, earlier };
+}
 
+/**
+ * Cancel of a run on this host: the supervisor of a run with no agent yet is told (SIGTERM), the run's
+ * processes are stopped (the signal, the grace, TERM, KILL), and the end is seen recorded.
+ */
+async function cancelLocal(s: CancelSettings, ob: Observation, intent: Intent, signal: NodeJS.Signals, graceful: NodeJS.Signals): Promise<CancelResult> {
+  const { marked, earlier } = intent;
+  let { unrecorded } = intent;
   const roots: ProcessIdentity[] = marked.agentProcess ? [marked.agentProcess] : [];
   const supervisor = marked.supervisor ?? ob.supervisor;
   const exclude = new Set<number>(supervisor ? [supervisor.pid] : []);
@@ -210,7 +234,7 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
     signalIdentity(supervisor, 'SIGTERM');
   }
   if (seen.length) {
-    const wholeTree = firstSignalToWholeTree(signal, adapter.gracefulSignal);
+    const wholeTree = firstSignalToWholeTree(signal, graceful);
     ({ signalled, seen } = await stopRun(seen, snapshot, { signal, wholeTree, agent: marked.agentProcess, graceMs: s.graceMs }));
   }
   const survivors = stillAlive(snapshot());
@@ -224,16 +248,16 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
   const view = observeRun(ob.dir);
   // A dead supervisor cannot give back its queue slot; once its run is done, wake the waiting ones now
   // rather than at their next backstop check.
-  if (view.status === 'done' && !(supervisor && isAlive(supervisor))) leaveQueue(registry, marked.queueTicket, marked.runId);
+  if (view.status === 'done' && !(supervisor && isAlive(supervisor))) leaveQueue(s.registry, marked.queueTicket, marked.runId);
   return {
     ok: true,
-    registry,
-    name,
+    registry: s.registry,
+    name: ob.record.name,
     run: marked.run,
     pid: supervisor?.pid ?? null,
     agentPid: marked.agentProcess?.pid ?? null,
     signalSent: signal.replace(/^SIG/, ''),
-    previousStatus,
+    previousStatus: ob.status,
     status: view.status,
     outcome: final.outcome,
     processesSignalled: Math.max(signalled, seen.length),
@@ -272,15 +296,8 @@ async function cancelLeftovers(s: CancelSettings, ob: Observation): Promise<Canc
 }
 
 /** Cancel of a run placed on a job engine: through the engine, checked by the job's state (cancel-job.ts). */
-async function cancelPlaced(
-  s: CancelSettings,
-  ob: Observation,
-  marked: RunRecord,
-  signal: string,
-  previousStatus: Status,
-  unrecorded: string | null,
-  earlier: string | null,
-): Promise<CancelResult> {
+async function cancelPlaced(s: CancelSettings, ob: Observation, intent: Intent, signal: string): Promise<CancelResult> {
+  const { marked, unrecorded, earlier } = intent;
   const job = await cancelJob(ob.dir, marked, signal, s.graceMs);
   const view = observeRun(ob.dir);
   const warning = [unrecorded && `the cancel could not be recorded: ${unrecorded}`, earlier, job.warning].filter(Boolean).join('; ');
@@ -292,7 +309,7 @@ async function cancelPlaced(
     pid: view.record.supervisor?.pid ?? null,
     agentPid: view.record.agentProcess?.pid ?? null,
     signalSent: signal.replace(/^SIG/, ''),
-    previousStatus,
+    previousStatus: ob.status,
     status: view.status,
     outcome: view.status === 'done' ? view.record.outcome : null,
     processesSignalled: job.signalled || job.jobCancelled ? 1 : 0,

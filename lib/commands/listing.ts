@@ -3,7 +3,7 @@ import { fastPath } from '../base/fast-paths.js';
 import { observeLatest, observeListed, runProbe, type Observation } from '../runs/observe.js';
 import { compareNames, listNames } from '../registry/store.js';
 import type { Usage } from '../registry/record.js';
-import { DoneCache, type CachedView, type Stamp } from '../registry/done-cache.js';
+import { DoneCache, parseViews, spliceViews, type CachedView, type Stamp } from '../registry/done-cache.js';
 import { queueView, readLimit } from '../registry/queue.js';
 import { entryOf, type AgentEntry } from '../runs/entry.js';
 import { usageOfName } from '../runs/usage.js';
@@ -32,23 +32,41 @@ export interface ListingTail {
   untrusted?: { reason: string; hint: string };
 }
 
+/** Done runs of consecutive names that the status cache proved current: their views, as the cache's bytes. */
+export interface CachedRow {
+  kind: 'cached';
+  stretch: CachedView;
+}
+
+/** A run read fresh, with what the read learnt of it on the way. */
+export interface FreshRow {
+  kind: 'fresh';
+  observation: Observation;
+  /** Usage over all runs of the name, when the read already knew it (undefined: not yet known). */
+  usageTotal?: Usage | null;
+  /** A done run the cache may keep once it is rendered: its listed name, and the stamp it was read after. */
+  stamp?: { name: string; stamp: Stamp };
+}
+
+/** A row of a snapshot: a run read fresh, or a stretch of done runs the cache served. */
+export type SnapshotRow = FreshRow | CachedRow;
+
+/** A row of a listing: a run read fresh as its entry, or a stretch of done runs the cache served. */
+export type ListingRow = { kind: 'fresh'; entry: AgentEntry } | CachedRow;
+
 /** What was read of the selected names, at one moment. */
 export interface Snapshot {
   /** What was read, by name. Cache hits are in `rows` only: the cache serves plain listings, which need no more. */
   observations: Map<string, Observation>;
   /** In listing order: what was read, and the done runs the cache proved current, already rendered. */
-  rows: Array<Observation | CachedView>;
-  /** Usage over all runs of a name, where the listing already knows it. */
-  usage: Map<Observation, Usage | null>;
-  /** Done runs read fresh that the cache may keep once rendered: their listed name and stamp. */
-  stamps: Map<Observation, { name: string; stamp: Stamp }>;
+  rows: SnapshotRow[];
   cache: DoneCache | null;
   problems: Problem[];
 }
 
-/** A listing in name order: entries, and stretches of done runs' entries served by the status cache as JSON bytes. */
+/** A listing in name order, with what it says after `agents`. */
 export interface Rows {
-  rows: Array<AgentEntry | CachedView>;
+  rows: ListingRow[];
   tail: ListingTail;
 }
 
@@ -57,7 +75,7 @@ export interface Rows {
  * else names from the listing, where one name's trouble goes to `problems` and the cache may serve.
  */
 export function snapshot(registry: string, names: string[], strict: boolean, cache: DoneCache | null): Snapshot {
-  const s: Snapshot = { observations: new Map(), rows: [], usage: new Map(), stamps: new Map(), cache, problems: [] };
+  const s: Snapshot = { observations: new Map(), rows: [], cache, problems: [] };
   // Runs placed on a job engine: one question to the engine for the whole listing.
   const jobs = new JobViews(names.length > 1);
   for (const name of names) {
@@ -66,24 +84,26 @@ export function snapshot(registry: string, names: string[], strict: boolean, cac
         const o = observeLatest(registry, name, jobs);
         if (o) {
           s.observations.set(name, o);
-          s.rows.push(o);
+          s.rows.push({ kind: 'fresh', observation: o });
         }
         continue;
       }
       // A done run the cache proves current comes rendered, joined to the previous row when that is
       // the cache's too and its view lies just before: a listing of current runs is one row.
       const last = s.rows[s.rows.length - 1];
-      const hit = cache?.lookup(name, last !== undefined && 'views' in last ? last : undefined);
+      const after = last?.kind === 'cached' ? last.stretch : undefined;
+      const hit = cache?.lookup(name, after);
       if (hit) {
-        if (hit !== last) s.rows.push(hit);
+        if (hit !== after) s.rows.push({ kind: 'cached', stretch: hit });
         continue;
       }
       const l = observeListed(registry, name, cache ?? undefined, jobs);
       if (l === null) continue;
-      s.observations.set(name, l.observation);
-      s.rows.push(l.observation);
-      s.usage.set(l.observation, l.usageTotal);
-      if (l.stamp && l.observation.status === 'done' && l.observation.record.name === name) s.stamps.set(l.observation, { name, stamp: l.stamp });
+      const { observation } = l;
+      s.observations.set(name, observation);
+      const row: FreshRow = { kind: 'fresh', observation, usageTotal: l.usageTotal };
+      if (l.stamp && observation.status === 'done' && observation.record.name === name) row.stamp = { name, stamp: l.stamp };
+      s.rows.push(row);
     } catch (caught) {
       // A name's own trouble goes to `problems`; a process backend that cannot work fails the listing.
       // An unreadable folder of the name (its permissions, a symlink loop) is the name's trouble too.
@@ -111,21 +131,20 @@ export function listingCache(registry: string, prefix: string | undefined, env: 
  * the cache as the JSON it renders to), with the queue and problems; the cache is saved.
  */
 export function rowsOf(registry: string, s: Snapshot): Rows {
-  const nameOf = (r: Observation | CachedView) => ('views' in r ? r.name : r.record.name);
   const sorted = [...s.rows].sort((x, y) => compareNames(nameOf(x), nameOf(y)));
-  const queue = sorted.some((r) => ('views' in r ? r.queueTicket : r.record.queueTicket)) || readLimit(registry) > 0 ? queueView(registry, runProbe) : null;
+  const queue = sorted.some(holdsTicket) || readLimit(registry) > 0 ? queueView(registry, runProbe) : null;
   const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
-  const rows = sorted.map((r): AgentEntry | CachedView => {
-    if ('views' in r) return r;
-    const position = positions.get(r.dir);
-    const entry = entryOf(r, {
-      usageTotal: s.usage.has(r) ? s.usage.get(r)! : usageOfName(registry, r.record),
-      queued: r.status === 'scheduled' && position !== undefined,
+  const rows = sorted.map((r): ListingRow => {
+    if (r.kind === 'cached') return r;
+    const { observation: o, stamp } = r;
+    const position = positions.get(o.dir);
+    const entry = entryOf(o, {
+      usageTotal: r.usageTotal !== undefined ? r.usageTotal : usageOfName(registry, o.record),
+      queued: o.status === 'scheduled' && position !== undefined,
       queuePosition: position ?? null,
     });
-    const stamped = s.stamps.get(r);
-    if (stamped) s.cache!.remember(stamped.name, stamped.stamp, r.record.queueTicket !== null, JSON.stringify(entry));
-    return entry;
+    if (stamp) s.cache!.remember(stamp.name, stamp.stamp, o.record.queueTicket !== null, JSON.stringify(entry));
+    return { kind: 'fresh', entry };
   });
   s.cache?.save();
   const tail: ListingTail = {};
@@ -135,6 +154,21 @@ export function rowsOf(registry: string, s: Snapshot): Rows {
 }
 
 /** The entries of the rows, the cache's bytes parsed. */
-export function entriesOf(rows: Rows['rows']): AgentEntry[] {
-  return rows.flatMap((r) => ('views' in r ? (JSON.parse(`[${r.views.toString('utf8', r.start, r.end)}]`) as AgentEntry[]) : [r]));
+export function entriesOf(rows: ListingRow[]): AgentEntry[] {
+  return rows.flatMap((r) => (r.kind === 'cached' ? (parseViews(r.stretch) as AgentEntry[]) : [r.entry]));
+}
+
+/** The line's bytes of the rows, the `agents` array's items: each fresh entry's JSON, the cache's stretches as they are. */
+export function itemsOf(rows: ListingRow[]): Buffer[] {
+  return spliceViews(rows.map((r) => (r.kind === 'cached' ? r.stretch : JSON.stringify(r.entry))));
+}
+
+/** The name a row is sorted by: a stretch's first. */
+function nameOf(r: SnapshotRow): string {
+  return r.kind === 'cached' ? r.stretch.name : r.observation.record.name;
+}
+
+/** Whether a row's run, or one of a stretch's runs, holds a queue ticket. */
+function holdsTicket(r: SnapshotRow): boolean {
+  return r.kind === 'cached' ? r.stretch.queueTicket : Boolean(r.observation.record.queueTicket);
 }

@@ -3,7 +3,7 @@ import { waitFor } from '../base/wait.js';
 import { isTerminal, type Observation } from '../runs/observe.js';
 import { nameNotFound, validateName } from '../registry/names.js';
 import { agentsDir, nameDir, runDir } from '../registry/store.js';
-import type { Status } from '../registry/record.js';
+import type { Outcome, Status } from '../registry/record.js';
 import { writeJunit } from '../runs/junit.js';
 import { stallOf } from '../runs/stall.js';
 import type { AgentEntry } from '../runs/entry.js';
@@ -108,8 +108,6 @@ export async function status(o: StatusOptions): Promise<StatusResult> {
 async function statusIn(place: Place, o: StatusOptions): Promise<StatusResult> {
   const { registry, env, cwd } = place;
   const asked = [...new Set(o.names ?? [])];
-  const waiting = o.wait || o.waitTerminal;
-  const timeoutMs = waiting ? waitTimeoutMs(o.timeoutSec, env) : null;
   const plain = isPlainListing(o);
   const refused = new Map<string, Problem>();
   const take = (): Snapshot => {
@@ -122,85 +120,126 @@ async function statusIn(place: Place, o: StatusOptions): Promise<StatusResult> {
     if (o.announce) announceUnknown(place, s.observations.values(), refused);
     return s;
   };
-
-  let value: Snapshot;
-  let changed: Change[] | null = null;
-  let timedOut = false;
-  if (!waiting) value = take();
-  else {
-    const first = take();
-    for (const n of asked) if (!first.observations.has(n)) throw nameNotFound(n, registry);
-    // --prefix/--all must select something; a bare --wait may start on an empty registry (its first run is a change).
-    const bare = asked.length === 0 && o.prefix === undefined && !o.all;
-    if (first.observations.size === 0 && !bare) {
-      throw new SubagentError('E_NAME_NOT_FOUND', o.prefix !== undefined ? `no runs named ${o.prefix}/… in ${registry}` : `no runs in ${registry}`, {
-        registry,
-        hint: 'start some runs first, or check --registry / SUBAGENT_DIR',
-      });
-    }
-    const baseline = new Map([...first.observations].map(([n, ob]) => [n, key(ob)]));
-    let latest = first;
-    const r = await waitFor({
-      dirs: () => [
-        agentsDir(registry),
-        ...[...latest.observations.keys()].flatMap((n) => [nameDir(registry, n), runDir(registry, n, latest.observations.get(n)!.record.run)]),
-      ],
-      relevant: (file) => file === null || !/^(events\.log|stderr\.log|supervisor\.log|prompt)$|\.lock|\.tmp-|^\.new-/.test(file),
-      timeoutMs,
-      checkpoint: 'wait-after-read',
-      check: () => {
-        latest = take();
-        // A run that vanished while waited on (its directory removed) ends the wait: it can never
-        // become terminal, and it must not count as having succeeded.
-        const gone = [...baseline.keys()].find((n) => !latest.observations.has(n));
-        if (gone !== undefined) throw vanished(gone, registry);
-        const done = o.waitTerminal
-          ? [...latest.observations.values()].every((ob) => isTerminal(ob.status))
-          : [...latest.observations].some(([n, ob]) => baseline.get(n) !== key(ob));
-        return { done, value: latest };
-      },
-    });
-    value = r.value;
-    timedOut = r.timedOut;
-    if (o.wait) {
-      changed = [...value.observations]
-        .filter(([n, ob]) => baseline.get(n) !== key(ob))
-        .map(([n, ob]) => ({
-          name: n,
-          previousStatus: baseline.has(n) ? baseline.get(n)!.split(' ')[0]! : null,
-          status: ob.status,
-          run: ob.record.run,
-          exitCode: ob.record.exitCode,
-          finishedAt: ob.record.finishedAt,
-          stalled: stallOf(ob).stalled,
-        }));
-    }
-  }
+  const waited = o.wait || o.waitTerminal ? await waitOn(place, o, asked, take) : null;
+  const { value, changed, timedOut, timeoutMs } = waited ?? { value: take(), changed: null, timedOut: false, timeoutMs: null };
   value.problems.push(...refused.values());
   const { rows, tail } = rowsOf(registry, value);
   const body: StatusResult = { ok: true, registry, agents: entriesOf(rows), ...tail, ...untrustedTail(place) };
   if (changed) body.changed = changed;
   if (o.junit !== undefined) body.junit = await writeJunit(o.junit, registry, [...value.observations.values()], cwd);
+  // Both errors carry the listing: what the caller would have had, had nothing been required of it.
+  const listing = { agents: body.agents, ...(body.junit ? { junit: body.junit } : {}) };
   if (timedOut) {
     throw new SubagentError(
       'E_WAIT_TIMEOUT',
       `timed out after ${(timeoutMs ?? 0) / 1000} s waiting for ${o.waitTerminal ? 'every run to end' : 'a change'}`,
       { registry, timeoutSec: (timeoutMs ?? 0) / 1000, hint: 'wait again, or raise --timeout / SUBAGENT_WAIT_TIMEOUT_SEC (0 waits forever)' },
-      { agents: body.agents, ...(body.junit ? { junit: body.junit } : {}) },
+      listing,
     );
   }
-  if (o.requireSuccess) {
-    const failed = [...value.observations.values()].filter((ob) => !(ob.status === 'done' && ob.record.outcome === 'succeeded'));
-    if (failed.length) {
-      throw new SubagentError(
-        'E_RUN_FAILED',
-        `${failed.length} of ${value.observations.size} run${value.observations.size === 1 ? '' : 's'} did not succeed: ${failed.map((f) => `${f.record.name} (${f.status}${f.record.outcome ? ' ' + f.record.outcome : ''})`).join(', ')}`,
-        { registry, failed: failed.map((f) => f.record.name), hint: 'read their answers with subagent-result --name N; errors are in each record' },
-        { agents: body.agents, ...(body.junit ? { junit: body.junit } : {}) },
-      );
-    }
-  }
+  if (o.requireSuccess) requireSuccess([...value.observations.values()], registry, listing);
   return body;
+}
+
+/** What a wait ended on: the last snapshot, the runs that changed (--wait), and whether its time ran out first. */
+interface Waited {
+  value: Snapshot;
+  changed: Change[] | null;
+  timedOut: boolean;
+  timeoutMs: number | null;
+}
+
+/**
+ * --wait and --wait-terminal: snapshots taken at every change of the selected runs' directories (and of
+ * agents/, where a new name appears) until one of them changed, or every one is terminal.
+ */
+async function waitOn(place: Place, o: StatusOptions, asked: string[], take: () => Snapshot): Promise<Waited> {
+  const { registry, env } = place;
+  const timeoutMs = waitTimeoutMs(o.timeoutSec, env);
+  const first = take();
+  requireSelected(first, o, asked, registry);
+  const baseline = new Map([...first.observations].map(([n, ob]) => [n, watchedOf(ob)]));
+  let latest = first;
+  const r = await waitFor({
+    dirs: () => [
+      agentsDir(registry),
+      ...[...latest.observations.keys()].flatMap((n) => [nameDir(registry, n), runDir(registry, n, latest.observations.get(n)!.record.run)]),
+    ],
+    relevant: (file) => file === null || !/^(events\.log|stderr\.log|supervisor\.log|prompt)$|\.lock|\.tmp-|^\.new-/.test(file),
+    timeoutMs,
+    checkpoint: 'wait-after-read',
+    check: () => {
+      latest = take();
+      // A run that vanished while waited on (its directory removed) ends the wait: it can never
+      // become terminal, and it must not count as having succeeded.
+      const gone = [...baseline.keys()].find((n) => !latest.observations.has(n));
+      if (gone !== undefined) throw vanished(gone, registry);
+      const done = o.waitTerminal
+        ? [...latest.observations.values()].every((ob) => isTerminal(ob.status))
+        : [...latest.observations].some(([n, ob]) => changedSince(baseline.get(n), ob));
+      return { done, value: latest };
+    },
+  });
+  return { value: r.value, changed: o.wait ? changesOf(baseline, r.value) : null, timedOut: r.timedOut, timeoutMs };
+}
+
+/** A wait's first snapshot must hold every name asked for; --prefix/--all must select something. */
+function requireSelected(first: Snapshot, o: StatusOptions, asked: string[], registry: string): void {
+  for (const n of asked) if (!first.observations.has(n)) throw nameNotFound(n, registry);
+  // A bare --wait may start on an empty registry (its first run is a change).
+  const bare = asked.length === 0 && o.prefix === undefined && !o.all;
+  if (first.observations.size === 0 && !bare) {
+    throw new SubagentError('E_NAME_NOT_FOUND', o.prefix !== undefined ? `no runs named ${o.prefix}/… in ${registry}` : `no runs in ${registry}`, {
+      registry,
+      hint: 'start some runs first, or check --registry / SUBAGENT_DIR',
+    });
+  }
+}
+
+/** What --wait watches of a run: a change of any of these is a change. */
+interface Watched {
+  status: Status;
+  run: number;
+  outcome: Outcome | null;
+  stalled: boolean;
+}
+
+function watchedOf(o: Observation): Watched {
+  return { status: o.status, run: o.record.run, outcome: o.record.outcome, stalled: stallOf(o).stalled };
+}
+
+/** Whether a run differs from what was watched of it before (nothing: a new run). */
+function changedSince(before: Watched | undefined, o: Observation): boolean {
+  const now = watchedOf(o);
+  return before === undefined || before.status !== now.status || before.run !== now.run || before.outcome !== now.outcome || before.stalled !== now.stalled;
+}
+
+/** The runs of the last snapshot that changed since the first. */
+function changesOf(baseline: Map<string, Watched>, value: Snapshot): Change[] {
+  return [...value.observations]
+    .filter(([n, ob]) => changedSince(baseline.get(n), ob))
+    .map(([n, ob]) => ({
+      name: n,
+      previousStatus: baseline.get(n)?.status ?? null,
+      status: ob.status,
+      run: ob.record.run,
+      exitCode: ob.record.exitCode,
+      finishedAt: ob.record.finishedAt,
+      stalled: stallOf(ob).stalled,
+    }));
+}
+
+/** --require-success: E_RUN_FAILED, with the listing, when a selected run did not succeed. */
+function requireSuccess(observations: Observation[], registry: string, listing: Record<string, unknown>): void {
+  const failed = observations.filter((ob) => !(ob.status === 'done' && ob.record.outcome === 'succeeded'));
+  if (!failed.length) return;
+  const n = observations.length;
+  throw new SubagentError(
+    'E_RUN_FAILED',
+    `${failed.length} of ${n} run${n === 1 ? '' : 's'} did not succeed: ${failed.map((f) => `${f.record.name} (${f.status}${f.record.outcome ? ' ' + f.record.outcome : ''})`).join(', ')}`,
+    { registry, failed: failed.map((f) => f.record.name), hint: 'read their answers with subagent-result --name N; errors are in each record' },
+    listing,
+  );
 }
 
 function vanished(name: string, registry: string): SubagentError {
@@ -209,8 +248,4 @@ function vanished(name: string, registry: string): SubagentError {
     registry,
     hint: 'its directory was removed or moved; nothing more will be recorded for it',
   });
-}
-
-function key(o: Observation): string {
-  return `${o.status satisfies Status} ${o.record.run} ${o.record.outcome} ${stallOf(o).stalled}`;
 }

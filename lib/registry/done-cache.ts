@@ -334,6 +334,41 @@ export class DoneCache {
 
 const COMMA = Buffer.from(',');
 
+/**
+ * A JSON array's items as the pieces of one line, for writev(2): an item read fresh is its JSON text
+ * (U+2028/U+2029 escaped, as every output line has them), a stretch of views the cache proved current is
+ * the cache file's own bytes — consecutive stretches of one file joined into one piece — never decoded,
+ * parsed, split or copied; the items are joined by ",". Byte for byte what JSON.stringify would make of
+ * the same items (test/cli/status-cache.test.ts holds the two together).
+ */
+export function spliceViews(items: ReadonlyArray<string | CachedView>): Buffer[] {
+  const pieces: Array<string | Buffer> = [];
+  let views: Buffer | null = null;
+  let from = 0;
+  let to = 0;
+  const flush = () => {
+    if (views) pieces.push(views.subarray(from, to));
+    views = null;
+  };
+  items.forEach((item, i) => {
+    if (typeof item !== 'string' && item.views === views && item.start === to + 1 && item.views[to] === COMMA[0]) {
+      to = item.end;
+      return;
+    }
+    flush();
+    if (i > 0) pieces.push(',');
+    if (typeof item === 'string') pieces.push(item);
+    else ({ views, start: from, end: to } = item);
+  });
+  flush();
+  return pieces.map((p) => (typeof p === 'string' ? Buffer.from(escapeSeparators(p)) : p));
+}
+
+/** The values of a stretch of views: the views parsed, for a caller that wants objects, not bytes. */
+export function parseViews(stretch: CachedView): unknown[] {
+  return JSON.parse(`[${stretch.views.toString('utf8', stretch.start, stretch.end)}]`) as unknown[];
+}
+
 function align(at: number): number {
   return Math.ceil(at / 8) * 8;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { loadAdapter } from '../agents/index.js';
-import { emptyState, type AgentAdapter, type StreamParser } from '../agents/types.js';
+import { emptyState, type AgentAdapter, type Launch, type LaunchInput, type StreamParser } from '../agents/types.js';
 import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { LineFollower } from '../base/lines.js';
 import { elapsedSinceMs, nowIso } from '../base/time.js';
@@ -19,14 +19,14 @@ import { announceEnd } from '../runs/hooks.js';
 import { doneObservation, runProbe } from '../runs/observe.js';
 import { skippedLines } from '../runs/transcript.js';
 import { usageBefore } from '../runs/usage.js';
-import { capGuard, type Crossed } from './caps.js';
+import { capGuard, type CapGuard, type Crossed } from './caps.js';
 import { endOf } from './end.js';
 import { ENGINE_END_EXIT, askedSignal, cancelRequested, engineEndGrace, placedOnEngine } from './engine-end.js';
 import type { Log } from './log.js';
 import { Progress } from './progress.js';
 import { untilItLands } from './retry.js';
 import { StallWatch, stallEnd } from './stall.js';
-import { STORE_POLL_MS, storeUsageOf } from './store-usage.js';
+import { STORE_POLL_MS, storeUsageOf, type StoreUsageRead } from './store-usage.js';
 
 /** Only for a record without `cancelGraceMs`, which has no stall time either (both came in together). */
 /**
@@ -54,6 +54,25 @@ type End =
       leftovers: LeftoverProcess[];
     };
 
+/** The agent, once started: its process, and its identity (null: it was gone before it could be read). */
+interface Agent {
+  child: Waited;
+  identity: ProcessIdentity | null;
+}
+
+/** How the agent exited: its exit code, or the signal that ended it. */
+type AgentExit = Awaited<Waited['exited']>;
+
+/** A running agent as the supervisor follows it: the run, the adapter, the stream's parser and where it reads the event log. */
+interface Followed {
+  record: RunRecord;
+  adapter: AgentAdapter;
+  parser: StreamParser;
+  follower: LineFollower;
+  /** The usage from the CLI's own store, read at the end (null: the adapter keeps none there). */
+  fromStore: StoreUsageRead | null;
+}
+
 /**
  * One run's supervision, from the record it finds `scheduled` to the end it records: the whole state of
  * the supervisor lives here, and the run is stopped in one place (`stop`, for a cap, a stall or a
@@ -68,7 +87,7 @@ export class Supervision {
   private record: RunRecord | null = null;
   private adapter: AgentAdapter | null = null;
   private onEngine = false;
-  private agent: { child: Waited; identity: ProcessIdentity | null } | null = null;
+  private agent: Agent | null = null;
   /** Between asking for the agent and having it: a stop then waits for the agent to be there. */
   private spawning = false;
   /** The first stop asked for, in memory: what the end records when the intent could not be written. */
@@ -150,39 +169,15 @@ export class Supervision {
     await this.runAgent(record, this.adapter);
   }
 
+  /** The agent's part of the run: launched, started, recorded running, followed until it exits, and ended. */
   private async runAgent(record: RunRecord, adapter: AgentAdapter): Promise<void> {
-    const { dir, registry } = this;
-    let launch: ReturnType<AgentAdapter['launch']>;
+    let launch: Launch;
     try {
-      launch = adapter.launch({
-        mode: record.run === 1 ? 'new' : 'resume',
-        cwd: record.cwd,
-        model: record.model,
-        variant: record.variant,
-        agent: record.agent,
-        files: record.files,
-        extraArgs: record.extraArgs,
-        sessionId: record.sessionId,
-        caps: record.caps,
-      });
+      launch = adapter.launch(launchInput(record));
     } catch (err) {
       return this.end({ kind: 'spawn-failed', error: `cannot launch ${record.cli}: ${(err as Error).message}` });
     }
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      // A resume reads the CLI's own store where the session lives (HOME, CODEX_HOME, …).
-      ...record.storeEnv,
-      ...launch.env,
-      SUBAGENT_DIR: registry,
-      SUBAGENT_PARENT: record.name,
-      SUBAGENT_DEPTH: String(record.depth),
-      SUBAGENT_NAME: record.name,
-      SUBAGENT_RUN: String(record.run),
-      SUBAGENT_RUN_ID: record.runId,
-    };
-    for (const knob of TEST_KNOBS) delete env[knob];
-    // Programs that trust $PWD over their real cwd (OpenCode) must see the run's directory.
-    env.PWD = record.cwd;
+    const env = agentEnv(this.registry, record, launch.env);
     try {
       await adapter.prepare?.(env, record.cwd);
     } catch (err) {
@@ -190,30 +185,50 @@ export class Supervision {
     }
     // Before the agent starts: what its store holds now is not this run's.
     const fromStore = storeUsageOf(adapter, record);
-    const before = record.run > 1 ? await this.landed('reading the usage before this run', () => usageBefore(registry, record)) : null;
+    const before = record.run > 1 ? await this.landed('reading the usage before this run', () => usageBefore(this.registry, record)) : null;
     const parser = adapter.parser(undefined, { threadUsageBefore: before });
     // Stopped while it got ready: nothing was started.
     if (this.stopping) return this.end({ kind: 'cancelled-before-start' });
+    const agent = await this.spawnAgent(record, launch, env);
+    if (agent === null) return;
+    // The caps the supervisor holds (the adapter's `stream` ones, checked whenever the stream said more; the time cap from now).
+    const caps = capGuard({ record, adapter, state: parser.state, stop: (crossed) => this.stop({ kind: 'cap', crossed }) });
+    if (this.stopping) void this.stopAgent();
+    await this.recordRunning(agent);
+    const followed: Followed = { record, adapter, parser, fromStore, follower: new LineFollower(join(this.dir, FILES.events), (line) => parser.line(line)) };
+    const exit = await this.follow(followed, agent.child, caps);
+    await this.finish(followed, exit, agent);
+  }
+
+  /** Starts the agent on the run's files; null when it could not be started (the run is then ended). */
+  private async spawnAgent(record: RunRecord, launch: Launch, env: NodeJS.ProcessEnv): Promise<Agent | null> {
     this.spawning = true;
-    const files = await this.landed('opening the run files', () => openRunFiles(dir));
+    const files = await this.landed('opening the run files', () => openRunFiles(this.dir));
     let child: Waited;
     try {
       child = await spawnWaited(launch.command, launch.args, { cwd: record.cwd, env, stdio: files });
     } catch (err) {
       this.spawning = false;
-      return this.end({ kind: 'spawn-failed', error: `cannot start ${launch.command}: ${(err as Error).message}` });
+      return this.spawnFailed(`cannot start ${launch.command}: ${(err as Error).message}`);
     } finally {
       for (const fd of files) closeSync(fd);
     }
-    const identity = identityOf(child.pid);
-    this.agent = { child, identity };
+    this.agent = { child, identity: identityOf(child.pid) };
     this.spawning = false;
     checkpoint('after-agent-spawn');
-    // The caps the supervisor holds (the adapter's `stream` ones, checked whenever the stream said more; the time cap from now).
-    const caps = capGuard({ record, adapter, state: parser.state, stop: (crossed) => this.stop({ kind: 'cap', crossed }) });
-    if (this.stopping) void this.stopAgent();
+    return this.agent;
+  }
+
+  /** The end of a run whose agent could not be started; resolves to null, what spawnAgent says then. */
+  private async spawnFailed(error: string): Promise<null> {
+    await this.end({ kind: 'spawn-failed', error });
+    return null;
+  }
+
+  /** The record `running`, with the supervisor's and the agent's identities, written until the disk takes it. */
+  private async recordRunning({ child, identity }: Agent): Promise<void> {
     const running = await this.landed('recording the run running', () =>
-      updateRecord(dir, (r) =>
+      updateRecord(this.dir, (r) =>
         r.status === 'done'
           ? null
           : {
@@ -228,49 +243,58 @@ export class Supervision {
     // A cancel that arrived before the agent was recorded could not see the agent: it is stopped here.
     if (running.cancel) this.stop({ kind: 'cancel' });
     checkpoint('running');
+  }
 
-    const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line));
-    // Children's ends the stream cannot tell, from the CLI's own store (Gemini: a failed sub-agent's call is a "success").
-    const settle = (final: boolean): void => {
-      if (!adapter.settleChildren || parser.state.children.length === 0) return;
-      try {
-        adapter.settleChildren(
-          { sessionId: record.sessionId ?? parser.state.sessionId, cwd: record.cwd, storeEnv: record.storeEnv },
-          parser.state.children,
-          final,
-        );
-      } catch (err) {
-        this.log(`settling the children from the store failed: ${(err as Error).message}`);
-      }
-    };
+  /** Follows the running agent — its progress, its caps, its stalls — until it exits; resolves with its exit. */
+  private async follow(f: Followed, child: Waited, caps: CapGuard): Promise<AgentExit> {
     const onRead = (): void => {
-      settle(false);
+      this.settleChildren(f, false);
       caps.check();
     };
-    const progress = new Progress(dir, parser, follower, onRead, fromStore, this.log, STORE_POLL_MS);
+    const progress = new Progress(this.dir, f.parser, f.follower, onRead, f.fromStore, this.log, STORE_POLL_MS);
     progress.start();
-    const stall = new StallWatch(dir, record, child.pid, this.log, () => this.stop({ kind: 'stalled' }));
+    const stall = new StallWatch(this.dir, f.record, child.pid, this.log, () => this.stop({ kind: 'stalled' }));
     stall.start();
     const exit = await child.exited;
-    if (this.onEngine && exit.signal !== null) await engineEndGrace(dir);
+    if (this.onEngine && exit.signal !== null) await engineEndGrace(this.dir);
     progress.stop();
     stall.stop();
     caps.close();
     checkpoint('agent-exited');
+    return exit;
+  }
+
+  /** After the agent exited: every line it wrote read, what it left running seen to, the run's end recorded. */
+  private async finish(f: Followed, exit: AgentExit, agent: Agent): Promise<void> {
+    const { record, adapter, parser, follower } = f;
     // Every line the agent wrote (and what it left behind, until it was stopped; what it keeps writing, when
     // kept, is after the run's end) is read and parsed before the end is settled.
     const readAll = () => this.landed('reading the event log to its end', () => follower.flush());
     if (record.keepChildren) await readAll();
-    const leftovers = await this.leftBehind(record, identity, child.pid);
+    const leftovers = await this.leftBehind(record, agent.identity, agent.child.pid);
     if (!record.keepChildren) await readAll();
     parser.end?.();
-    settle(true);
+    this.settleChildren(f, true);
     try {
-      fromStore?.(parser.state);
+      f.fromStore?.(parser.state);
     } catch (err) {
       this.log(`reading the usage from the store failed: ${(err as Error).message}`);
     }
     await this.end({ kind: 'exited', adapter, exit, parser, skipped: skippedLines(parser, follower), eventBytes: follower.position, leftovers });
+  }
+
+  /** Children's ends the stream cannot tell, from the CLI's own store (Gemini: a failed sub-agent's call is a "success"). */
+  private settleChildren({ record, adapter, parser }: Followed, final: boolean): void {
+    if (!adapter.settleChildren || parser.state.children.length === 0) return;
+    try {
+      adapter.settleChildren(
+        { sessionId: record.sessionId ?? parser.state.sessionId, cwd: record.cwd, storeEnv: record.storeEnv },
+        parser.state.children,
+        final,
+      );
+    } catch (err) {
+      this.log(`settling the children from the store failed: ${(err as Error).message}`);
+    }
   }
 
   /**
@@ -426,6 +450,41 @@ export class Supervision {
 function unique(seen: Seen[]): LeftoverProcess[] {
   const byPid = new Map(seen.map((p) => [p.pid, { pid: p.pid, startTime: p.startTime, bootId: p.bootId, ppid: p.ppid, pgid: p.pgid, comm: p.comm }]));
   return [...byPid.values()];
+}
+
+/** What the adapter is asked to launch: a new session for run 1, else a resume of the run's session. */
+function launchInput(record: RunRecord): LaunchInput {
+  return {
+    mode: record.run === 1 ? 'new' : 'resume',
+    cwd: record.cwd,
+    model: record.model,
+    variant: record.variant,
+    agent: record.agent,
+    files: record.files,
+    extraArgs: record.extraArgs,
+    sessionId: record.sessionId,
+    caps: record.caps,
+  };
+}
+
+/** The agent's environment: the caller's, the CLI's store and the adapter's additions, and the run's own SUBAGENT_* (no test knob). */
+function agentEnv(registry: string, record: RunRecord, launchEnv: Launch['env']): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    // A resume reads the CLI's own store where the session lives (HOME, CODEX_HOME, …).
+    ...record.storeEnv,
+    ...launchEnv,
+    SUBAGENT_DIR: registry,
+    SUBAGENT_PARENT: record.name,
+    SUBAGENT_DEPTH: String(record.depth),
+    SUBAGENT_NAME: record.name,
+    SUBAGENT_RUN: String(record.run),
+    SUBAGENT_RUN_ID: record.runId,
+  };
+  for (const knob of TEST_KNOBS) delete env[knob];
+  // Programs that trust $PWD over their real cwd (OpenCode) must see the run's directory.
+  env.PWD = record.cwd;
+  return env;
 }
 
 /** The agent's stdin (the prompt), stdout (the event log) and stderr, opened for the spawn. */

@@ -3,7 +3,7 @@ import { bool, list, parseFlags, str } from '../cli/flags.js';
 import type { FlagSpec } from '../cli/flags.js';
 import { checkStatusOptions, plainListing, status, type StatusOptions } from '../commands/status.js';
 import { history } from '../commands/history.js';
-import type { Rows } from '../commands/listing.js';
+import { itemsOf, type Rows } from '../commands/listing.js';
 import { parseSeconds } from '../commands/settings.js';
 import { treeText } from '../views/tree.js';
 import { SubagentError } from '../base/errors.js';
@@ -60,34 +60,15 @@ function screen() {
 }
 
 /**
- * The JSON line of a plain listing, composed around its rows: a fresh row is serialised here, a stretch
- * of the status cache goes out as the bytes it holds — consecutive stretches of one cache file joined
- * into one — never decoded, parsed or copied into one buffer (written with writev). Byte for byte what
+ * The JSON line of a plain listing, composed around its rows' bytes (the status cache's stretches as the
+ * cache holds them: lib/registry/done-cache.ts, spliceViews), written with writev. Byte for byte what
  * jsonLine would print for the same listing (test/cli/status-cache.test.ts holds the two together).
  */
 function lineOf(l: Rows & { registry: string }): Buffer[] {
-  const pieces: Array<string | Buffer> = [`${JSON.stringify({ ok: true, registry: l.registry }).slice(0, -1)},"agents":[`];
-  let views: Buffer | null = null;
-  let from = 0;
-  let to = 0;
-  const flush = () => {
-    if (views) pieces.push(views.subarray(from, to));
-    views = null;
-  };
-  l.rows.forEach((r, i) => {
-    if ('views' in r && r.views === views && r.start === to + 1 && r.views[to] === 0x2c) {
-      to = r.end;
-      return;
-    }
-    flush();
-    if (i > 0) pieces.push(',');
-    if ('views' in r) ({ views, start: from, end: to } = r);
-    else pieces.push(JSON.stringify(r));
-  });
-  flush();
+  const head = `${JSON.stringify({ ok: true, registry: l.registry }).slice(0, -1)},"agents":[`;
   const tail = JSON.stringify(l.tail);
-  pieces.push(tail === '{}' ? ']}\n' : `],${tail.slice(1)}\n`);
-  return pieces.map((p) => (typeof p === 'string' ? Buffer.from(escapeSeparators(p)) : p));
+  const end = tail === '{}' ? ']}\n' : `],${tail.slice(1)}\n`;
+  return [Buffer.from(escapeSeparators(head)), ...itemsOf(l.rows), Buffer.from(escapeSeparators(end))];
 }
 
 export function main(): Promise<void> {
