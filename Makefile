@@ -1,8 +1,8 @@
 # The two commands of the README do everything on a fresh machine:
 #   make demo   install, build, fan out three shell subagents, wait, print their results
 #   make test   install, build, run every test (unit, cli, fault, e2e against the real agent CLIs) on
-#               Node 24, and the CLI and fault suites on Node 22 (with SUBAGENT_PROC_BACKEND=ps) and 26
-#               (but the files marked `test-matrix: once`: scripts/test.sh)
+#               Node 24, the CLI and fault suites on Node 22 (with SUBAGENT_PROC_BACKEND=ps), the CLI
+#               suite on 26 (but the files marked `test-matrix: once`: scripts/test.sh)
 SHELL := /bin/bash
 # --test-timeout also bounds each test FILE as a whole: the e2e files take 2.5-4 min on a loaded 2-core
 # machine, so the bound is a hang detector with room for a slower CI machine, not a budget.

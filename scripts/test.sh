@@ -4,12 +4,15 @@
 #   1. every test file            on the default Node (the machine's when >= 22, else the pinned 24),
 #                                 with the platform's process backend (/proc on Linux)
 #   2. the CLI and fault suites   on the oldest other pinned major (22, or 24), with SUBAGENT_PROC_BACKEND=ps
-#   3. the CLI and fault suites   on the other one (26), with the platform's backend
+#   3. the CLI suite              on the other one (26), with the platform's backend
 #
-# Each Node of the matrix and each process backend runs every CLI and fault assertion, but not every pair
-# of them: the ps backend is the same code on every Node (it runs `ps` and reads its text), and what
-# differs between Nodes does not depend on the backend. A run of the CLI and fault suites on the default
-# Node with the ps backend as well (TEST_RUNS=ps) would repeat both for nothing: it is not in `all`.
+# Each Node of the matrix runs every CLI assertion and each process backend every CLI and fault
+# assertion, but not every pair of them: the ps backend is the same code on every Node (it runs `ps` and
+# reads its text), and what differs between Nodes does not depend on the backend. A run of the CLI and
+# fault suites on the default Node with the ps backend as well (TEST_RUNS=ps) would repeat both for
+# nothing: it is not in `all`. The fault suite (kill -9, a full disk, PID reuse, locks, hangs) runs on
+# the oldest and the default Node, with both backends; what it adds over the CLI suite is our recovery
+# code and the kernel's behaviour, not Node's, so run 3 leaves it out (it is a third of a run's time).
 #
 # The CLI and fault suites are every *.test.js under dist/test/cli and dist/test/fault, sub-folders
 # (test/cli/fanout/) included; test/README.md says what each folder of test/ holds. Runs 2 and 3 leave
@@ -18,12 +21,17 @@
 # the code they go through is run on every Node and backend by the files that do. They run in run 1
 # only, and runs 2 and 3 name them in their heading.
 #
+# Run 1 starts the files that take longest first — the real agent CLIs' (dist/test/e2e, and the files
+# with a line `// test-order: early — <why>`) — so that the short ones fill the cores around them rather
+# than one long file running alone at the end.
+#
 # A run's Node is first on PATH (bin/* are `#!/usr/bin/env node`, and the tests spawn them), so it runs
 # the test runner, the verbs and their supervisors. The build is plain JavaScript for Node 22 and later,
 # so one build serves every run. test/install/ finds every Node of the matrix in SUBAGENT_TEST_NODES.
 #
-# Every run goes to its end even when one fails. After each run come its slowest files; at the end, each
-# failed test with what failed (no stack), then a line per run, then one closing line,
+# Every run goes to its end even when one fails. After each run come its slowest files, and the processes
+# it started that still run (a test that left one behind: it takes CPU from every later run); at the end,
+# each failed test with what failed (no stack), then a line per run, then one closing line,
 # `N passed, N failed, N skipped`, summing every run (a cancelled test counts as failed, a todo as
 # skipped, a runner that died before its summary as one failure); the exit status is 1 when any failed.
 #
@@ -55,12 +63,25 @@ done
 export SUBAGENT_TEST_NODES="$nodes"
 
 [[ -d dist/test ]] || { echo "$me: no dist/test: run make build first" >&2; exit 1; }
-all_files=()
-while IFS= read -r f; do all_files+=("$f"); done < <(find dist/test -name '*.test.js' | LC_ALL=C sort)
-cf_files=() once=()
+# The source of built test file $1 has a line starting with $2.
+marked() {
+  local src="test/${1#dist/test/}"
+  grep -q "^$2" "${src%.js}.ts" 2>/dev/null
+}
+early=() later=()
 while IFS= read -r f; do
-  src="test/${f#dist/test/}"
-  if grep -q '^// test-matrix: once' "${src%.js}.ts" 2>/dev/null; then once+=("${src%.js}.ts"); else cf_files+=("$f"); fi
+  if [[ "$f" == dist/test/e2e/* ]] || marked "$f" '// test-order: early'; then early+=("$f"); else later+=("$f"); fi
+done < <(find dist/test -name '*.test.js' | LC_ALL=C sort)
+all_files=("${early[@]}" "${later[@]}")
+cf_files=() cli_files=() once=()
+while IFS= read -r f; do
+  if marked "$f" '// test-matrix: once'; then
+    src="test/${f#dist/test/}"
+    once+=("${src%.js}.ts")
+    continue
+  fi
+  cf_files+=("$f")
+  [[ "$f" == dist/test/cli/* ]] && cli_files+=("$f")
 done < <(find dist/test/cli dist/test/fault -name '*.test.js' | LC_ALL=C sort)
 
 tmp="$(mktemp -d)"
@@ -99,6 +120,13 @@ run() {
   # Where the run's time went: its slowest files (seconds, file, tests).
   echo "── run $k: the slowest files (s, file, tests)"
   head -n "${TEST_SLOWEST:-12}" "$tmp/times$k" 2>/dev/null
+  # What the run started and left running (started within it, still alive, not a kernel thread): a
+  # test's leftover slows every later run; this shows it where a CI page keeps it.
+  left="$(sub=$BASHPID; ps -eo pid=,ppid=,etimes=,time=,args= | awk -v s="$secs" -v me="$sub" -v top="$$" '$3 <= s && $5 !~ /^\[/ && $1 != me && $2 != me && $2 != top' | head -n 20)"
+  if [[ -n "$left" ]]; then
+    echo "── run $k: processes it started that still run (pid, ppid, seconds, CPU time, command)"
+    cut -c1-220 <<<"$left"
+  fi
   # Every file's, kept beside the build (gitignored) for a closer look.
   mkdir -p dist/test-times && cp "$tmp/times$k" "dist/test-times/run$k.txt" 2>/dev/null
   pass="$(count pass "$tap")" fail="$(count fail "$tap")" cancelled="$(count cancelled "$tap")"
@@ -130,7 +158,7 @@ for r in $runs; do
         if [[ $i -eq 0 ]]; then
           run "CLI and fault suites with SUBAGENT_PROC_BACKEND=ps" "${others[$i]}" SUBAGENT_PROC_BACKEND=ps -- "${cf_files[@]}"
         else
-          run "CLI and fault suites" "${others[$i]}" -- "${cf_files[@]}"
+          run "CLI suite" "${others[$i]}" -- "${cli_files[@]}"
         fi
       done
       ;;

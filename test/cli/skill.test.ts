@@ -1,5 +1,6 @@
 // test-matrix: once — SKILL.md's front matter and its examples' exit codes and lines: text, the same on
 // every Node and process backend (scripts/test.sh).
+// test-order: early — it runs the real agent CLIs, as the e2e files do: among the longest files (scripts/test.sh).
 // The skill file (skill/subagents/SKILL.md) and its installer (scripts/install-skill.sh), docs/skill.md.
 //
 // 1. The front matter parses (a strict parser for the YAML subset a skill needs) and follows the Agent
