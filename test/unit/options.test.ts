@@ -28,6 +28,13 @@ test("docs/contract.md's table of start's options is the one made from the optio
   assert.ok(contract.includes(`\n${table}\n`), `docs/contract.md, "start-subagent", must hold this table as it is:\n\n${table}\n`);
 });
 
+test("start-subagent --help's --batch line names every field of a line (it is written by hand)", () => {
+  const usage = readFileSync(join(ROOT, 'lib', 'verbs', 'start-subagent.ts'), 'utf8');
+  const batch = usage.slice(usage.indexOf('  --batch FILE|-'), usage.indexOf('  --registry DIR'));
+  // `file` is the one-file spelling of `files`.
+  for (const field of BATCH_FIELDS.filter((f) => f !== 'file')) assert.match(batch, new RegExp(`(^|[^\\w])${field}($|[^\\w])`), field);
+});
+
 test('every option has a flag or a field, and a key is one field of a line at most', () => {
   for (const o of START_OPTIONS) assert.ok(o.flag !== null || o.fields.length > 0, o.key);
   assert.equal(new Set(BATCH_FIELDS).size, BATCH_FIELDS.length);
