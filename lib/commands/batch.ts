@@ -2,45 +2,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SubagentError } from '../base/errors.js';
 import { callerOf, inRegistryOf, placeOf, type Context } from './context.js';
-import { readPrompt } from './prompt.js';
-import { start, type StartOptions } from './start.js';
-import { parseCap, type CapKey } from './caps.js';
-import { badStallSec, parseStallSec } from './settings.js';
-
-/** Fields a batch line may hold: the flags of start-subagent, in camelCase. */
-const FIELDS = [
-  'name',
-  'prompt',
-  'promptFile',
-  'cli',
-  'cwd',
-  'model',
-  'variant',
-  'agent',
-  'file',
-  'files',
-  'args',
-  'worktree',
-  'base',
-  'executor',
-  'slurmArgs',
-  'stallAfter',
-  'stallAction',
-  'onEnd',
-  'keepChildren',
-  'maxCost',
-  'maxTokens',
-  'maxTurns',
-  'maxTime',
-] as const;
-
-/** The spend caps of a line: its field, and the option it sets. */
-const CAP_FIELDS: Array<[field: string, key: CapKey]> = [
-  ['maxCost', 'maxCostUsd'],
-  ['maxTokens', 'maxTokens'],
-  ['maxTurns', 'maxTurns'],
-  ['maxTime', 'maxTimeSec'],
-];
+import { start, type StartOptions, type StartResult } from './start.js';
+import { lineOptions, parseLine, textField } from './batch-line.js';
 
 export interface BatchOptions extends Context {
   /** A path, or "-" for stdin. */
@@ -125,33 +88,17 @@ function readBatch(source: string, cwd: string): string {
   }
 }
 
-const optionalString = (line: Record<string, unknown>, key: string): string | undefined => {
-  const v = line[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new SubagentError('E_ARG_INVALID', `"${key}" must be a string`, { field: key, hint: `write "${key}": "…"` });
-  return v;
-};
-
-/** A line's caps: a number (or the flag's text, `"none"` too) or null (no cap); a field left out takes the default. */
-function lineCaps(line: Record<string, unknown>, defaults: BatchDefaults): Pick<StartOptions, CapKey> {
-  const out: Pick<StartOptions, CapKey> = {};
-  for (const [field, key] of CAP_FIELDS) {
-    const v = line[field];
-    if (v === undefined) out[key] = defaults[key];
-    else if (v === null) out[key] = null;
-    else if (typeof v === 'number' || typeof v === 'string') out[key] = parseCap(key, String(v));
-    else throw new SubagentError('E_ARG_INVALID', `"${field}" must be a number`, { field, hint: `"${field}": 10` });
-  }
-  return out;
+/** A started line, as the output lists it. */
+function startedLine(line: number, out: StartResult): BatchStarted {
+  const { name, pid, executor, jobId, status, sessionId, cli, run, startedAt } = out;
+  return { line, name, pid, executor, jobId, status, sessionId, cli, run, startedAt };
 }
 
-/** A line's "stallAfter": seconds as a number, or a string as --stall-after takes it ("off", "90"). */
-function stallAfterOf(line: Record<string, unknown>): number | undefined {
-  const v = line.stallAfter;
-  if (v === undefined || v === null) return undefined;
-  if (typeof v === 'number') return v;
-  if (typeof v === 'string') return parseStallSec(v, '"stallAfter"');
-  throw badStallSec(JSON.stringify(v), '"stallAfter"');
+/** A line that did not start: the error start (or the line) gave. */
+function failedLine(line: number, name: string | undefined, err: unknown): BatchFailed {
+  const e = err instanceof SubagentError ? err : new SubagentError('E_INTERNAL', `internal error: ${(err as Error).message}`);
+  const hint = e.code === 'E_PROMPT_REQUIRED' ? 'give the line a non-empty "prompt" or "promptFile" field' : (e.details.hint ?? null);
+  return { line, name: name ?? null, code: e.code, error: e.message, hint };
 }
 
 /**
@@ -167,7 +114,6 @@ export async function batch(o: BatchOptions): Promise<BatchResult> {
 
 async function startLines(text: string, registry: string, o: BatchOptions): Promise<BatchResult> {
   const { cwd } = callerOf(o);
-  const defaults = o.defaults ?? {};
   const started: BatchStarted[] = [];
   const failed: BatchFailed[] = [];
   const lines = text.split('\n');
@@ -176,86 +122,20 @@ async function startLines(text: string, registry: string, o: BatchOptions): Prom
     if (raw === '' || raw.startsWith('//')) continue;
     let name: string | undefined;
     try {
-      let line: Record<string, unknown>;
-      try {
-        line = JSON.parse(raw) as Record<string, unknown>;
-      } catch (err) {
-        throw new SubagentError('E_ARG_INVALID', `not a JSON object: ${(err as Error).message}`, { hint: 'one JSON object per line' });
-      }
-      if (typeof line !== 'object' || line === null || Array.isArray(line))
-        throw new SubagentError('E_ARG_INVALID', 'not a JSON object', { hint: 'one JSON object per line' });
-      const unknown = Object.keys(line).filter((k) => !(FIELDS as readonly string[]).includes(k));
-      if (unknown.length)
-        throw new SubagentError('E_ARG_UNKNOWN', `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}`, {
-          fields: unknown,
-          hint: `fields: ${FIELDS.join(', ')}`,
-        });
-      name = optionalString(line, 'name');
-      const files = [
-        ...(line.file === undefined ? [] : [line.file]),
-        ...(Array.isArray(line.files) ? line.files : line.files === undefined ? [] : [line.files]),
-      ];
-      const args = line.args === undefined ? [] : line.args;
-      if (!Array.isArray(args) || args.some((a) => typeof a !== 'string'))
-        throw new SubagentError('E_ARG_INVALID', '"args" must be an array of strings', { field: 'args', hint: '"args": ["--permission-mode", "acceptEdits"]' });
-      const slurmArgs = line.slurmArgs;
-      if (slurmArgs !== undefined && (!Array.isArray(slurmArgs) || slurmArgs.some((a) => typeof a !== 'string')))
-        throw new SubagentError('E_ARG_INVALID', '"slurmArgs" must be an array of strings', {
-          field: 'slurmArgs',
-          hint: '"slurmArgs": ["--partition=gpu", "--time=30"]',
-        });
-      if (files.some((f) => typeof f !== 'string'))
-        throw new SubagentError('E_ARG_INVALID', '"file"/"files" must be strings', { field: 'files', hint: '"files": ["a.ts", "b.ts"]' });
-      const promptText = optionalString(line, 'prompt');
-      const prompt = readPrompt(promptText === '-' ? `-` : promptText, optionalString(line, 'promptFile'), cwd, { stdinAllowed: false });
-      if (line.worktree !== undefined && typeof line.worktree !== 'boolean')
-        throw new SubagentError('E_ARG_INVALID', '"worktree" must be true or false', { field: 'worktree', hint: '"worktree": true' });
-      if (line.keepChildren !== undefined && typeof line.keepChildren !== 'boolean')
-        throw new SubagentError('E_ARG_INVALID', '"keepChildren" must be true or false', { field: 'keepChildren', hint: '"keepChildren": true' });
-      const stallAfter = stallAfterOf(line);
+      const line = parseLine(raw);
+      name = textField(line, 'name');
       const out = await start({
+        ...lineOptions(line, cwd, o.defaults ?? {}),
         name,
-        prompt,
-        cli: optionalString(line, 'cli') ?? defaults.cli,
-        cwdDir: optionalString(line, 'cwd') ?? defaults.cwdDir,
-        model: optionalString(line, 'model') ?? defaults.model,
-        variant: optionalString(line, 'variant') ?? defaults.variant,
-        agent: optionalString(line, 'agent') ?? defaults.agent,
-        files: files as string[],
-        extraArgs: args as string[],
-        maxConcurrent: defaults.maxConcurrent,
-        worktree: (line.worktree as boolean | undefined) ?? defaults.worktree ?? false,
-        base: optionalString(line, 'base') ?? defaults.base,
-        executor: optionalString(line, 'executor') ?? defaults.executor,
-        executorArgs: (slurmArgs as string[] | undefined) ?? defaults.executorArgs,
-        stallAfterSec: stallAfter ?? defaults.stallAfterSec,
-        // A line that turns stalls off has nothing for the default action to act on.
-        stallAction: (optionalString(line, 'stallAction') as StartOptions['stallAction']) ?? (stallAfter === 0 ? undefined : defaults.stallAction),
-        onEnd: optionalString(line, 'onEnd') ?? defaults.onEnd,
-        keepChildren: (line.keepChildren as boolean | undefined) ?? defaults.keepChildren,
-        ...lineCaps(line, defaults),
         // Located again as the batch located it (not as an explicit --registry: that would adopt a
         // registry that was found by walking up, docs/security.md).
         registry: o.registry,
         cwd,
         ...(o.env ? { env: o.env } : {}),
       });
-      started.push({
-        line: i + 1,
-        name: out.name,
-        pid: out.pid,
-        executor: out.executor,
-        jobId: out.jobId,
-        status: out.status,
-        sessionId: out.sessionId,
-        cli: out.cli,
-        run: out.run,
-        startedAt: out.startedAt,
-      });
+      started.push(startedLine(i + 1, out));
     } catch (err) {
-      const e = err instanceof SubagentError ? err : new SubagentError('E_INTERNAL', `internal error: ${(err as Error).message}`);
-      const hint = e.code === 'E_PROMPT_REQUIRED' ? 'give the line a non-empty "prompt" or "promptFile" field' : (e.details.hint ?? null);
-      failed.push({ line: i + 1, name: name ?? null, code: e.code, error: e.message, hint });
+      failed.push(failedLine(i + 1, name, err));
     }
   }
   if (failed.length === 0) return { ok: true, registry, started, failed: [] };

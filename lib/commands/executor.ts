@@ -1,9 +1,9 @@
 import { SubagentError } from '../base/errors.js';
-import { EXECUTOR_NAMES, isExecutorName, jobEngine } from '../proc/engines.js';
+import { EXECUTOR_NAMES, isExecutorName, jobEngine, type ExecutorName } from '../proc/engines.js';
 import { findOnPath } from '../proc/path.js';
 import { refusedArg } from '../proc/slurm.js';
 import type { Placement } from '../registry/record.js';
-import { fromEnv } from './settings.js';
+import { envSetting } from './settings.js';
 
 /** What start, resume and batch lines take about where a run's supervisor goes. */
 export interface ExecutorOptions {
@@ -20,13 +20,7 @@ export interface ExecutorOptions {
  * array), and an engine whose submit program is not on PATH.
  */
 export function placementFrom(o: ExecutorOptions, env: NodeJS.ProcessEnv, earlier: Placement | null = null): Placement {
-  const name = o.executor ?? earlier?.name ?? fromEnv(env, 'executor') ?? 'local';
-  if (!isExecutorName(name)) {
-    throw new SubagentError('E_ARG_INVALID', `"${name}" is not an executor`, {
-      value: name,
-      hint: `give --executor ${EXECUTOR_NAMES.join(' or ')} (or SUBAGENT_EXECUTOR)`,
-    });
-  }
+  const name = executorName(o.executor ?? earlier?.name ?? envSetting(env, 'executor', executorName) ?? 'local');
   const args = o.executorArgs ?? (earlier?.name === name ? earlier.args : []);
   const engine = jobEngine(name);
   if (!engine) {
@@ -56,6 +50,15 @@ export function placementFrom(o: ExecutorOptions, env: NodeJS.ProcessEnv, earlie
     });
   }
   return { name, args, jobId: null };
+}
+
+/** An executor's name, checked; `source` names the variable it came from. */
+function executorName(name: string, source?: string): ExecutorName {
+  if (isExecutorName(name)) return name;
+  throw new SubagentError('E_ARG_INVALID', `${source ? `${source} ` : ''}"${name}" is not an executor`, {
+    value: name,
+    hint: `give --executor ${EXECUTOR_NAMES.join(' or ')} (or SUBAGENT_EXECUTOR)`,
+  });
 }
 
 /**

@@ -102,11 +102,12 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const variant = o.variant ?? last.variant;
   const extraArgs = o.extraArgs ?? last.extraArgs;
   adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId, caps });
+  const watch = watchFields(o, env, last);
   // The run's own executor (and its options), unless this resume names another.
   const placement = placementFrom(o, env, last.executor);
   checkLimitFor(placement, o.maxConcurrent);
+  // The first write: every option and setting was checked above.
   const queueTicket = placement.name === 'local' ? queueTicketFor(registry, limit) : null;
-  const watch = watchFields(o, env, last);
   const record = newRecord({
     name,
     run: last.run + 1,

@@ -72,10 +72,9 @@ interface StartSettings {
  * without it (a run whose supervisor predates it) is the parent's record read. A depth that cannot be
  * known counts as the limit reached: the limit fails closed.
  */
-function nesting(env: NodeJS.ProcessEnv): { parent: string | null; depth: number } {
+function nesting(env: NodeJS.ProcessEnv, max: number): { parent: string | null; depth: number } {
   const parent = fromEnv(env, 'parent') ?? null;
   if (parent === null) return { parent: null, depth: 1 };
-  const max = maxDepth(env);
   const parentDepth = parentDepthOf(env, parent);
   if (parentDepth === null) {
     // details.depth stays a number (the first depth past the limit); depthKnown says it was not read.
@@ -121,6 +120,8 @@ function parentDepthOf(env: NodeJS.ProcessEnv, parent: string): number | null {
 async function settle(o: StartOptions): Promise<StartSettings> {
   const { env, cwd: callerCwd } = callerOf(o);
   const limit = requestedLimit(o.maxConcurrent, env);
+  // Read even for a top-level run: a bad value is refused where its caller sees it, not first in a nested start.
+  const max = maxDepth(env);
   checkCaps(o);
   const watch = watchFields(o, env);
   const name = validateName(o.name);
@@ -140,7 +141,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   if (o.base !== undefined && !o.worktree) throw new SubagentError('E_ARG_INVALID', '--base needs --worktree', { hint: 'add --worktree, or drop --base' });
   const caps = settleCaps(adapter, o);
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined, agent: o.agent !== undefined, files: files.length > 0 }, env);
-  const { parent, depth } = nesting(env);
+  const { parent, depth } = nesting(env, max);
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;

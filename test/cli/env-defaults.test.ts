@@ -3,14 +3,16 @@
 // model and variant a start records and hands to the agent, the SUBAGENT_* name wins over the
 // OPENCODE_PSA_* one and a flag wins over both. The agent is a fake `opencode` on PATH that writes its
 // arguments down and exits (the run may fail: only what was recorded and passed matters). And the wait
-// timeout: --timeout > SUBAGENT_WAIT_TIMEOUT_SEC > OPENCODE_PSA_WAIT_TIMEOUT_SEC.
+// timeout: --timeout > SUBAGENT_WAIT_TIMEOUT_SEC > OPENCODE_PSA_WAIT_TIMEOUT_SEC. And a bad value of a setting is
+// E_ARG_INVALID naming its variable, for every verb that reads it, with nothing started or written.
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertError } from '../support/run.js';
-import { makeBox } from '../support/box.js';
-import { gate, open, startShell, untilStatus, waitTerminal } from '../support/shell.js';
+import { makeBox, testBox } from '../support/box.js';
+import { settledTree } from '../support/registry.js';
+import { expectError, gate, open, startShell, untilStatus, waitTerminal } from '../support/shell.js';
 
 const b = makeBox('env-defaults');
 const fakeBin = join(b.dir, 'fakebin');
@@ -125,5 +127,60 @@ describe('status --wait-terminal takes its timeout from the environment', () => 
     // The run is still going: none of these waits touched it.
     open(g);
     assert.equal(waitTerminal(b, ['slow']).slow.outcome, 'succeeded');
+  });
+});
+
+describe('a bad value in the environment is E_ARG_INVALID naming the variable, and nothing is started or written', () => {
+  // The one rule of docs/contract.md, "Environment": never a silent default.
+  const START = ['--name', 'bad/env', '--cli', 'shell', '--prompt', 'true'];
+  const starts: Array<[variable: string, value: string]> = [
+    ['SUBAGENT_MAX_DEPTH', 'three'],
+    ['SUBAGENT_MAX_DEPTH', '-1'],
+    ['SUBAGENT_STALL_SEC', 'ten'],
+    ['SUBAGENT_MAX_CONCURRENT', 'many'],
+    ['SUBAGENT_CANCEL_GRACE_MS', 'soon'],
+    ['SUBAGENT_CANCEL_GRACE_MS', '-5'],
+    ['SUBAGENT_HOOK_TIMEOUT_SEC', '0'],
+    ['SUBAGENT_EXECUTOR', 'cloud'],
+  ];
+
+  /** The error line of `verb` run with `variable=value`: one line, E_ARG_INVALID, exit 1, the sandbox unchanged, details naming the variable. */
+  function refused(box: typeof b, verb: Parameters<typeof expectError>[1], args: string[], variable: string, value: string): void {
+    const r = box.run(verb, args, { env: { [variable]: value } });
+    assert.equal(r.stdout.split('\n').filter((l) => l !== '').length, 1, `one line: ${r.stdout}`);
+    assert.equal(r.stderr, '');
+    const j = expectError(box, verb, args, 'E_ARG_INVALID', { env: { [variable]: value } });
+    assert.equal(j.details.variable, variable, JSON.stringify(j));
+    assert.equal(j.details.value, value, JSON.stringify(j));
+    assert.ok(j.error.startsWith(`${variable} "${value}" `), j.error);
+  }
+
+  test('start-subagent: each setting it reads, into a registry that does not exist yet (it is not created)', (t) => {
+    const fresh = testBox(t, 'env-bad-start');
+    for (const [variable, value] of starts) refused(fresh, 'start-subagent', START, variable, value);
+    assert.deepEqual(settledTree(fresh.dir), []);
+  });
+
+  test('resume-subagent, subagent-cancel, subagent-status --wait-terminal, subagent-search: the settings each reads', (t) => {
+    const box = testBox(t, 'env-bad-others');
+    startShell(box, 'done', 'echo hi');
+    waitTerminal(box, ['done']);
+    const resume = ['--name', 'done', '--prompt', 'true'];
+    for (const [variable, value] of starts.filter(([v]) => v !== 'SUBAGENT_MAX_DEPTH' && v !== 'SUBAGENT_EXECUTOR')) {
+      // A resume keeps the run's stall time: SUBAGENT_STALL_SEC is a new run's default only.
+      if (variable !== 'SUBAGENT_STALL_SEC') refused(box, 'resume-subagent', resume, variable, value);
+    }
+    refused(box, 'cancel', ['--name', 'done'], 'SUBAGENT_CANCEL_GRACE_MS', 'soon');
+    refused(box, 'status', ['--wait-terminal', '--name', 'done'], 'SUBAGENT_WAIT_TIMEOUT_SEC', 'soon');
+    refused(box, 'search', ['--name', 'done', '--pattern', 'hi'], 'SUBAGENT_SEARCH_TIMEOUT_SEC', 'soon');
+  });
+
+  test('a flag that overrides the setting leaves the variable unread', () => {
+    const box = makeBox('env-bad-override');
+    const s = startShell(box, 'over', 'true', ['--stall-after', '30', '--max-concurrent', '0'], {
+      env: { SUBAGENT_STALL_SEC: 'ten', SUBAGENT_MAX_CONCURRENT: 'many' },
+    });
+    assert.equal(s.ok, true);
+    assert.equal(waitTerminal(box, ['over']).over.stallAfterSec, 30);
   });
 });

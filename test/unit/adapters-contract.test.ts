@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { loadAdapter } from '../../lib/agents/index.js';
 import { CLI_NAMES, type AgentAdapter } from '../../lib/agents/types.js';
+import { helpLines } from '../../lib/commands/options.js';
 import { ROOT } from '../support/paths.js';
 
 const GUIDE = 'docs/agents/adding.md';
@@ -125,10 +126,11 @@ const CHECKS: Record<string, Check> = {
       assert.ok(schema.$defs.cli.enum.includes(cli));
     },
   },
-  'lib/verbs/start-subagent.ts': {
+  'lib/commands/options.ts': {
     for: 'every CLI',
     check(cli) {
-      const line = read('lib/verbs/start-subagent.ts')
+      // The option lines of start-subagent --help are made from the options table (lib/commands/options.ts).
+      const line = helpLines('start')
         .split('\n')
         .find((l) => l.includes('--cli CLI'));
       assert.ok(line, 'start-subagent --help has a --cli CLI line');
