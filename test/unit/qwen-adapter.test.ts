@@ -9,7 +9,7 @@ import { qwenAgentId } from '../../lib/agents/qwen/stream.js';
 import { transcriptReader } from '../../lib/agents/qwen/transcript.js';
 import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
 import type { Usage } from '../../lib/registry/record.js';
-import { NO_CAPS } from '../../lib/registry/record.js';
+import { cancelledChildren, NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
 // Replays Qwen Code 0.24.4's captured streams (test/fixtures/agents/qwen/, rows in its README) through
@@ -72,6 +72,7 @@ test('every fixture of the qwen CLI is covered by this file', () => {
     'resume-1.ndjson',
     'resume-2.ndjson',
     'sigterm-agent-background.ndjson',
+    'sigterm-agent-background-completed.ndjson',
     'sigterm-tool.ndjson',
     'store',
   ]);
@@ -229,6 +230,20 @@ test('sigterm-agent-background: a child the cancel killed is reported by Qwen it
   const v = qwen.verdict(exit(null, 'SIGTERM'), p.state);
   assert.equal(v.outcome, 'failed');
   assert.match(v.error!, /qwen was killed by SIGTERM before reporting a result/);
+});
+
+test("sigterm-agent-background-completed: the child the cancel ended, reported completed (its tool got the SIGTERM before Qwen), is done by the stream and cancelled by the run's end", () => {
+  const p = parseFixture('sigterm-agent-background-completed.ndjson');
+  assert.deepEqual(
+    p.state.children.map((c) => [c.status, c.statusSource]),
+    [['done', 'stream']],
+  );
+  // The supervisor ends a cancelled run with cancelledChildren, given when the cancel was requested.
+  const requested = new Date(Date.parse(p.state.children[0]!.finishedAt!) - 1).toISOString();
+  assert.deepEqual(
+    cancelledChildren(p.state.children, requested, { since: requested }).map((c) => [c.status, c.statusSource]),
+    [['cancelled', 'inferred']],
+  );
 });
 
 test("api errors (500 after its 7 attempts, 401, 429): result/error_during_execution with is_error → failed with Qwen's own message", () => {
