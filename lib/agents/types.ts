@@ -1,4 +1,5 @@
 import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
+import type { CliName } from './index.js';
 
 /**
  * The adapter interface: everything the core knows of an agent CLI. One adapter per CLI, in
@@ -7,9 +8,8 @@ import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
  * through adding one. This file holds the interface only; the code adapters share is in lib/agents/shared/.
  */
 
-/** The agent CLIs, by the name `--cli` takes; one list, so a new CLI is added here once. */
-export const CLI_NAMES = ['opencode', 'claude', 'codex', 'copilot', 'gemini', 'qwen', 'shell'] as const;
-export type CliName = (typeof CLI_NAMES)[number];
+/** The agent CLIs, by the name `--cli` takes: those lib/agents/index.ts loads, the one list of them. */
+export { CLI_NAMES, type CliName } from './index.js';
 
 /** What `launch` builds a run's command line from: the run's record, as start or resume made it. */
 export interface LaunchInput {
