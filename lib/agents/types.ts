@@ -60,7 +60,7 @@ export interface ToolCall {
 
 /** The transcript's one shape across CLIs (`result`, `search`, `result --follow`, `--child`). */
 export interface Message {
-  /** `user`: a prompt (the core adds the run's own; a parser emits a child's). `assistant`: words. `tool`: a tool call. */
+  /** `user`: a prompt (the core adds the run's own; a run emits a child's). `assistant`: words. `tool`: a tool call. */
   role: 'user' | 'assistant' | 'tool';
   /** The words; for a tool, a one-line headline (`Bash: ls -la`). */
   text: string;
@@ -269,9 +269,9 @@ export interface AgentAdapter {
    */
   readonly gracefulSignal: NodeJS.Signals;
   /**
-   * `ndjson`: stdout is one JSON event per line, read by `parser`. `text`: stdout is the answer itself
-   * (shell): `result` prints its tail and `search` reads it line by line; the parser then only marks
-   * activity and gives `result --follow` its lines.
+   * `ndjson`: stdout is one JSON event per line, read by the run `open` returns. `text`: stdout is the
+   * answer itself (shell): `result` prints its tail and `search` reads it line by line; the run then
+   * only marks activity and gives `result --follow` its lines.
    */
   readonly stream: 'text' | 'ndjson';
   /**

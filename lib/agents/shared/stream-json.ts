@@ -22,7 +22,7 @@ import { OUTPUT_MAX, ToolCalls, toolHeadline, toolInputSummary } from './tools.j
  * answer is the last result's (`result_index`), given after the children reported (task_notification).
  */
 
-/** What a stream-json parser reads as, besides the messages it emits. */
+/** How a stream-json run reads its stream: the CLI and its differences from Claude Code. */
 export interface StreamJsonOptions {
   /** The CLI whose stream this is: named in its children (`ChildAgent.cli`) and in the verdict's errors. */
   cli: CliName;
