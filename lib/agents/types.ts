@@ -1,19 +1,15 @@
-import { SubagentError } from '../base/errors.js';
-import { parseObject, shortLine, type JsonObject } from '../base/json.js';
-import { nowIso } from '../base/time.js';
-import { isUuid } from '../base/uuid.js';
 import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
+import type { CliName } from './index.js';
 
 /**
  * The adapter interface: everything the core knows of an agent CLI. One adapter per CLI, in
  * lib/agents/<cli>/ (the built-in `shell` is the one file lib/agents/shell.ts), registered in
  * lib/agents/index.ts. The core never knows a CLI's flags, events or files; docs/agents/adding.md walks
- * through adding one.
+ * through adding one. This file holds the interface only; the code adapters share is in lib/agents/shared/.
  */
 
-/** The agent CLIs, by the name `--cli` takes; one list, so a new CLI is added here once. */
-export const CLI_NAMES = ['opencode', 'claude', 'codex', 'copilot', 'gemini', 'qwen', 'shell'] as const;
-export type CliName = (typeof CLI_NAMES)[number];
+/** The agent CLIs, by the name `--cli` takes: those lib/agents/index.ts loads, the one list of them. */
+export { CLI_NAMES, type CliName } from './index.js';
 
 /** What `launch` builds a run's command line from: the run's record, as start or resume made it. */
 export interface LaunchInput {
@@ -64,7 +60,7 @@ export interface ToolCall {
 
 /** The transcript's one shape across CLIs (`result`, `search`, `result --follow`, `--child`). */
 export interface Message {
-  /** `user`: a prompt (the core adds the run's own; a parser emits a child's). `assistant`: words. `tool`: a tool call. */
+  /** `user`: a prompt (the core adds the run's own; a run emits a child's). `assistant`: words. `tool`: a tool call. */
   role: 'user' | 'assistant' | 'tool';
   /** The words; for a tool, a one-line headline (`Bash: ls -la`). */
   text: string;
@@ -77,7 +73,7 @@ export interface Message {
 /**
  * What a run's event stream has said so far. The supervisor copies it into the record while the run
  * goes (a few times a second at most, when it changed) and once more at its end; readers of a finished
- * run's log (`result`, `search`) make a new parser and read the same fields.
+ * run's log (`result`, `search`) open the run again and read the same fields.
  */
 export interface StreamState {
   /** The CLI's session id; the record keeps the first one it gets (a resume keeps the session's). */
@@ -106,24 +102,69 @@ export interface StreamState {
   lastActivityAt: string | null;
 }
 
-/** Reads one run's event log, line by line, into a `StreamState` and transcript messages. */
-export interface StreamParser {
+/** What a run is opened with (`AgentAdapter.open`). */
+export interface RunOptions {
+  /**
+   * Receives the run's transcript as normalised messages, in order (the prompt is the core's): given by
+   * the readers (`result`, `search`, `result --follow`, `--child`), not by the supervisor.
+   */
+  onMessage?: (m: Message) => void;
+  /**
+   * The usage the earlier runs of this session reported (their records' `usage`, summed), for CLIs whose
+   * counters are cumulative over the session (Codex, Qwen Code): this run's usage is then the session's
+   * total minus this. Only the supervisor gives it (null or absent on run 1): nothing but `usage` may
+   * depend on it.
+   */
+  threadUsageBefore?: Usage | null;
+}
+
+/** How the agent's process ended: its exit status, or the signal that killed it. */
+export interface Exit {
+  /** The exit status, null when a signal ended it. */
+  code: number | null;
+  /** The signal's name, null when it exited. */
+  signal: string | null;
+}
+
+/**
+ * One run of an agent CLI as its adapter reads it, opened once per read of the run's event log (the
+ * supervisor's, live; each reader's, after): it owns everything it learns, and nothing of it is kept
+ * anywhere else. Lines go in, `state` is read at any time, `verdict` is asked once at the end.
+ */
+export interface AgentRun {
+  /** What the lines so far said; the same object for the run's life (the core reads it at any time). */
+  readonly state: StreamState;
   /** One line of the agent's stdout, without its newline; never throws (a bad line is `skippedLines`). */
   line(text: string): void;
   /** The stream is over: emit what is still pending (e.g. a tool call whose result never came). */
-  end?(): void;
-  /** What the lines so far said; the same object for the parser's life (the core reads it at any time). */
-  readonly state: StreamState;
-}
-
-/** What the core knows that a parser may need. Only the supervisor gives it: nothing but `usage` may depend on it. */
-export interface ParserContext {
+  end(): void;
   /**
-   * The usage the earlier runs of this session reported (their records' `usage`, summed), for CLIs whose
-   * counters are cumulative over the session (Codex): this run's usage is then the session's total minus
-   * this. Null or absent on run 1.
+   * How the run ended, from the exit status and what the stream said. Called once by the supervisor after
+   * the agent exited and the whole log was read (`end` included); not called when the agent could not be
+   * started. It may settle, in its own `state`, children the stream never ended (`statusSource:
+   * "inferred"`). Cancels and the caps the supervisor enforces are decided by the core, which also adds
+   * stderr's last line to a failure without `fatalError`, and records the children the stream left
+   * running as `cancelled` when the run was cancelled.
    */
-  threadUsageBefore?: Usage | null;
+  verdict(exit: Exit): Verdict;
+  /**
+   * Corrects, from the CLI's own store, the ends of children the stream cannot tell apart (Gemini's stream
+   * calls a sub-agent that failed a successful call), in `state.children`: a failed one becomes `failed`,
+   * `statusSource: "transcript"`, with its `error`. Called by the supervisor whenever the stream said
+   * more, and once with `final` after the agent exited (before the verdict). While the run goes it may
+   * hold a child the stream ended as `running` until the store has recorded how it ended; `final` gives
+   * it back the stream's end when the store never does.
+   */
+  settleChildren?(q: SessionQuery, final: boolean): void;
+  /**
+   * For a CLI whose stream has no token counts while the run goes but whose own store has them (Copilot:
+   * none in its stream; Codex: only at the end of its turn): a reader of the run's usage there. The
+   * supervisor makes it right before it starts the agent (so what the store holds then, the session's
+   * earlier runs, is not counted), reads it while the run goes (when the stream says more, and every
+   * second besides) and once more after the agent exited; what it reads is the run's `state.usage`, which
+   * the record and a `stream` cap take — until the stream reports a usage of its own, which then stands.
+   */
+  storeUsage?(q: SessionQuery): StoreUsage;
 }
 
 /** The reasons a verdict may give; the core adds `cancelled`, `spawn-failed` and the `max-*` of the caps it holds. */
@@ -157,7 +198,7 @@ export type CapMode = 'native' | 'stream' | null;
 export interface CapSupport {
   /** `--max-cost USD`; `stream` holds `state.usage.costUsd` to it. */
   cost: CapMode;
-  /** `--max-tokens N`; `stream` holds `state.usage.totalTokens` to it (from the stream, or the store: `storeUsage`). */
+  /** `--max-tokens N`; `stream` holds `state.usage.totalTokens` to it (from the stream, or the store: `AgentRun.storeUsage`). */
   tokens: CapMode;
   /** `--max-turns N`; `stream` holds `state.turns` to it (from the stream, or the store: `StoreUsage.turns`). */
   turns: CapMode;
@@ -184,7 +225,7 @@ export interface ChildQuery extends SessionQuery {
   childId: string;
 }
 
-/** One run's usage, read from the CLI's own store as the store grows (`AgentAdapter.storeUsage`). */
+/** One run's usage, read from the CLI's own store as the store grows (`AgentRun.storeUsage`). */
 export interface StoreUsage {
   /**
    * Reads what the store gained since the last call (never the whole store again); this run's usage so
@@ -228,9 +269,9 @@ export interface AgentAdapter {
    */
   readonly gracefulSignal: NodeJS.Signals;
   /**
-   * `ndjson`: stdout is one JSON event per line, read by `parser`. `text`: stdout is the answer itself
-   * (shell): `result` prints its tail and `search` reads it line by line; the parser then only marks
-   * activity and gives `result --follow` its lines.
+   * `ndjson`: stdout is one JSON event per line, read by the run `open` returns. `text`: stdout is the
+   * answer itself (shell): `result` prints its tail and `search` reads it line by line; the run then
+   * only marks activity and gives `result --follow` its lines.
    */
   readonly stream: 'text' | 'ndjson';
   /**
@@ -252,21 +293,11 @@ export interface AgentAdapter {
    */
   launch(input: LaunchInput): Launch;
   /**
-   * A new parser for one run's event log. The supervisor makes one per run (with `context`) and feeds it
-   * the log as it grows; `result`, `search`, `result --follow` and `--child` make their own, with
-   * `onMessage`, to read the transcript. `onMessage` receives the normalised messages in order (the prompt
-   * is added by the core).
+   * Opens one run for reading its event log (`AgentRun`): the supervisor opens each run it supervises
+   * (with `threadUsageBefore`) and feeds it the log as it grows; `result`, `search`, `result --follow`
+   * and `--child` open their own (with `onMessage`) to read the transcript.
    */
-  parser(onMessage?: (m: Message) => void, context?: ParserContext): StreamParser;
-  /**
-   * How a run ended, from the exit status and what the stream said. Called once by the supervisor after
-   * the agent exited and the whole log was parsed (`end` included); not called when the agent could not
-   * be started. It may settle children the stream never ended (`statusSource: "inferred"`) in `state`.
-   * Cancels and the caps the supervisor enforces are decided by the core, which also adds stderr's last
-   * line to a failure without `fatalError`, and records the children the stream left running as
-   * `cancelled` when the run was cancelled.
-   */
-  verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict;
+  open(run?: RunOptions): AgentRun;
   /**
    * Streams a child sub-agent's messages from the CLI's own transcript store, for `result --child` and
    * `search --child` when the event stream does not carry the child's words. Resolves false when the
@@ -274,122 +305,9 @@ export interface AgentAdapter {
    */
   childMessages?(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean>;
   /**
-   * Corrects, from the CLI's own store, the ends of children the stream cannot tell apart (Gemini's
-   * stream calls a sub-agent that failed a successful call): changes `children` (the parser's
-   * `state.children`) in place — a failed one becomes `failed`, `statusSource: "transcript"`, with its
-   * `error`. Called by the supervisor whenever the stream said more, and once with `final` after the
-   * agent exited (before the verdict). While the run goes it may hold a child the stream ended as
-   * `running` until the store has recorded how it ended; `final` gives it back the stream's end when the
-   * store never does.
-   */
-  settleChildren?(q: SessionQuery, children: ChildAgent[], final: boolean): void;
-  /**
-   * For a CLI whose stream has no token counts while the run goes but whose own store has them (Copilot:
-   * none in its stream; Codex: only at the end of its turn): a reader of the run's usage there. The
-   * supervisor makes it right before it starts the agent (so what the store holds then, the session's
-   * earlier runs, is not counted), reads it while the run goes (when the stream says more, and every
-   * second besides) and once more after the agent exited; what it reads is the run's `state.usage`, which
-   * the record and a `stream` cap take — until the stream reports a usage of its own, which then stands.
-   */
-  storeUsage?(q: SessionQuery): StoreUsage;
-  /**
    * Runs in the supervisor right before the agent is started (the run is still `scheduled`), with the
    * agent's environment and cwd: one-time set-up the CLI does not do safely itself (OpenCode creates its
    * database without a lock). A failure is logged and the agent is started anyway.
    */
   prepare?(env: NodeJS.ProcessEnv, cwd: string): Promise<void>;
-}
-
-/** The counts of a `Usage`, each of which a session-cumulative counter grows. */
-const COUNTS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens', 'totalTokens'] as const;
-
-/**
- * This run's usage from the totals a CLI reports over a whole session (Codex's thread, Qwen Code's
- * session) after it and before it (`ParserContext.threadUsageBefore`). A baseline that does not fit (a
- * count would go negative: it is not this session's past) is ignored and the session total is returned.
- * No cost: the totals have none.
- */
-export function runUsage(thread: Usage, before: Usage | null | undefined): Usage {
-  if (!before) return thread;
-  const out = { ...thread, costUsd: null };
-  for (const k of COUNTS) {
-    const d = thread[k] - (before[k] ?? 0);
-    if (d < 0) return thread;
-    out[k] = d;
-  }
-  return out;
-}
-
-/** The state of a stream that has said nothing yet. */
-export function emptyState(): StreamState {
-  return {
-    sessionId: null,
-    toolUses: 0,
-    usage: null,
-    children: [],
-    turns: 0,
-    fatalError: null,
-    lastAssistantText: null,
-    skippedLines: 0,
-    lastActivityAt: null,
-  };
-}
-
-/**
- * The id a resume continues, for a CLI that must be given a whole UUID there (anything else it could take
- * for another session, or a name that silently starts a new one); else E_SESSION_NOT_FOUND with `hint`.
- * `idName` is what the CLI calls it ("session id", "thread id").
- */
-export function resumeUuid(cli: CliName, sessionId: string | null, idName: string, hint: string): string {
-  if (isUuid(sessionId)) return sessionId;
-  throw new SubagentError('E_SESSION_NOT_FOUND', `${cli} cannot resume "${sessionId ?? ''}": not a ${idName}`, { sessionId, hint });
-}
-
-/** The longest description a child keeps: the task the stream showed it given, on one line. */
-const CHILD_DESCRIPTION_MAX = 200;
-
-/** A child the run's stream just showed starting (`running`, `statusSource: "stream"`), its task cut to one short line. */
-export function runningChild(id: string, cli: CliName, task: string | null, startedAt: string = nowIso()): ChildAgent {
-  const description = task === null ? null : shortLine(task, CHILD_DESCRIPTION_MAX);
-  return { id, cli, description, status: 'running', statusSource: 'stream', startedAt, finishedAt: null };
-}
-
-/**
- * Children still `running` when the run (or its turn) ended take that end (`done` or `failed`), marked as
- * a guess (`statusSource: "inferred"`): for CLIs whose sub-agents live in the agent's own process. A guess
- * is never final: the stream's own word on the child that comes later (`endChild`), or the CLI's store
- * (Gemini's `settleChildren`), replaces it.
- */
-export function inferChildren(state: StreamState, status: ChildAgent['status']): void {
-  for (const c of state.children) {
-    if (c.status !== 'running') continue;
-    c.status = status;
-    c.statusSource = 'inferred';
-    c.finishedAt ??= nowIso();
-  }
-}
-
-/**
- * The stream's own word on a child's end (`done`, `failed`…, at `at`): taken by a child still `running` and
- * by one whose end was only inferred — a CLI may report a child's end after the run's or the turn's end
- * that inferred it. An end the stream or the store already gave stands. Returns whether it was taken.
- */
-export function endChild(child: ChildAgent, status: ChildAgent['status'], at: string = nowIso()): boolean {
-  if (child.status !== 'running' && child.statusSource !== 'inferred') return false;
-  child.status = status;
-  child.statusSource = 'stream';
-  child.finishedAt = at;
-  return true;
-}
-
-/**
- * The event on one line of an `ndjson` stream: a JSON object with a string `type`. Null for a blank line,
- * and for any other line, which is counted in `state.skippedLines` (noise the CLI printed, a torn line).
- */
-export function eventOf(text: string, state: StreamState): JsonObject | null {
-  if (text.trim() === '') return null;
-  const ev = parseObject(text);
-  if (ev && typeof ev.type === 'string') return ev;
-  state.skippedLines++;
-  return null;
 }

@@ -81,8 +81,8 @@ async function followIn(registry: string, asked: string, limitMs: number | null,
       o.write(jsonLine(event));
     } else o.write(humanLine(m));
   };
-  const parser = adapter.parser(emit);
-  const follower = new LineFollower(join(dir, FILES.events), (l) => parser.line(l));
+  const run = adapter.open({ onMessage: emit });
+  const follower = new LineFollower(join(dir, FILES.events), (l) => run.line(l));
   const { timedOut } = await waitFor({
     dirs: () => [dir],
     check: () => {
@@ -106,6 +106,6 @@ async function followIn(registry: string, asked: string, limitMs: number | null,
     });
   }
   follower.flush();
-  parser.end?.();
+  run.end();
   return result({ name: record.name, run: record.run, registry, env: o.env, cwd: o.cwd });
 }

@@ -48,9 +48,11 @@ export async function childTranscript(registry: string, name: string, childId: s
     if (found && fromStore.length) return { run: record.run, child, messages: fromStore, source: 'transcript' };
   }
   const fromStream: Message[] = [];
-  const parser = adapter.parser((m) => {
-    if (m.childId === childId) fromStream.push(m);
+  const run = adapter.open({
+    onMessage: (m) => {
+      if (m.childId === childId) fromStream.push(m);
+    },
   });
-  parseLog(dir, parser, record);
+  parseLog(dir, run, record);
   return { run: record.run, child, messages: fromStream, source: 'stream' };
 }

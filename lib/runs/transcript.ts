@@ -2,7 +2,7 @@ import { closeSync, fstatSync, readSync } from 'node:fs';
 import { isErrno } from '../base/errors.js';
 import { openRegular, readRegular } from '../base/regular.js';
 import { join } from 'node:path';
-import type { AgentAdapter, Message, StreamParser } from '../agents/types.js';
+import type { AgentAdapter, AgentRun, Message } from '../agents/types.js';
 import { LineFollower } from '../base/lines.js';
 import type { RunRecord } from '../registry/record.js';
 import { FILES } from '../registry/store.js';
@@ -38,10 +38,11 @@ export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapte
   }
   visit({ run, index: 0, role: 'user', text: prompt });
   let index = 0;
-  const parser = adapter.parser((m) =>
-    visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) }),
-  );
-  return parseLog(dir, parser, record);
+  const opened = adapter.open({
+    onMessage: (m) =>
+      visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) }),
+  });
+  return parseLog(dir, opened, record);
 }
 
 /**
@@ -53,19 +54,19 @@ export function logEnd(record: RunRecord): number {
 }
 
 /**
- * Feeds a run's whole event log to a parser, streamed. Returns the lines skipped: those the parser
- * could not read as events (noise, a torn last line) and those dropped for being over-long.
+ * Feeds a run's whole event log to the run its adapter opened, streamed. Returns the lines skipped: those
+ * the adapter could not read as events (noise, a torn last line) and those dropped for being over-long.
  */
-export function parseLog(dir: string, parser: StreamParser, record: RunRecord): number {
-  const follower = new LineFollower(join(dir, FILES.events), (line) => parser.line(line), 0, logEnd(record));
+export function parseLog(dir: string, run: AgentRun, record: RunRecord): number {
+  const follower = new LineFollower(join(dir, FILES.events), (line) => run.line(line), 0, logEnd(record));
   follower.flush();
-  parser.end?.();
-  return skippedLines(parser, follower);
+  run.end();
+  return skippedLines(run, follower);
 }
 
 /** The run's `skippedLines` as far as `follower` has read. */
-export function skippedLines(parser: StreamParser, follower: LineFollower): number {
-  return parser.state.skippedLines + follower.cutLines;
+export function skippedLines(run: AgentRun, follower: LineFollower): number {
+  return run.state.skippedLines + follower.cutLines;
 }
 
 export interface Answer {
@@ -87,9 +88,9 @@ export function lastAnswer(dir: string, adapter: AgentAdapter, record: RunRecord
     const out = tail(join(dir, FILES.events), RESULT_MAX_BYTES, logEnd(record));
     return out.bytes === 0 ? { ...out, text: null, raw: null } : out;
   }
-  const parser = adapter.parser();
-  const skipped = parseLog(dir, parser, record);
-  const text = parser.state.lastAssistantText;
+  const run = adapter.open();
+  const skipped = parseLog(dir, run, record);
+  const text = run.state.lastAssistantText;
   return { text, raw: text === null ? null : Buffer.from(text), truncated: false, bytes: text === null ? 0 : Buffer.byteLength(text), skippedLines: skipped };
 }
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { StreamParser } from '../agents/types.js';
+import type { AgentRun } from '../agents/types.js';
 import { Throttle, Watch } from '../base/wait.js';
 import type { LineFollower } from '../base/lines.js';
 import { FILES, updateRecord } from '../registry/store.js';
@@ -26,7 +26,7 @@ export class Progress {
 
   constructor(
     private readonly dir: string,
-    private readonly parser: StreamParser,
+    private readonly run: AgentRun,
     private readonly follower: LineFollower,
     private readonly onRead: () => void,
     private readonly fromStore: StoreUsageRead | null,
@@ -73,11 +73,11 @@ export class Progress {
 
   private read(): void {
     const streamed = this.follower.poll() > 0;
-    const stored = this.fromStore?.(this.parser.state) ?? false;
+    const stored = this.fromStore?.(this.run.state) ?? false;
     if (!streamed && !stored && !this.unwritten) return;
     if (streamed || stored) this.onRead();
-    const s = this.parser.state;
-    const skipped = skippedLines(this.parser, this.follower);
+    const s = this.run.state;
+    const skipped = skippedLines(this.run, this.follower);
     const snapshot = JSON.stringify([s.sessionId, s.toolUses, s.usage, s.children, skipped]);
     const activity = s.lastActivityAt;
     if (snapshot === this.lastWritten && !activity) return;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { loadAdapter } from '../agents/index.js';
-import { emptyState, type AgentAdapter, type Launch, type LaunchInput, type StreamParser } from '../agents/types.js';
+import type { AgentAdapter, AgentRun, Launch, LaunchInput } from '../agents/types.js';
 import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { LineFollower } from '../base/lines.js';
 import { elapsedSinceMs, nowIso } from '../base/time.js';
@@ -47,7 +47,7 @@ type End =
       kind: 'exited';
       adapter: AgentAdapter;
       exit: { code: number | null; signal: string | null };
-      parser: StreamParser;
+      run: AgentRun;
       skipped: number;
       /** The event log's size as read to its end: where its readers stop. */
       eventBytes: number;
@@ -63,11 +63,11 @@ interface Agent {
 /** How the agent exited: its exit code, or the signal that ended it. */
 type AgentExit = Awaited<Waited['exited']>;
 
-/** A running agent as the supervisor follows it: the run, the adapter, the stream's parser and where it reads the event log. */
+/** A running agent as the supervisor follows it: the record, the adapter, the run it opened and where it reads the event log. */
 interface Followed {
   record: RunRecord;
   adapter: AgentAdapter;
-  parser: StreamParser;
+  run: AgentRun;
   follower: LineFollower;
   /** The usage from the CLI's own store, read at the end (null: the adapter keeps none there). */
   fromStore: StoreUsageRead | null;
@@ -183,19 +183,19 @@ export class Supervision {
     } catch (err) {
       this.log(`prepare failed (the agent is started anyway): ${(err as Error).message}`);
     }
-    // Before the agent starts: what its store holds now is not this run's.
-    const fromStore = storeUsageOf(adapter, record);
     const before = record.run > 1 ? await this.landed('reading the usage before this run', () => usageBefore(this.registry, record)) : null;
-    const parser = adapter.parser(undefined, { threadUsageBefore: before });
+    const run = adapter.open({ threadUsageBefore: before });
+    // Before the agent starts: what its store holds now is not this run's.
+    const fromStore = storeUsageOf(run, record);
     // Stopped while it got ready: nothing was started.
     if (this.stopping) return this.end({ kind: 'cancelled-before-start' });
     const agent = await this.spawnAgent(record, launch, env);
     if (agent === null) return;
     // The caps the supervisor holds (the adapter's `stream` ones, checked whenever the stream said more; the time cap from now).
-    const caps = capGuard({ record, adapter, state: parser.state, stop: (crossed) => this.stop({ kind: 'cap', crossed }) });
+    const caps = capGuard({ record, adapter, state: run.state, stop: (crossed) => this.stop({ kind: 'cap', crossed }) });
     if (this.stopping) void this.stopAgent();
     await this.recordRunning(agent);
-    const followed: Followed = { record, adapter, parser, fromStore, follower: new LineFollower(join(this.dir, FILES.events), (line) => parser.line(line)) };
+    const followed: Followed = { record, adapter, run, fromStore, follower: new LineFollower(join(this.dir, FILES.events), (line) => run.line(line)) };
     const exit = await this.follow(followed, agent.child, caps);
     await this.finish(followed, exit, agent);
   }
@@ -251,7 +251,7 @@ export class Supervision {
       this.settleChildren(f, false);
       caps.check();
     };
-    const progress = new Progress(this.dir, f.parser, f.follower, onRead, f.fromStore, this.log, STORE_POLL_MS);
+    const progress = new Progress(this.dir, f.run, f.follower, onRead, f.fromStore, this.log, STORE_POLL_MS);
     progress.start();
     const stall = new StallWatch(this.dir, f.record, child.pid, this.log, () => this.stop({ kind: 'stalled' }));
     stall.start();
@@ -266,32 +266,28 @@ export class Supervision {
 
   /** After the agent exited: every line it wrote read, what it left running seen to, the run's end recorded. */
   private async finish(f: Followed, exit: AgentExit, agent: Agent): Promise<void> {
-    const { record, adapter, parser, follower } = f;
+    const { record, adapter, run, follower } = f;
     // Every line the agent wrote (and what it left behind, until it was stopped; what it keeps writing, when
     // kept, is after the run's end) is read and parsed before the end is settled.
     const readAll = () => this.landed('reading the event log to its end', () => follower.flush());
     if (record.keepChildren) await readAll();
     const leftovers = await this.leftBehind(record, agent.identity, agent.child.pid);
     if (!record.keepChildren) await readAll();
-    parser.end?.();
+    run.end();
     this.settleChildren(f, true);
     try {
-      f.fromStore?.(parser.state);
+      f.fromStore?.(run.state);
     } catch (err) {
       this.log(`reading the usage from the store failed: ${(err as Error).message}`);
     }
-    await this.end({ kind: 'exited', adapter, exit, parser, skipped: skippedLines(parser, follower), eventBytes: follower.position, leftovers });
+    await this.end({ kind: 'exited', adapter, exit, run, skipped: skippedLines(run, follower), eventBytes: follower.position, leftovers });
   }
 
   /** Children's ends the stream cannot tell, from the CLI's own store (Gemini: a failed sub-agent's call is a "success"). */
-  private settleChildren({ record, adapter, parser }: Followed, final: boolean): void {
-    if (!adapter.settleChildren || parser.state.children.length === 0) return;
+  private settleChildren({ record, run }: Followed, final: boolean): void {
+    if (!run.settleChildren || run.state.children.length === 0) return;
     try {
-      adapter.settleChildren(
-        { sessionId: record.sessionId ?? parser.state.sessionId, cwd: record.cwd, storeEnv: record.storeEnv },
-        parser.state.children,
-        final,
-      );
+      run.settleChildren({ sessionId: record.sessionId ?? run.state.sessionId, cwd: record.cwd, storeEnv: record.storeEnv }, final);
     } catch (err) {
       this.log(`settling the children from the store failed: ${(err as Error).message}`);
     }
@@ -394,13 +390,13 @@ export class Supervision {
       const fallback = this.stopping?.request ?? null;
       return (r) => (r.status === 'done' ? null : cancelledBeforeStart(r, r.cancel ?? fallback));
     }
-    const s = end.kind === 'exited' ? end.parser.state : null;
+    const s = end.kind === 'exited' ? end.run.state : null;
     const exit = end.kind === 'exited' ? end.exit : { code: null, signal: null };
     // Children the stream never ended: if the run was cancelled, the cancel stopped them (a CLI may report
     // nothing for a child it killed: Claude 2.1.331 then even ends with result/success and exit 0).
     const open = new Set((s?.children ?? []).filter((c) => c.status === 'running').map((c) => c.id));
     // The verdict first: it may settle children the stream never ended (statusSource "inferred").
-    const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error, reason: null } : end.adapter.verdict(exit, s ?? emptyState());
+    const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error, reason: null } : end.run.verdict(exit);
     if (verdict.outcome === 'failed' && end.kind === 'exited' && !s?.fatalError) {
       const said = lastLine(join(this.dir, FILES.stderr));
       if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
@@ -412,7 +408,7 @@ export class Supervision {
       return {
         ...r,
         status: 'done',
-        ...endOf(r, verdict, end.kind === 'exited' ? { adapter: end.adapter, state: end.parser.state } : null),
+        ...endOf(r, verdict, end.kind === 'exited' ? { adapter: end.adapter, state: end.run.state } : null),
         exitCode: exit.code,
         signal: exit.signal,
         endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,

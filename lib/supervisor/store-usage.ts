@@ -1,8 +1,8 @@
-import type { AgentAdapter, StreamState } from '../agents/types.js';
+import type { AgentRun, StreamState } from '../agents/types.js';
 import type { RunRecord } from '../registry/record.js';
 
 /**
- * A run's usage from the CLI's own store, for an adapter whose stream has none (`AgentAdapter.storeUsage`:
+ * A run's usage from the CLI's own store, for an adapter whose stream has none (`AgentRun.storeUsage`:
  * Copilot, Codex, Gemini). The supervisor reads it whenever it reads the stream, every STORE_POLL_MS besides (the CLI
  * writes its store while its stream is quiet, during a long tool), and once more after the agent exited;
  * what it reads is the run's `state.usage`, so the record and the caps (lib/supervisor/caps.ts) take it
@@ -21,9 +21,9 @@ export type StoreUsageRead = (state: StreamState) => boolean;
  * The store reader of a run, made right before its agent starts (what the store holds then is the
  * session's earlier runs, not this one), or null when the adapter reads usage from the stream.
  */
-export function storeUsageOf(adapter: AgentAdapter, record: RunRecord): StoreUsageRead | null {
-  if (!adapter.storeUsage) return null;
-  const reader = adapter.storeUsage({ sessionId: record.sessionId, cwd: record.cwd, storeEnv: record.storeEnv });
+export function storeUsageOf(run: AgentRun, record: RunRecord): StoreUsageRead | null {
+  if (!run.storeUsage) return null;
+  const reader = run.storeUsage({ sessionId: record.sessionId, cwd: record.cwd, storeEnv: record.storeEnv });
   let last = 'null';
   /** The usage this reader put in the state: any other there is the stream's own. */
   let written: StreamState['usage'] = null;

@@ -90,9 +90,9 @@ test('codex: start → wait → result; resume continues the same thread; search
   );
 
   // Usage: codex reports the thread's cumulative total (state.threadUsage); the supervisor passes the
-  // thread's usage before run 2 (codex.parser(…, { threadUsageBefore })), so each run records its share.
+  // thread's usage before run 2 (codex.open({ threadUsageBefore })), so each run records its share.
   const thread = (run: number) => {
-    const p = codex.parser();
+    const p = codex.open();
     for (const l of readFileSync(join(runDir(w.box.registry, 'pair', run), 'events.log'), 'utf8').split('\n')) p.line(l);
     return p.state.threadUsage!;
   };

@@ -14,6 +14,8 @@ import { helpLines } from '../../lib/commands/options.js';
 import { ROOT } from '../support/paths.js';
 
 const GUIDE = 'docs/agents/adding.md';
+/** The folder of lib/agents/ that holds the code adapters share, and no adapter. */
+const SHARED = 'shared';
 /** The CLIs the project itself provides (no foreign program, nothing captured, nothing to pin). */
 const BUILT_IN = new Set<string>(['shell']);
 
@@ -209,6 +211,7 @@ test('lib/agents/index.ts registers exactly CLI_NAMES, and lib/agents/ holds no 
     [...CLI_NAMES].sort(),
   );
   for (const e of readdirSync(join(ROOT, 'lib/agents'), { withFileTypes: true })) {
+    if (e.isDirectory() && e.name === SHARED) continue;
     if (e.isDirectory())
       assert.ok((CLI_NAMES as readonly string[]).includes(e.name) && !BUILT_IN.has(e.name), `lib/agents/${e.name}/ is a registered external CLI`);
     else if (e.name !== 'index.ts' && e.name !== 'types.ts') assert.ok(BUILT_IN.has(e.name.replace(/\.ts$/, '')), `lib/agents/${e.name} is a built-in adapter`);

@@ -4,7 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAdapter } from '../../lib/agents/index.js';
-import { CLI_NAMES, emptyState, type StreamState, type Verdict } from '../../lib/agents/types.js';
+import { emptyState } from '../../lib/agents/shared/stream.js';
+import { CLI_NAMES, type StreamState, type Verdict } from '../../lib/agents/types.js';
 import { SubagentError } from '../../lib/base/errors.js';
 import { checkCaps, parseCap, parseCapFlags, settleCaps } from '../../lib/commands/caps.js';
 import { NO_CAPS, type RunRecord } from '../../lib/registry/record.js';

@@ -4,10 +4,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLAUDE_KNOWN_VERSIONS, claude } from '../../lib/agents/claude/index.js';
-import { childAnswerText } from '../../lib/agents/claude/handback.js';
+import { childAnswerText } from '../../lib/agents/shared/handback.js';
 import { claudeConfigDir, findChildTranscript, projectSlug } from '../../lib/agents/claude/store.js';
-import { toolHeadline, OUTPUT_MAX } from '../../lib/agents/claude/stream.js';
-import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
+import { toolHeadline, OUTPUT_MAX } from '../../lib/agents/shared/tools.js';
+import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
@@ -16,17 +16,18 @@ const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'claude');
 interface Parsed {
   messages: Message[];
   state: StreamState;
+  verdict(exit: Exit): Verdict;
 }
 
-/** Feeds a text through the parser line by line, as the supervisor does (no trailing empty line). */
+/** Feeds a text through a new run line by line, as the supervisor does (no trailing empty line). */
 function parseText(text: string, end = true): Parsed {
   const messages: Message[] = [];
-  const p = claude.parser((m) => messages.push(m)) as ReturnType<typeof claude.parser> & { end(): void };
+  const p = claude.open({ onMessage: (m) => messages.push(m) });
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   for (const l of lines) p.line(l);
   if (end) p.end();
-  return { messages, state: p.state };
+  return { messages, state: p.state, verdict: (exit) => p.verdict(exit) };
 }
 
 function parseFixture(name: string): Parsed {
@@ -155,13 +156,13 @@ test('plain-reply: session id, answer, usage and cost from the result line', () 
   });
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
-  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('streaming: the session id is known from the first line; usage is an estimate until the result', () => {
   const lines = readFileSync(join(FIX, 'plain-reply.ndjson'), 'utf8').split('\n');
   const messages: Message[] = [];
-  const p = claude.parser((m) => messages.push(m));
+  const p = claude.open({ onMessage: (m) => messages.push(m) });
   p.line(lines[0]!);
   const state: StreamState = p.state;
   assert.equal(state.sessionId, 'a7514beb-cb2a-48ba-82cf-5285e30f9b8e');
@@ -205,7 +206,7 @@ test('bash-tool: one line per content block, the tool call with its output as ro
     totalTokens: 38154,
     costUsd: 0.19217,
   });
-  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
 });
 
 test('bash-permission-denied: refused tool is an error tool result; exit 0 and result/success, but the run failed: permission-denied', () => {
@@ -216,26 +217,26 @@ test('bash-permission-denied: refused tool is an error tool result; exit 0 and r
   assert.match(t!.tool!.output!, /was blocked/);
   assert.match(p.state.lastAssistantText!, /^DONE\. Last tool result: touch in/, 'the answer is kept');
   assert.equal(p.state.usage?.costUsd, 0.19357999999999997);
-  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), {
+  assert.deepEqual(p.verdict({ code: 0, signal: null }), {
     outcome: 'failed',
     error:
       'claude was refused permission for 1 tool call: Bash: touch /tmp/cc-samples/work/denied.txt && echo made (grant what the task needs: docs/agents/claude.md, "Permissions")',
     reason: 'permission-denied',
   });
   // A failure of its own comes first: the denial does not hide it.
-  assert.equal(claude.verdict({ code: null, signal: 'SIGKILL' }, p.state).reason, 'crashed');
+  assert.equal(p.verdict({ code: null, signal: 'SIGKILL' }).reason, 'crashed');
 });
 
 test('api-error-500 / 401: subtype success with is_error → failed with the API message', () => {
   const p500 = parseFixture('api-error-500.ndjson');
   assert.equal(p500.state.sessionId, '3c1e3a05-ebd7-4c7e-a1d3-b198e400d588');
   assert.match(p500.state.fatalError!, /^API Error: 500 fake failure 500/);
-  const v = claude.verdict({ code: 1, signal: null }, p500.state);
+  const v = p500.verdict({ code: 1, signal: null });
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'api-error', 'api_error_status 500');
   assert.match(v.error!, /API Error: 500 fake failure 500/);
   // even if the exit code said 0, is_error decides
-  assert.equal(claude.verdict({ code: 0, signal: null }, p500.state).outcome, 'failed');
+  assert.equal(p500.verdict({ code: 0, signal: null }).outcome, 'failed');
   assert.deepEqual(p500.state.usage, {
     inputTokens: 0,
     outputTokens: 0,
@@ -247,7 +248,7 @@ test('api-error-500 / 401: subtype success with is_error → failed with the API
   });
 
   const p401 = parseFixture('api-error-401.ndjson');
-  const v401 = claude.verdict({ code: 1, signal: null }, p401.state);
+  const v401 = p401.verdict({ code: 1, signal: null });
   assert.equal(v401.outcome, 'failed');
   assert.equal(v401.reason, 'auth', 'api_error_status 401');
   assert.match(v401.error!, /Failed to authenticate\. API Error: 401 fake failure 401/);
@@ -257,7 +258,7 @@ test("max-turns: error_max_turns → failed, Claude's reason quoted", () => {
   const p = parseFixture('max-turns.ndjson');
   assert.equal(p.state.toolUses, 1);
   assert.equal(tools(p)[0]!.tool!.output, 't1');
-  const v = claude.verdict({ code: 1, signal: null }, p.state);
+  const v = p.verdict({ code: 1, signal: null });
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'max-turns');
   assert.match(v.error!, /error_max_turns/);
@@ -268,13 +269,13 @@ test("max-turns: error_max_turns → failed, Claude's reason quoted", () => {
 
 test('api-error-429: a usage limit (HTTP 429) is rate-limit', () => {
   const p = parseFixture('api-error-429.ndjson');
-  const v = claude.verdict({ code: 1, signal: null }, p.state);
+  const v = p.verdict({ code: 1, signal: null });
   assert.deepEqual(v, { outcome: 'failed', error: 'API Error: Request rejected (429) · You have reached your usage limit', reason: 'rate-limit' });
 });
 
 test('max-budget: --max-budget-usd reached is error_max_budget_usd → max-cost, with the cost Claude counted', () => {
   const p = parseFixture('max-budget.ndjson');
-  const v = claude.verdict({ code: 1, signal: null }, p.state);
+  const v = p.verdict({ code: 1, signal: null });
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'max-cost');
   assert.match(v.error!, /^error_max_budget_usd: Reached maximum budget \(\$0\.01\)$/);
@@ -283,7 +284,7 @@ test('max-budget: --max-budget-usd reached is error_max_budget_usd → max-cost,
 });
 
 test('Claude Code 2.1.331 says the same: error_max_turns, error_max_budget_usd, permission_denials (captured against the same fake)', () => {
-  const verdict = (f: string, code: number) => claude.verdict({ code, signal: null }, parseFixture(f).state);
+  const verdict = (f: string, code: number) => parseFixture(f).verdict({ code, signal: null });
   assert.deepEqual(verdict('max-turns-2.1.331.ndjson', 1), {
     outcome: 'failed',
     error: 'error_max_turns, max_turns: Reached maximum number of turns (1)',
@@ -338,7 +339,7 @@ test('sigint-bash: the interrupted tool is in the transcript; error_during_execu
   assert.ok(t.tool!.output!.length <= OUTPUT_MAX + 40);
   // "[Request interrupted by user for tool use]" is Claude's own note, not a user message
   assert.ok(!p.messages.some((m) => m.role === 'user'));
-  const v = claude.verdict({ code: 1, signal: null }, p.state);
+  const v = p.verdict({ code: 1, signal: null });
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'crashed', "interrupted by someone else: a cancel of ours is the core's to record");
   assert.match(v.error!, /error_during_execution, aborted_tools/);
@@ -349,7 +350,7 @@ test('sigint-during-api: init only, exit 0 → failed (no result line), session 
   assert.equal(p.state.sessionId, '9b4922e4-b381-4066-96ae-e087c3820766');
   assert.equal(p.messages.length, 0);
   assert.equal(p.state.lastAssistantText, null);
-  const v = claude.verdict({ code: 0, signal: null }, p.state);
+  const v = p.verdict({ code: 0, signal: null });
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'crashed');
   assert.match(v.error!, /without reporting a result/);
@@ -362,11 +363,11 @@ test('sigterm-early-bash: cut off mid-tool; the unfinished call is kept at end()
   assert.equal(p.state.toolUses, 1);
   assert.equal(p.state.usage?.costUsd, null, 'no result line: the usage is an estimate without cost');
   assert.equal(p.state.usage?.inputTokens, 18993);
-  const v = claude.verdict({ code: 143, signal: null }, p.state);
+  const v = p.verdict({ code: 143, signal: null });
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'crashed');
   assert.match(v.error!, /status 143 before reporting a result/);
-  assert.match(claude.verdict({ code: null, signal: 'SIGKILL' }, p.state).error!, /killed by SIGKILL/);
+  assert.match(p.verdict({ code: null, signal: 'SIGKILL' }).error!, /killed by SIGKILL/);
   // Without end() the pending call is not emitted (the parser is streaming: it never guesses the end).
   const noEnd = parseText(readFileSync(join(FIX, 'sigterm-early-bash.ndjson'), 'utf8'), false);
   assert.equal(tools(noEnd).length, 0);
@@ -411,7 +412,7 @@ test('task-subagent: task_started makes the child, its lines carry childId, its 
     totalTokens: 49547,
     costUsd: 0.250355,
   });
-  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
 });
 
 test('task-subagent-background: two init and two result lines; the child streams its text; cumulative usage', () => {
@@ -430,7 +431,7 @@ test('task-subagent-background: two init and two result lines; the child streams
   assert.equal(p.state.usage?.costUsd, 0.33207);
   assert.equal(p.state.usage?.inputTokens, 65414);
   assert.equal(p.state.usage?.outputTokens, 200);
-  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
 });
 
 test("a child that never reported an end takes the run's end (statusSource inferred)", () => {
@@ -441,7 +442,7 @@ test("a child that never reported an end takes the run's end (statusSource infer
     p.state.children.map((c) => [c.id, c.status]),
     [['a205944a1b4de9572', 'running']],
   );
-  const v = claude.verdict({ code: null, signal: 'SIGKILL' }, p.state);
+  const v = p.verdict({ code: null, signal: 'SIGKILL' });
   assert.equal(v.outcome, 'failed');
   const c = p.state.children[0]!;
   assert.equal(c.status, 'failed');
@@ -459,7 +460,7 @@ test('noise and a torn last line are skipped and counted, never fatal', () => {
   assert.equal(p.state.lastAssistantText, 'DONE. Last tool result: hi-from-bash\n/tmp/cc-samples/work');
   assert.equal(tools(p).length, 1);
   // the result line was torn: no verdict from Claude, so exit 0 is not enough
-  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'failed');
+  assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'failed');
 });
 
 test('tool summaries are short and readable', () => {
@@ -663,7 +664,7 @@ test("background Bash (task_type local_bash) is not a child; the follow-up turn'
   );
   assert.equal(p.state.usage?.inputTokens, 220, 'modelUsage of the last result: the process total');
   assert.equal(p.state.usage?.costUsd, 0.2);
-  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
 });
 
 test("a sub-agent's own sub-agent is not listed among the run's children; its lines carry its own id", () => {
@@ -708,7 +709,7 @@ test("a sub-agent's own sub-agent is not listed among the run's children; its li
   assert.deepEqual(byChild, ['ainner:assistant:inner says', 'ainner:assistant:inner done', 'aouter:tool:Agent: inner']);
   assert.equal(p.state.toolUses, 2);
   // no result line: the run did not finish
-  assert.equal(claude.verdict({ code: 1, signal: null }, p.state).outcome, 'failed');
+  assert.equal(p.verdict({ code: 1, signal: null }).outcome, 'failed');
 });
 
 test('system/api_retry lines are retries, not failures', () => {
@@ -730,7 +731,7 @@ test('system/api_retry lines are retries, not failures', () => {
     p.messages.map((m) => m.text),
     ['hello world'],
   );
-  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -771,7 +772,7 @@ test('2.1.331 plain: result lines without "type" first; usage from model_usage_s
     totalTokens: 12285,
     costUsd: 0.0493,
   });
-  assert.deepEqual(claude.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("2.1.331 resume: the run's own usage and cost, not the session's (modelUsage and total_cost_usd count the earlier run)", () => {
@@ -817,7 +818,7 @@ test('2.1.331 agent-slow: a background child; the answer is the last result (aft
   assert.equal(p.state.usage?.inputTokens, 52739);
   assert.equal(p.state.usage?.outputTokens, 198);
   assert.equal(p.state.usage?.costUsd, 0.214916);
-  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
 });
 
 test("2.1.331: a background child's report comes from its task_notification (summary_is_report, handback_report); an earlier result_index never gives the answer", () => {
@@ -857,7 +858,7 @@ test('2.1.331 agent-slow-SIGINT: the killed background child gets no end event a
   assert.equal(p.state.lastAssistantText, 'parent-final');
   // The stream cannot tell the child was killed: the verdict settles it from the run's end; when the run
   // was cancelled the supervisor records it cancelled instead (test/e2e/claude.test.ts).
-  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
   assert.deepEqual(
     p.state.children.map((c) => [c.status, c.statusSource]),
     [['done', 'inferred']],
@@ -910,7 +911,7 @@ test('2.1.331 bash-sleep47: the Bash tool refuses `sleep 47.5; …` (tool_use_er
   const bash = tools(p)[0]!;
   assert.equal(bash.tool!.status, 'error');
   assert.match(bash.tool!.output!, /^<tool_use_error>Blocked: sleep 47\.5/);
-  assert.equal(claude.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
 });
 
 test('2.1.331 sigint-bash: SIGINT during a tool → result/error_during_execution and exit 0 (2.1.197: exit 1) → failed', () => {
@@ -918,7 +919,7 @@ test('2.1.331 sigint-bash: SIGINT during a tool → result/error_during_executio
   const bash = tools(p)[0]!;
   assert.equal(bash.tool!.status, 'error');
   assert.ok(!p.messages.some((m) => m.role === 'user'), "Claude's own interrupt note is not a user message");
-  const v = claude.verdict({ code: 0, signal: null }, p.state);
+  const v = p.verdict({ code: 0, signal: null });
   assert.equal(v.outcome, 'failed');
   assert.match(v.error!, /error_during_execution, aborted_tools/);
   assert.equal(p.state.usage?.inputTokens, 21873);
@@ -928,7 +929,7 @@ test('2.1.331 sigint-during-api: SIGINT while waiting on the API → a result li
   const p = parse331('sigint-during-api.ndjson');
   assert.equal(p.messages.length, 0);
   assert.equal(p.state.lastAssistantText, null);
-  const v = claude.verdict({ code: 0, signal: null }, p.state);
+  const v = p.verdict({ code: 0, signal: null });
   assert.equal(v.outcome, 'failed');
   assert.match(v.error!, /error_during_execution, aborted_streaming/);
   assert.equal(p.state.usage?.costUsd, 0, 'model_usage_since_last_result is empty: nothing spent');

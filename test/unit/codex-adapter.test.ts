@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { codex } from '../../lib/agents/codex/index.js';
 import { commandText } from '../../lib/agents/codex/items.js';
-import { usageFromCodex, type CodexStreamParser } from '../../lib/agents/codex/stream.js';
-import type { Message } from '../../lib/agents/types.js';
-import { emptyState, runUsage } from '../../lib/agents/types.js';
+import { usageFromCodex, type CodexRun } from '../../lib/agents/codex/stream.js';
+import type { Message, RunOptions } from '../../lib/agents/types.js';
+import { runUsage } from '../../lib/agents/shared/stream.js';
 import { SubagentError } from '../../lib/base/errors.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
@@ -19,10 +19,10 @@ function lines(name: string): string[] {
   return readFileSync(join(FIXTURES, name), 'utf8').split('\n');
 }
 
-/** Feeds a fixture line by line, as the supervisor does; returns the parser and the messages. */
-function parse(name: string, opts: Parameters<typeof codex.parser>[1] = {}, feed: string[] = lines(name)): { p: CodexStreamParser; messages: Message[] } {
+/** Feeds a fixture line by line, as the supervisor does; returns the run and the messages. */
+function parse(name: string, opts: RunOptions = {}, feed: string[] = lines(name)): { p: CodexRun; messages: Message[] } {
   const messages: Message[] = [];
-  const p = codex.parser((m) => messages.push(m), opts);
+  const p = codex.open({ ...opts, onMessage: (m) => messages.push(m) });
   for (const l of feed) p.line(l);
   return { p, messages };
 }
@@ -181,7 +181,7 @@ test('plain-reply: session id, answer, usage, success', () => {
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
   assert.match(p.state.lastActivityAt!, ISO);
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('shell-tool: a command_execution becomes one tool message with a readable command and short output', () => {
@@ -203,7 +203,7 @@ test('shell-tool-failing: a failed command says so; the run itself succeeded', (
   const { p, messages } = parse('shell-tool-failing.jsonl');
   assert.deepEqual(messages[0]!.tool, { name: 'Bash', input: 'echo oops >&2; exit 3', output: '[exit 3] oops', status: 'failed' });
   assert.equal(p.state.lastAssistantText, 'handled failure');
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('file-change: the change list is the tool input', () => {
@@ -256,9 +256,9 @@ test('api errors and response.failed: turn.failed is the verdict, with a readabl
     assert.equal(p.state.usage, null, file);
     assert.deepEqual(messages, [], file);
     assert.match(p.state.sessionId!, /^01a20/);
-    assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error, reason }, file);
+    assert.deepEqual(p.verdict({ code: 1, signal: null }), { outcome: 'failed', error, reason }, file);
     // The CLI's verdict wins over the exit code.
-    assert.equal(codex.verdict({ code: 0, signal: null }, p.state).outcome, 'failed', file);
+    assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'failed', file);
   }
 });
 
@@ -267,10 +267,10 @@ test('a retry ("Reconnecting…") error line is not fatal', () => {
   feed.splice(3, 0, '{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion)"}');
   const { p } = parse('plain-reply.jsonl', {}, feed);
   assert.equal(p.state.fatalError, null);
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
   // …but it explains a non-zero exit that has no turn.failed.
-  assert.match(codex.verdict({ code: 1, signal: null }, p.state).error!, /status 1: Reconnecting\.\.\. 1\/5/);
-  assert.equal(codex.verdict({ code: 1, signal: null }, p.state).reason, 'api-error', 'the retried error says what went wrong');
+  assert.match(p.verdict({ code: 1, signal: null }).error!, /status 1: Reconnecting\.\.\. 1\/5/);
+  assert.equal(p.verdict({ code: 1, signal: null }).reason, 'api-error', 'the retried error says what went wrong');
 });
 
 test('a 500 with codex\'s default retries: five "Reconnecting…" lines, then turn.failed with the real message', () => {
@@ -284,14 +284,14 @@ test('a 500 with codex\'s default retries: five "Reconnecting…" lines, then tu
     JSON.stringify({ type: 'turn.failed', error: { message: msg } }),
   ];
   const { p } = parse('', {}, feed);
-  assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error: msg, reason: 'api-error' });
+  assert.deepEqual(p.verdict({ code: 1, signal: null }), { outcome: 'failed', error: msg, reason: 'api-error' });
   // The same retries followed by a success are not a failure.
   const ok = parse('', {}, [
     ...feed.slice(0, 4),
     '{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"fine"}}',
     '{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":1}}',
   ]).p;
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, ok.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(ok.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
   assert.equal(ok.state.lastAssistantText, 'fine');
 });
 
@@ -340,7 +340,7 @@ test('sigint-mid-run: cut off after turn.started; exit 1 with no turn end is a f
   assert.equal(p.state.sessionId, '01a2007b-aa7e-7602-88e3-2cb5210ffd06');
   assert.equal(p.state.turn, 'started');
   assert.deepEqual(messages, []);
-  assert.deepEqual(codex.verdict({ code: 1, signal: null }, p.state), { outcome: 'failed', error: 'codex exited with status 1', reason: 'crashed' });
+  assert.deepEqual(p.verdict({ code: 1, signal: null }), { outcome: 'failed', error: 'codex exited with status 1', reason: 'crashed' });
 });
 
 test('sigterm-during-tool: the unfinished command is counted, and end() puts it in the transcript as in_progress', () => {
@@ -351,14 +351,14 @@ test('sigterm-during-tool: the unfinished command is counted, and end() puts it 
   assert.deepEqual(messages, [
     { role: 'tool', text: 'Bash: sleep 60; echo slept', tool: { name: 'Bash', input: 'sleep 60; echo slept', output: null, status: 'in_progress' } },
   ]);
-  assert.deepEqual(codex.verdict({ code: 143, signal: null }, p.state), { outcome: 'failed', error: 'codex exited with status 143', reason: 'crashed' });
-  assert.match(codex.verdict({ code: null, signal: 'SIGKILL' }, p.state).error!, /stopped by SIGKILL before its turn ended/);
+  assert.deepEqual(p.verdict({ code: 143, signal: null }), { outcome: 'failed', error: 'codex exited with status 143', reason: 'crashed' });
+  assert.match(p.verdict({ code: null, signal: 'SIGKILL' }).error!, /stopped by SIGKILL before its turn ended/);
 });
 
 test("spawn-subagent: the child is listed from the stream, its answer carries childId, the parent answer is the parent's", () => {
   const feed = lines('spawn-subagent.jsonl');
   const messages: Message[] = [];
-  const p = codex.parser((m) => messages.push(m));
+  const p = codex.open({ onMessage: (m) => messages.push(m) });
   const child = '01a2007a-6c58-73d2-87b7-9908ebb79c3f';
   // Streaming: the child appears as soon as spawn_agent completes, running.
   for (const l of feed.slice(0, 5)) p.line(l);
@@ -401,7 +401,7 @@ test("children without an end event take the run's end, marked inferred", () => 
   // Killed while the child still ran.
   const killed = parse('spawn-subagent.jsonl', {}, feed.slice(0, 5)).p;
   assert.equal(killed.state.children[0]!.status, 'running');
-  assert.equal(codex.verdict({ code: 1, signal: null }, killed.state).outcome, 'failed');
+  assert.equal(killed.verdict({ code: 1, signal: null }).outcome, 'failed');
   assert.equal(killed.state.children[0]!.status, 'failed');
   assert.equal(killed.state.children[0]!.statusSource, 'inferred');
   assert.match(killed.state.children[0]!.finishedAt!, ISO);
@@ -457,13 +457,13 @@ test('commandText unwraps the shell wrapper codex puts around commands', () => {
 
 test('verdict: exit 0 without turn.completed did not finish; a state the parser never saw still gets an answer', () => {
   const cut = parse('sigint-mid-run.jsonl').p;
-  assert.deepEqual(codex.verdict({ code: 0, signal: null }, cut.state), {
+  assert.deepEqual(cut.verdict({ code: 0, signal: null }), {
     outcome: 'failed',
     error: 'codex exited with status 0 without finishing its turn (no turn.completed)',
     reason: 'crashed',
   });
-  assert.equal(codex.verdict({ code: 0, signal: null }, emptyState()).outcome, 'failed');
-  assert.match(codex.verdict({ code: 1, signal: null }, emptyState()).error!, /status 1 before it opened a thread/);
+  assert.equal(codex.open().verdict({ code: 0, signal: null }).outcome, 'failed');
+  assert.match(codex.open().verdict({ code: 1, signal: null }).error!, /status 1 before it opened a thread/);
 });
 
 // ------------------------------------------------------------------------------------------------
@@ -643,7 +643,7 @@ test("storeUsage: a new thread's rollout, found once the stream named the thread
   try {
     const thread = '01a2007a-6bd9-7fc1-9ce0-6cd5d7d08994';
     const q = { sessionId: null, cwd: '/w', storeEnv: { CODEX_HOME: home } };
-    const reader = codex.storeUsage!(q);
+    const reader = codex.open().storeUsage!(q);
     assert.equal(reader.read(null), null, 'no thread yet');
     assert.equal(reader.read(thread), null, 'the thread has no rollout yet');
     const day = join(home, 'sessions', '2026', '11', '21');
@@ -695,7 +695,7 @@ test("storeUsage: a resume reads only what its thread's rollout gains from the r
     const totals = threadTotals(all);
     writeFileSync(file, all.slice(0, ends[0]).join(''));
     for (let run = 1; run < 4; run++) {
-      const reader = codex.storeUsage!(q);
+      const reader = codex.open().storeUsage!(q);
       assert.equal(reader.read(thread), null, `run ${run + 1}: the earlier runs' records are not its`);
       assert.equal(reader.turns!(), 0, `run ${run + 1}: nor their turns`);
       appendFileSync(file, all.slice(ends[run - 1], ends[run]).join(''));
@@ -707,7 +707,7 @@ test("storeUsage: a resume reads only what its thread's rollout gains from the r
       assert.equal(reader.turns!(), records, `run ${run + 1}: its own model turns`);
     }
     // A thread with no rollout reads nothing, and never throws.
-    assert.equal(codex.storeUsage!({ ...q, sessionId: '01a2007c-0000-7000-8000-000000000000' }).read('01a2007c-0000-7000-8000-000000000000'), null);
+    assert.equal(codex.open().storeUsage!({ ...q, sessionId: '01a2007c-0000-7000-8000-000000000000' }).read('01a2007c-0000-7000-8000-000000000000'), null);
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { copilot } from '../../lib/agents/copilot/index.js';
 import { copilotHome } from '../../lib/agents/copilot/store.js';
-import { copilotEnd } from '../../lib/agents/copilot/stream.js';
+import type { CopilotEnd } from '../../lib/agents/copilot/stream.js';
 import { usageReader } from '../../lib/agents/copilot/usage.js';
 import { SubagentError } from '../../lib/base/errors.js';
-import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
+import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
@@ -42,18 +42,20 @@ const EXITS: Record<string, { code: number | null; signal: string | null }> = {
 interface Parsed {
   messages: Message[];
   state: StreamState;
+  ending: CopilotEnd;
+  verdict(exit: Exit): Verdict;
 }
 
 function parseText(text: string): Parsed {
   const messages: Message[] = [];
-  const p = copilot.parser((m) => messages.push(m));
+  const p = copilot.open({ onMessage: (m) => messages.push(m) });
   for (const line of text.split('\n')) p.line(line);
-  p.end?.();
-  return { messages, state: p.state };
+  p.end();
+  return { messages, state: p.state, ending: p.ending, verdict: (exit) => p.verdict(exit) };
 }
 
 const parse = (name: string): Parsed => parseText(readFileSync(join(FIX, name), 'utf8'));
-const verdictOf = (name: string, p: Parsed) => copilot.verdict(EXITS[name]!, p.state);
+const verdictOf = (name: string, p: Parsed) => p.verdict(EXITS[name]!);
 const texts = (p: Parsed, role: Message['role'], childId?: string) => p.messages.filter((m) => m.role === role && m.childId === childId).map((m) => m.text);
 
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
@@ -126,7 +128,7 @@ test('plain: the answer, the session id of the result line, no usage in the stre
   assert.deepEqual(p.state.children, []);
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.lastActivityAt, '2026-11-24T22:19:39.798Z', "the time of the last event, from the event's timestamp");
-  assert.equal(copilotEnd(p.state)?.resultExitCode, 0);
+  assert.equal(p.ending.resultExitCode, 0);
   assert.deepEqual(verdictOf('plain.jsonl', p), { outcome: 'succeeded', error: null, reason: null });
 });
 
@@ -158,7 +160,7 @@ test('bash-denied: a tool Copilot refused (a path outside the cwd) is status "de
   const [tool] = p.messages;
   assert.equal(tool?.tool?.status, 'denied');
   assert.match(tool?.tool?.output ?? '', /^Permission denied because no interactive user response was available/);
-  assert.deepEqual(copilotEnd(p.state)?.deniedTools, ['bash: cat /etc/hostname']);
+  assert.deepEqual(p.ending.deniedTools, ['bash: cat /etc/hostname']);
   // Headless, nobody can grant the permission: the task is not done whatever the model said (as for Claude).
   assert.deepEqual(verdictOf('bash-denied.jsonl', p), {
     outcome: 'failed',
@@ -262,7 +264,7 @@ test("API errors: session.error is the run's error in Copilot's words, with its 
     assert.match(v.error ?? '', message, name);
     assert.ok(!v.error?.includes('\n'), `${name}: one line`);
     assert.equal(p.state.fatalError, v.error);
-    const end = copilotEnd(p.state);
+    const end = p.ending;
     assert.equal(end?.error?.type, type, name);
     assert.equal(end?.error?.statusCode, statusCode, name);
     assert.equal(end?.resultExitCode, 1, name);
@@ -274,7 +276,7 @@ test("API errors: session.error is the run's error in Copilot's words, with its 
 test('SIGTERM during a tool: abort (user_abort), the cut tool call is incomplete; with or without the result line Copilot may print', () => {
   for (const name of ['sigterm-bash.jsonl', 'sigterm-bash-result.jsonl']) {
     const p = parse(name);
-    assert.equal(copilotEnd(p.state)?.aborted, 'user_abort', name);
+    assert.equal(p.ending.aborted, 'user_abort', name);
     assert.deepEqual(
       p.messages.map((m) => [m.role, m.text, m.tool?.status]),
       [['tool', 'bash: sleep 300; echo never-printed', 'incomplete']],
@@ -284,7 +286,7 @@ test('SIGTERM during a tool: abort (user_abort), the cut tool call is incomplete
     assert.deepEqual(verdictOf(name, p), { outcome: 'failed', error: 'copilot aborted the turn (user_abort)', reason: 'crashed' }, name);
   }
   assert.equal(parse('sigterm-bash.jsonl').state.sessionId, null, 'no result line: the session id is only ours (chosen before the run)');
-  assert.equal(copilotEnd(parse('sigterm-bash-result.jsonl').state)?.resultExitCode, 0, 'an aborted turn can still say exitCode 0');
+  assert.equal(parse('sigterm-bash-result.jsonl').ending.resultExitCode, 0, 'an aborted turn can still say exitCode 0');
 });
 
 test('SIGTERM during a child: the child is torn down (subagent.completed cancelled) and recorded cancelled, never done', () => {
@@ -309,18 +311,18 @@ test('verdict: exit statuses without a Copilot error; a child the stream never e
     .split('\n')
     .filter((l) => !l.startsWith('{"type":"result"'))
     .join('\n');
-  assert.deepEqual(copilot.verdict({ code: 0, signal: null }, parseText(noResult).state), {
+  assert.deepEqual(parseText(noResult).verdict({ code: 0, signal: null }), {
     outcome: 'failed',
     error: 'copilot exited with status 0 without its result line',
     reason: 'crashed',
   });
   // An unknown --resume id: nothing on stdout, exit 1 (the core adds stderr's "Error: No session … matched").
-  assert.deepEqual(copilot.verdict({ code: 1, signal: null }, parseText('').state), {
+  assert.deepEqual(parseText('').verdict({ code: 1, signal: null }), {
     outcome: 'failed',
     error: 'copilot exited with status 1',
     reason: 'crashed',
   });
-  assert.deepEqual(copilot.verdict({ code: null, signal: 'SIGKILL' }, parseText(plain).state), {
+  assert.deepEqual(parseText(plain).verdict({ code: null, signal: 'SIGKILL' }), {
     outcome: 'failed',
     error: 'copilot was killed by SIGKILL',
     reason: 'crashed',
@@ -331,7 +333,7 @@ test('verdict: exit statuses without a Copilot error; a child the stream never e
     .join('\n');
   const p = parseText(started);
   assert.equal(p.state.children[0]!.status, 'running');
-  assert.equal(copilot.verdict({ code: 0, signal: null }, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
   assert.deepEqual([p.state.children[0]!.status, p.state.children[0]!.statusSource], ['done', 'inferred']);
 });
 
@@ -409,7 +411,7 @@ test("storeUsage: a run's session.usage_records appended to its session's events
     const q = { sessionId: session, cwd: '/tmp/cap/project', storeEnv: { HOME: home } };
 
     // Run 1: the reader is made before Copilot made the file; each read takes what was appended.
-    const run1 = copilot.storeUsage!(q);
+    const run1 = copilot.open().storeUsage!(q);
     assert.equal(run1.read(), null, 'no file yet');
     mkdirSync(dir, { recursive: true });
     const firstRecord = lines.findIndex((l) => l.includes('"session.usage_record"'));
@@ -429,7 +431,7 @@ test("storeUsage: a run's session.usage_records appended to its session's events
     assert.deepEqual([shutdowns[0].inputTokens, shutdowns[0].outputTokens], [one.inputTokens, one.outputTokens]);
 
     // Run 2 (--resume): the reader is made when the log holds run 1; only what follows is run 2's.
-    const run2 = copilot.storeUsage!(q);
+    const run2 = copilot.open().storeUsage!(q);
     assert.equal(run2.read(), null, "run 1's records are not run 2's");
     appendFileSync(log, lines.slice(resumeAt).join(''));
     const two = plainUsage(12159 + 12255, 29 + 3);
@@ -440,11 +442,11 @@ test("storeUsage: a run's session.usage_records appended to its session's events
 
     // COPILOT_HOME wins over HOME; a session id that is no id reads nothing.
     assert.deepEqual(
-      copilot.storeUsage!({ ...q, storeEnv: { HOME: '/nonexistent', COPILOT_HOME: join(home, '.copilot') } }).read(),
+      copilot.open().storeUsage!({ ...q, storeEnv: { HOME: '/nonexistent', COPILOT_HOME: join(home, '.copilot') } }).read(),
       null,
       'made after the log was written',
     );
-    for (const sessionId of [null, '../session-state', 'x/y']) assert.equal(copilot.storeUsage!({ ...q, sessionId }).read(), null, String(sessionId));
+    for (const sessionId of [null, '../session-state', 'x/y']) assert.equal(copilot.open().storeUsage!({ ...q, sessionId }).read(), null, String(sessionId));
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

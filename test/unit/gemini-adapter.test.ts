@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { gemini } from '../../lib/agents/gemini/index.js';
 import { childEnd } from '../../lib/agents/gemini/children.js';
 import { findChild, geminiDir, readChat } from '../../lib/agents/gemini/store.js';
-import { errorText, failureKind, type GeminiStreamState } from '../../lib/agents/gemini/stream.js';
+import { errorText, failureKind, type GeminiRun, type GeminiStreamState } from '../../lib/agents/gemini/stream.js';
 import { submittedAnswer, TOOL_OUTPUT_MAX } from '../../lib/agents/gemini/tools.js';
 import { SubagentError } from '../../lib/base/errors.js';
-import type { LaunchInput, Message } from '../../lib/agents/types.js';
+import type { LaunchInput, Message, Verdict } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
@@ -47,17 +47,18 @@ const EXIT: Record<string, { code: number | null; signal: string | null }> = {
 interface Parsed {
   messages: Message[];
   state: GeminiStreamState;
+  run: GeminiRun;
 }
 
 /** Feeds a text through a new parser line by line, as the supervisor does, then ends it. */
 function parseText(text: string, end = true): Parsed {
   const messages: Message[] = [];
-  const p = gemini.parser((m) => messages.push(m));
+  const p = gemini.open({ onMessage: (m) => messages.push(m) });
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
   for (const l of lines) p.line(l);
   if (end) p.end();
-  return { messages, state: p.state };
+  return { messages, state: p.state, run: p };
 }
 
 function parse(name: string, end = true): Parsed {
@@ -65,10 +66,10 @@ function parse(name: string, end = true): Parsed {
 }
 
 /** The verdict and the failure's kind of a fixture, with the exit status its real run had. */
-function outcome(name: string): { verdict: ReturnType<typeof gemini.verdict>; kind: string; state: GeminiStreamState } {
-  const { state } = parse(name);
+function outcome(name: string): { verdict: Verdict; kind: string; state: GeminiStreamState } {
+  const { state, run } = parse(name);
   const exit = EXIT[name]!;
-  return { verdict: gemini.verdict(exit, state), kind: failureKind(exit, state), state };
+  return { verdict: run.verdict(exit), kind: failureKind(exit, state), state };
 }
 
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
@@ -130,7 +131,7 @@ test('launch: a resume passes --resume <uuid>; anything else ("latest", an index
 });
 
 test('plain: the session id from init, the deltas joined into one answer, usage with the thoughts in the output', () => {
-  const { messages, state } = parse('plain.ndjson');
+  const { messages, state, run } = parse('plain.ndjson');
   assert.equal(state.sessionId, '6b1f3c1e-1d2a-4c3b-9e4f-000000000001');
   assert.deepEqual(messages, [{ role: 'assistant', text: 'hello from the fake gemini model' }]);
   assert.equal(state.lastAssistantText, 'hello from the fake gemini model');
@@ -150,13 +151,13 @@ test('plain: the session id from init, the deltas joined into one answer, usage 
     costUsd: null,
   });
   assert.ok(state.lastActivityAt);
-  assert.deepEqual(gemini.verdict(EXIT['plain.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(run.verdict(EXIT['plain.ndjson']!), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('the session id is known from the first line; the answer grows with each delta before it is a message', () => {
   const lines = readFileSync(join(FIX, 'plain.ndjson'), 'utf8').split('\n');
   const messages: Message[] = [];
-  const p = gemini.parser((m) => messages.push(m));
+  const p = gemini.open({ onMessage: (m) => messages.push(m) });
   p.line(lines[0]!);
   assert.equal(p.state.sessionId, '6b1f3c1e-1d2a-4c3b-9e4f-000000000001');
   for (const l of lines.slice(1, 4)) p.line(l);
@@ -168,7 +169,7 @@ test('the session id is known from the first line; the answer grows with each de
 });
 
 test('shell-tool: the call is a tool message (command in, output out, the CLI status); the answer after it', () => {
-  const { messages, state } = parse('shell-tool.ndjson');
+  const { messages, state, run } = parse('shell-tool.ndjson');
   assert.deepEqual(messages, [
     {
       role: 'tool',
@@ -179,11 +180,11 @@ test('shell-tool: the call is a tool message (command in, output out, the CLI st
   ]);
   assert.equal(state.toolUses, 1);
   assert.equal(state.lastAssistantText, 'done: hello-from-shell');
-  assert.deepEqual(gemini.verdict(EXIT['shell-tool.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(run.verdict(EXIT['shell-tool.ndjson']!), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('subagent: invoke_agent is a child (id = its call id) that ends with its call; its words are not in the stream', () => {
-  const { messages, state } = parse('subagent.ndjson');
+  const { messages, state, run } = parse('subagent.ndjson');
   assert.equal(state.children.length, 1);
   const c = state.children[0]!;
   assert.equal(c.id, 'invoke_agent__invoke_agent_1795560211608_0');
@@ -204,21 +205,21 @@ test('subagent: invoke_agent is a child (id = its call id) that ends with its ca
   assert.equal(state.toolUses, 1, "the child's own calls are not in the stream (stats.tool_calls counts them: 3)");
   assert.equal(state.lastAssistantText, 'done: done: child-shell-out');
   assert.equal(state.usage?.totalTokens, 39945, "the process's usage, the child's requests included");
-  assert.deepEqual(gemini.verdict(EXIT['subagent.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(run.verdict(EXIT['subagent.ndjson']!), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('subagent-failed: the stream says the call succeeded although the child failed (only the store knows)', () => {
-  const { state } = parse('subagent-failed.ndjson');
+  const { state, run } = parse('subagent-failed.ndjson');
   assert.equal(state.children[0]?.status, 'done');
   assert.match(state.lastAssistantText ?? '', /^done: Subagent 'generalist' failed\. Error: /);
-  assert.equal(gemini.verdict(EXIT['subagent-failed.ndjson']!, state).outcome, 'succeeded');
+  assert.equal(run.verdict(EXIT['subagent-failed.ndjson']!).outcome, 'succeeded');
 });
 
 test('a child still running when the run ends takes its end, marked inferred', () => {
   const lines = readFileSync(join(FIX, 'subagent.ndjson'), 'utf8').split('\n');
-  const { state } = parseText(lines.slice(0, 3).join('\n'));
+  const { state, run } = parseText(lines.slice(0, 3).join('\n'));
   assert.equal(state.children[0]?.status, 'running');
-  const v = gemini.verdict({ code: 0, signal: null }, state);
+  const v = run.verdict({ code: 0, signal: null });
   assert.equal(v.outcome, 'failed');
   assert.equal(state.children[0]?.status, 'failed');
   assert.equal(state.children[0]?.statusSource, 'inferred');
@@ -284,11 +285,11 @@ test('max-turns: FatalTurnLimitedError, exit 53; the usage of the turns it had',
 });
 
 test('shell-not-allowed: the refused call is a tool error the model saw; the run succeeds', () => {
-  const { messages, state } = parse('shell-not-allowed.ndjson');
+  const { messages, state, run } = parse('shell-not-allowed.ndjson');
   assert.equal(messages[0]?.tool?.status, 'error');
   assert.match(messages[0]?.tool?.output ?? '', /^Tool "run_shell_command" not found\./);
   assert.equal(state.toolUses, 1);
-  assert.deepEqual(gemini.verdict(EXIT['shell-not-allowed.ndjson']!, state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(run.verdict(EXIT['shell-not-allowed.ndjson']!), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('empty-answer: an error event, then a result with status error and no message: exit 0, failed with the event', () => {
@@ -301,36 +302,34 @@ test('empty-answer: an error event, then a result with status error and no messa
 });
 
 test('sigterm-during-tool: cut after tool_use, exit 0 with no result: failed; end() gives the call as incomplete', () => {
-  const { messages, state } = parse('sigterm-during-tool.ndjson');
+  const { messages, state, run } = parse('sigterm-during-tool.ndjson');
   assert.equal(state.result, 'none');
   assert.deepEqual(
     messages.map((m) => m.tool?.status),
     ['incomplete'],
   );
   assert.match(messages[0]!.text, /^run_shell_command: sleep 300; echo mk\d+$/);
-  const v = gemini.verdict(EXIT['sigterm-during-tool.ndjson']!, state);
+  const v = run.verdict(EXIT['sigterm-during-tool.ndjson']!);
   assert.deepEqual(v, { outcome: 'failed', error: 'gemini exited with status 0 before it reported a result', reason: 'crashed' });
   assert.equal(failureKind(EXIT['sigterm-during-tool.ndjson']!, state), 'crash');
   assert.deepEqual(parse('sigterm-during-tool.ndjson', false).messages, [], 'without end() the call is left out');
 });
 
 test('verdict: a signal, an exit status after a success, the CLI exit statuses in words', () => {
-  const { state } = parse('plain.ndjson');
-  assert.deepEqual(gemini.verdict({ code: null, signal: 'SIGKILL' }, state), { outcome: 'failed', error: 'gemini was killed by SIGKILL', reason: 'crashed' });
-  assert.deepEqual(gemini.verdict({ code: 1, signal: null }, state), { outcome: 'failed', error: 'gemini exited with status 1', reason: 'crashed' });
-  assert.equal(gemini.verdict({ code: 55, signal: null }, gemini.parser().state).reason, 'permission-denied', 'the workspace is not trusted');
-  assert.equal(gemini.verdict({ code: 41, signal: null }, gemini.parser().state).reason, 'auth');
+  const { run } = parse('plain.ndjson');
+  assert.deepEqual(run.verdict({ code: null, signal: 'SIGKILL' }), { outcome: 'failed', error: 'gemini was killed by SIGKILL', reason: 'crashed' });
+  assert.deepEqual(run.verdict({ code: 1, signal: null }), { outcome: 'failed', error: 'gemini exited with status 1', reason: 'crashed' });
+  assert.equal(gemini.open().verdict({ code: 55, signal: null }).reason, 'permission-denied', 'the workspace is not trusted');
+  assert.equal(gemini.open().verdict({ code: 41, signal: null }).reason, 'auth');
   assert.deepEqual(
     gemini.caps,
     { cost: null, tokens: 'stream', turns: 'stream' },
     'its turns are counted from the stream, its tokens from its chat (storeUsage); no cost',
   );
-  const empty = gemini.parser().state;
-  assert.equal(
-    gemini.verdict({ code: 55, signal: null }, empty).error,
-    'gemini exited with status 55 (the workspace is not trusted) before it started the session',
-  );
-  assert.equal(gemini.verdict({ code: 41, signal: null }, empty).error, 'gemini exited with status 41 (authentication failed) before it started the session');
+  const opened = gemini.open();
+  const empty = opened.state;
+  assert.equal(opened.verdict({ code: 55, signal: null }).error, 'gemini exited with status 55 (the workspace is not trusted) before it started the session');
+  assert.equal(opened.verdict({ code: 41, signal: null }).error, 'gemini exited with status 41 (authentication failed) before it started the session');
   assert.equal(failureKind({ code: 55, signal: null }, empty), 'permission');
   assert.equal(failureKind({ code: 41, signal: null }, empty), 'auth');
   assert.equal(failureKind({ code: 1, signal: null }, empty), 'crash');
@@ -486,24 +485,25 @@ test('readChat: a later record of the same id replaces it in place; $rewindTo dr
 // Children's ends settled from the store (settleChildren): the stream calls a failed child's call a success.
 
 /** The parsed stream of a fixture with its children settled from a captured store, as the supervisor does at the end. */
-function settled(t: { after(fn: () => void): void }, stream: string, store: string, cwd = '/tmp/cap/project'): GeminiStreamState {
-  const { state } = parse(stream);
+function settled(t: { after(fn: () => void): void }, stream: string, store: string, cwd = '/tmp/cap/project'): GeminiRun {
+  const { state, run } = parse(stream);
   const home = storeHome(t, store);
-  gemini.settleChildren!({ sessionId: state.sessionId, cwd, storeEnv: { HOME: home } }, state.children, true);
-  return state;
+  run.settleChildren!({ sessionId: state.sessionId, cwd, storeEnv: { HOME: home } }, true);
+  return run;
 }
 
 test('settleChildren: a child whose request got HTTP 500 is failed (from the transcript) with the API error; its run still succeeds', (t) => {
-  const state = settled(t, 'subagent-failed.ndjson', 'store-subagent-failed', '/elsewhere');
+  const run = settled(t, 'subagent-failed.ndjson', 'store-subagent-failed', '/elsewhere');
+  const { state } = run;
   const c = state.children[0]!;
   assert.deepEqual([c.status, c.statusSource, c.error], ['failed', 'transcript', 'API Error: child upstream failure (HTTP 500 INTERNAL)']);
   assert.ok(c.finishedAt);
-  assert.equal(gemini.verdict(EXIT['subagent-failed.ndjson']!, state).outcome, 'succeeded', "the parent's own run did not fail");
+  assert.equal(run.verdict(EXIT['subagent-failed.ndjson']!).outcome, 'succeeded', "the parent's own run did not fail");
   assert.equal(c.status, 'failed', 'the verdict leaves a settled child alone');
 });
 
 test("settleChildren: a child that hit its own turn limit (its recovery turn failed) is failed with the CLI's words; its chat is kept", (t) => {
-  const state = settled(t, 'subagent-max-turns.ndjson', 'store-subagent-max-turns');
+  const { state } = settled(t, 'subagent-max-turns.ndjson', 'store-subagent-max-turns');
   const c = state.children[0]!;
   assert.deepEqual([c.status, c.statusSource, c.error], ['failed', 'transcript', 'Agent reached max turns limit (1). (MAX_TURNS)']);
 });
@@ -513,7 +513,7 @@ test('settleChildren: a child that succeeded stays done from the stream, without
     ['subagent.ndjson', 'store-subagent'],
     ['subagent-running.ndjson', 'store-subagent-max-turns'],
   ] as const) {
-    const state = settled(t, stream, store);
+    const { state } = settled(t, stream, store);
     const c = state.children[0]!;
     if (store === 'store-subagent') assert.deepEqual([c.status, c.statusSource, c.error], ['done', 'stream', undefined]);
     else assert.deepEqual([c.status, c.statusSource], ['done', 'stream'], "another session's store never records this call: the stream's word stands");
@@ -521,8 +521,8 @@ test('settleChildren: a child that succeeded stays done from the stream, without
 });
 
 test('settleChildren: a resumed session, run 1 with a child that succeeded and run 2 with one that failed: each run settles its own', (t) => {
-  const one = settled(t, 'subagent-resume-1.ndjson', 'store-subagent-resume');
-  const two = settled(t, 'subagent-resume-2.ndjson', 'store-subagent-resume');
+  const one = settled(t, 'subagent-resume-1.ndjson', 'store-subagent-resume').state;
+  const two = settled(t, 'subagent-resume-2.ndjson', 'store-subagent-resume').state;
   assert.equal(one.sessionId, two.sessionId, 'one session, one chat file for both runs');
   assert.deepEqual(
     [...one.children, ...two.children].map((c) => [c.status, c.statusSource, c.error ?? null]),
@@ -535,16 +535,16 @@ test('settleChildren: a resumed session, run 1 with a child that succeeded and r
 
 test('settleChildren: until the store records the call, a child the stream ended is held running; final gives the stream its word back', (t) => {
   // The store as it was while the child ran: the session's chat has no record of the call yet.
-  const { state } = parse('subagent-running.ndjson');
+  const { state, run } = parse('subagent-running.ndjson');
   const c = state.children[0]!;
   const streamEnd = c.finishedAt;
   assert.equal(c.status, 'done');
   const q = { sessionId: state.sessionId, cwd: '/tmp/cap/project', storeEnv: { HOME: storeHome(t, 'store-subagent-running') } };
-  gemini.settleChildren!(q, state.children, false);
+  run.settleChildren!(q, false);
   assert.deepEqual([c.status, c.finishedAt], ['running', null]);
-  gemini.settleChildren!(q, state.children, false);
+  run.settleChildren!(q, false);
   assert.equal(c.status, 'running', 'still not recorded');
-  gemini.settleChildren!(q, state.children, true);
+  run.settleChildren!(q, true);
   assert.deepEqual([c.status, c.statusSource, c.finishedAt], ['done', 'stream', streamEnd]);
 });
 
@@ -572,7 +572,7 @@ function replayTicks(
       records.findIndex((r) => r.includes('"toolCalls"')),
     )
     .join('\n')}\n`;
-  const p = gemini.parser();
+  const p = gemini.open();
   const q = { sessionId: null as string | null, cwd: '/tmp/cap/project', storeEnv: { HOME: home } };
   let at = 0;
   /** What the record would show after each tick. */
@@ -583,14 +583,14 @@ function replayTicks(
     for (; at <= to; at++) p.line(lines[at]!);
     writeFileSync(chat, tick.recorded ? whole : before);
     q.sessionId = p.state.sessionId;
-    gemini.settleChildren!(q, p.state.children, false);
+    p.settleChildren!(q, false);
     shown.push(p.state.children.map((c) => `${c.status}/${c.statusSource}`));
   }
   for (; at < lines.length; at++) p.line(lines[at]!);
   writeFileSync(chat, whole);
   p.end();
-  gemini.settleChildren!(q, p.state.children, true);
-  assert.equal(gemini.verdict(EXIT[stream]!, p.state).outcome, 'succeeded');
+  p.settleChildren!(q, true);
+  assert.equal(p.verdict(EXIT[stream]!).outcome, 'succeeded');
   return { state: p.state, shown };
 }
 
@@ -652,11 +652,7 @@ test('a tool_result after the result replaces the inference; the store replaces 
     cut.state.children.map((c) => [c.status, c.statusSource]),
     [['done', 'inferred']],
   );
-  gemini.settleChildren!(
-    { sessionId: cut.state.sessionId, cwd: '/tmp/cap/project', storeEnv: { HOME: storeHome(t, 'store-subagent-race') } },
-    cut.state.children,
-    true,
-  );
+  cut.run.settleChildren!({ sessionId: cut.state.sessionId, cwd: '/tmp/cap/project', storeEnv: { HOME: storeHome(t, 'store-subagent-race') } }, true);
   assert.deepEqual(
     cut.state.children.map((c) => [c.status, c.statusSource]),
     [['done', 'transcript']],
@@ -717,7 +713,7 @@ test("turns: each model answer (words, tool calls) after the prompt or the tools
   assert.equal(turns('api-error-500.ndjson'), 0, 'the model never answered');
   // While the run goes: turn 2 begins with the first word of the model's 2nd answer.
   const lines = readFileSync(join(FIX, 'multi-turn.ndjson'), 'utf8').split('\n');
-  const p = gemini.parser();
+  const p = gemini.open();
   const seen: number[] = [];
   for (const l of lines) {
     p.line(l);
@@ -746,7 +742,7 @@ test("storeUsage: each run of a resumed session reads only what its chats gain (
   const q = { sessionId: session, cwd: '/tmp/cap/project', storeEnv: { HOME: home } };
 
   // Run 1: the CLI makes the chat once it starts.
-  const one = gemini.storeUsage!(q);
+  const one = gemini.open().storeUsage!(q);
   assert.equal(one.read(), null, 'no chat yet');
   const firstModel = all.findIndex((l) => l.includes('"type":"gemini"'));
   writeFileSync(join(chats, name), all.slice(0, firstModel).join(''));
@@ -760,7 +756,7 @@ test("storeUsage: each run of a resumed session reads only what its chats gain (
   assert.deepEqual(one.read(), parse('subagent-resume-1.ndjson').state.usage, "run 1's stream result (the session's and its child's model calls)");
 
   // Run 2 (a resume): what the chats held before it is not its.
-  const two = gemini.storeUsage!(q);
+  const two = gemini.open().storeUsage!(q);
   assert.equal(two.read(), null, "run 1's messages are not run 2's");
   appendFileSync(join(chats, name), all.slice(runStarts[1]).join(''));
   child('bfe82ba3-9cdb-45b6-aeb7-e2858d087cb4');
@@ -768,5 +764,5 @@ test("storeUsage: each run of a resumed session reads only what its chats gain (
   assert.deepEqual(two.read(), parse('subagent-resume-2.ndjson').state.usage, 'read again: nothing new, the same');
 
   // A session with no chat reads nothing, and never throws.
-  assert.equal(gemini.storeUsage!({ ...q, sessionId: '00000000-0000-4000-8000-000000000000' }).read(), null);
+  assert.equal(gemini.open().storeUsage!({ ...q, sessionId: '00000000-0000-4000-8000-000000000000' }).read(), null);
 });

@@ -77,6 +77,54 @@ function violations(files: Map<string, string>, table: Map<string, number>): Vio
   return out;
 }
 
+/**
+ * Inside lib/agents/ (docs/design.md, "Layers"): the folder of an adapter, `lib/agents/<cli>/`, imports
+ * its own folder, `lib/agents/shared/` and `lib/agents/types.ts` (and the layers below), never another
+ * adapter's folder nor the registry of adapters; `lib/agents/shared/` imports itself and `types.ts`.
+ */
+function adapterViolations(files: Map<string, string>): Violation[] {
+  const out: Violation[] = [];
+  for (const [file, source] of files) {
+    const m = /^lib\/agents\/([^/]+)\//.exec(file);
+    if (!m) continue;
+    const folder = `lib/agents/${m[1]}/`;
+    for (const spec of importsOf(source)) {
+      const target = relative(ROOT, resolve(ROOT, dirname(file), spec)).replace(/\.js$/, '.ts');
+      if (!target.startsWith('lib/agents/') || target.startsWith(folder) || target === 'lib/agents/types.ts') continue;
+      if (folder !== 'lib/agents/shared/' && target.startsWith('lib/agents/shared/')) continue;
+      out.push({ file, imports: target, why: `${folder} imports only its own folder, lib/agents/shared/ and lib/agents/types.ts` });
+    }
+  }
+  return out;
+}
+
+test('an adapter imports no other adapter: lib/agents/<cli>/ takes only lib/agents/shared/ and lib/agents/types.ts', () => {
+  const files = new Map(
+    libFiles()
+      .filter((f) => f.startsWith('lib/agents/'))
+      .map((f) => [f, readFileSync(join(ROOT, f), 'utf8')]),
+  );
+  const found = adapterViolations(files);
+  assert.deepEqual(found, [], `imports across adapters:\n${found.map((v) => `  ${v.file} → ${v.imports}: ${v.why}`).join('\n')}`);
+});
+
+test('the check of the adapters catches an adapter that imports another, or the registry, and shared code that imports an adapter', () => {
+  const files = new Map([
+    [
+      'lib/agents/copilot/fake.ts',
+      "import { x } from '../claude/stream.js';\nimport { y } from '../shared/tools.js';\nimport type { Z } from '../types.js';\nimport { w } from './usage.js';",
+    ],
+    ['lib/agents/qwen/fake.ts', "import { loadAdapter } from '../index.js';\nimport { nowIso } from '../../base/time.js';"],
+    ['lib/agents/shared/fake.ts', "import { x } from '../claude/stream.js';\nimport { y } from './tools.js';"],
+  ]);
+  const found = adapterViolations(files).map((v) => `${v.file} → ${v.imports}`);
+  assert.deepEqual(found, [
+    'lib/agents/copilot/fake.ts → lib/agents/claude/stream.ts',
+    'lib/agents/qwen/fake.ts → lib/agents/index.ts',
+    'lib/agents/shared/fake.ts → lib/agents/claude/stream.ts',
+  ]);
+});
+
 test('the Layers table of docs/design.md names every folder of lib/ and the ranks run from 0 up', () => {
   const table = layers();
   assert.ok(table.size >= 8, `the table was read: ${[...table.keys()].join(', ')}`);

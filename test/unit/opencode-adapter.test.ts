@@ -7,11 +7,11 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { opencode } from '../../lib/agents/opencode/index.js';
-import { opencodeExtra } from '../../lib/agents/opencode/stream.js';
+import type { OpencodeRun } from '../../lib/agents/opencode/stream.js';
 import { exportMessages } from '../../lib/agents/opencode/store.js';
 import { taskResult, TOOL_INPUT_MAX, TOOL_OUTPUT_MAX } from '../../lib/agents/opencode/parts.js';
 import { PREPARE_LOCK } from '../../lib/agents/opencode/prepare.js';
-import type { LaunchInput, Message, StreamParser } from '../../lib/agents/types.js';
+import type { LaunchInput, Message } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 
@@ -22,9 +22,9 @@ function fixture(name: string): string {
 }
 
 /** Feeds a fixture line by line, the way the supervisor and transcript reader do. */
-function parse(name: string, extra: string[] = []): { p: StreamParser; messages: Message[] } {
+function parse(name: string, extra: string[] = []): { p: OpencodeRun; messages: Message[] } {
   const messages: Message[] = [];
-  const p = opencode.parser((m) => messages.push(m));
+  const p = opencode.open({ onMessage: (m) => messages.push(m) });
   for (const line of fixture(name).split('\n')) p.line(line);
   for (const line of extra) p.line(line);
   return { p, messages };
@@ -44,11 +44,11 @@ test('plain: session id from the first line, the text is the answer, usage of th
   assert.equal(s.skippedLines, 0);
   assert.deepEqual(s.usage, { inputTokens: 110, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 120, costUsd: 0 });
   assert.equal(s.lastActivityAt, new Date(1795307065520).toISOString());
-  assert.deepEqual(opencode.verdict(ok, s), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(ok), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('the session id is known after the first line alone (the supervisor records it at once)', () => {
-  const p = opencode.parser();
+  const p = opencode.open();
   p.line(fixture('plain.jsonl').split('\n')[0]!);
   assert.equal(p.state.sessionId, 'ses_dff5c353fffeg3gG2uBHpPVoi7');
   assert.equal(p.state.lastAssistantText, null);
@@ -74,8 +74,8 @@ test('bash: the tool call is a tool message with short summaries; usage sums bot
     totalTokens: 251,
     costUsd: 0,
   });
-  assert.equal(opencodeExtra(p.state)?.lastStepReason, 'stop');
-  assert.deepEqual(opencode.verdict(ok, p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.equal(p.extra.lastStepReason, 'stop');
+  assert.deepEqual(p.verdict(ok), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('task: the child session is a child (stream), its answer is tagged with its id, not the run answer', () => {
@@ -107,7 +107,7 @@ test('task: the child session is a child (stream), its answer is tagged with its
   assert.equal(p.state.toolUses, 1);
   assert.equal(p.state.usage?.totalTokens, 265);
   assert.equal(p.state.usage?.inputTokens, 245);
-  assert.deepEqual(opencode.verdict(ok, p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(ok), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('error-400: the error event is the verdict (exit 1), with name, message and HTTP status', () => {
@@ -117,19 +117,19 @@ test('error-400: the error event is the verdict (exit 1), with name, message and
   assert.equal(p.state.fatalError, 'APIError: fake upstream error 400 (HTTP 400)');
   assert.equal(p.state.usage, null);
   assert.equal(p.state.lastAssistantText, null);
-  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, p.state), {
+  assert.deepEqual(p.verdict({ code: 1, signal: null }), {
     outcome: 'failed',
     error: 'APIError: fake upstream error 400 (HTTP 400)',
     reason: 'api-error',
   });
   // Even an exit 0 with an error event is a failure: the CLI's own verdict wins.
-  assert.equal(opencode.verdict(ok, p.state).outcome, 'failed');
+  assert.equal(p.verdict(ok).outcome, 'failed');
 });
 
 test('error-500-retried: after the silent retries, one error event; failed', () => {
   const { p } = parse('error-500-retried.jsonl');
   assert.equal(p.state.sessionId, 'ses_dff5b7289ffeRq2V2BXLzb1cXR');
-  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, p.state), {
+  assert.deepEqual(p.verdict({ code: 1, signal: null }), {
     outcome: 'failed',
     error: 'APIError: fake upstream error 500 (HTTP 500)',
     reason: 'api-error',
@@ -138,22 +138,22 @@ test('error-500-retried: after the silent retries, one error event; failed', () 
 
 test('error-401 / error-429-retried: the HTTP status of the error event is the reason (auth, rate-limit)', () => {
   const auth = parse('error-401.jsonl').p;
-  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, auth.state), {
+  assert.deepEqual(auth.verdict({ code: 1, signal: null }), {
     outcome: 'failed',
     error: 'APIError: fake upstream error 401 (HTTP 401)',
     reason: 'auth',
   });
   const limit = parse('error-429-retried.jsonl').p;
-  assert.deepEqual(opencode.verdict({ code: 1, signal: null }, limit.state), {
+  assert.deepEqual(limit.verdict({ code: 1, signal: null }), {
     outcome: 'failed',
     error: 'APIError: You exceeded your current quota (HTTP 429)',
     reason: 'rate-limit',
   });
   // Without a status, the name and the words decide.
   const named = (error: unknown) => {
-    const q = opencode.parser();
+    const q = opencode.open();
     q.line(JSON.stringify({ type: 'error', timestamp: 1, sessionID: 'ses_x', error }));
-    return opencode.verdict({ code: 1, signal: null }, q.state).reason;
+    return q.verdict({ code: 1, signal: null }).reason;
   };
   assert.equal(named({ name: 'ProviderAuthError', data: { providerID: 'fake', message: 'no key' } }), 'auth');
   assert.equal(named({ name: 'MessageAbortedError', data: { message: 'aborted' } }), 'crashed');
@@ -162,7 +162,7 @@ test('error-401 / error-429-retried: the HTTP status of the error event is the r
 });
 
 test("steps-cost: a step is a turn; each step_finish adds its tokens and cost (live, for the supervisor's caps)", () => {
-  const p = opencode.parser();
+  const p = opencode.open();
   const lines = fixture('steps-cost.jsonl').split('\n');
   const seen: Array<[number, number | null]> = [];
   for (const line of lines) {
@@ -179,7 +179,7 @@ test("steps-cost: a step is a turn; each step_finish adds its tokens and cost (l
   ]);
   assert.equal(p.state.usage?.totalTokens, 7697 + 7751);
   assert.deepEqual(opencode.caps, { cost: 'stream', tokens: 'stream', turns: 'stream' });
-  assert.deepEqual(opencode.verdict(ok, p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(ok), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('permission-rejected: exit 0 with no final text is a failure that says why', () => {
@@ -193,17 +193,17 @@ test('permission-rejected: exit 0 with no final text is a failure that says why'
   ]);
   assert.equal(p.state.lastAssistantText, null);
   assert.equal(p.state.fatalError, null);
-  assert.equal(opencodeExtra(p.state)?.lastStepReason, 'tool-calls');
-  const v = opencode.verdict(ok, p.state);
+  assert.equal(p.extra.lastStepReason, 'tool-calls');
+  const v = p.verdict(ok);
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'permission-denied');
   assert.match(v.error ?? '', /without a final answer/);
   assert.match(v.error ?? '', /auto-rejected \(read: \/etc\/hostname\)/);
   assert.match(v.error ?? '', /--auto/);
   // Without a rejection in sight, no advice about permissions.
-  const cut = opencode.parser();
+  const cut = opencode.open();
   for (const line of fixture('bash.jsonl').split('\n').slice(0, 3)) cut.line(line);
-  assert.deepEqual(opencode.verdict(ok, cut.state), {
+  assert.deepEqual(cut.verdict(ok), {
     outcome: 'failed',
     error: 'opencode stopped without a final answer: its last step ended asking for tools',
     reason: 'crashed',
@@ -215,7 +215,7 @@ test('thinking: reasoning is not part of the transcript; the text is the answer'
   assert.deepEqual(messages, [{ role: 'assistant', text: 'forty-two' }]);
   assert.equal(p.state.lastAssistantText, 'forty-two');
   assert.equal(p.state.usage?.totalTokens, 140);
-  assert.equal(opencode.verdict(ok, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict(ok).outcome, 'succeeded');
 });
 
 test('resume: the --session run reports the same session id; each run has its own usage', () => {
@@ -235,18 +235,18 @@ test('sigterm-bash-running: a cut-off stream; killed by a signal is a failure (t
   assert.equal(p.state.sessionId, 'ses_dff58814affeoa8lMAU689Yre4');
   assert.deepEqual(messages, []);
   assert.equal(p.state.toolUses, 0);
-  assert.deepEqual(opencode.verdict({ code: null, signal: 'SIGTERM' }, p.state), {
+  assert.deepEqual(p.verdict({ code: null, signal: 'SIGTERM' }), {
     outcome: 'failed',
     error: 'opencode was killed by SIGTERM',
     reason: 'crashed',
   });
   // The same cut-off stream with an exit 0 (never seen, but possible) is no success either.
-  assert.equal(opencode.verdict(ok, p.state).outcome, 'failed');
+  assert.equal(p.verdict(ok).outcome, 'failed');
 });
 
 test('noise and a torn last line are skipped and counted, never fatal', () => {
   const lines = fixture('plain.jsonl').split('\n').filter(Boolean);
-  const p = opencode.parser();
+  const p = opencode.open();
   p.line('Warning: something printed by a plugin');
   p.line(lines[0]!);
   p.line('[1, 2]');
@@ -257,12 +257,12 @@ test('noise and a torn last line are skipped and counted, never fatal', () => {
   p.line(lines[2]!.slice(0, 40)); // torn
   assert.equal(p.state.skippedLines, 4);
   assert.equal(p.state.lastAssistantText, 'hello from the fake model');
-  assert.equal(opencode.verdict(ok, p.state).outcome, 'succeeded');
+  assert.equal(p.verdict(ok).outcome, 'succeeded');
 });
 
 test('texts of one message join into the answer; a later message replaces it', () => {
   const ev = (messageID: string, text: string) => JSON.stringify({ type: 'text', timestamp: 1, sessionID: 'ses_x', part: { type: 'text', messageID, text } });
-  const p = opencode.parser();
+  const p = opencode.open();
   p.line(ev('m1', 'looking'));
   assert.equal(p.state.lastAssistantText, 'looking');
   p.line(ev('m2', 'part one'));
@@ -272,9 +272,9 @@ test('texts of one message join into the answer; a later message replaces it', (
 
 test('tool summaries are capped; unknown tools show their input as JSON', () => {
   const big = 'x'.repeat(5000);
-  const p = opencode.parser();
+  const p = opencode.open();
   const seen: Message[] = [];
-  const q = opencode.parser((m) => seen.push(m));
+  const q = opencode.open({ onMessage: (m) => seen.push(m) });
   const line = (tool: string, input: unknown, output: string) =>
     JSON.stringify({
       type: 'tool_use',

@@ -7,7 +7,7 @@ import { qwen } from '../../lib/agents/qwen/index.js';
 import { findChildTranscript, projectDirName, qwenRuntimeDir } from '../../lib/agents/qwen/store.js';
 import { qwenAgentId } from '../../lib/agents/qwen/stream.js';
 import { transcriptReader } from '../../lib/agents/qwen/transcript.js';
-import type { LaunchInput, Message, StreamState } from '../../lib/agents/types.js';
+import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib/agents/types.js';
 import type { Usage } from '../../lib/registry/record.js';
 import { cancelledChildren, NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
@@ -19,17 +19,18 @@ const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'qwen');
 interface Parsed {
   messages: Message[];
   state: StreamState;
+  verdict(exit: Exit): Verdict;
 }
 
-/** Feeds a text through the parser line by line, as the supervisor does. */
+/** Feeds a text through a new run line by line, as the supervisor does. */
 function parseText(text: string, threadUsageBefore: Usage | null = null): Parsed {
   const messages: Message[] = [];
-  const p = qwen.parser((m) => messages.push(m), { threadUsageBefore });
+  const p = qwen.open({ onMessage: (m) => messages.push(m), threadUsageBefore });
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   for (const l of lines) p.line(l);
-  p.end?.();
-  return { messages, state: p.state };
+  p.end();
+  return { messages, state: p.state, verdict: (exit) => p.verdict(exit) };
 }
 
 function parseFixture(name: string, threadUsageBefore: Usage | null = null): Parsed {
@@ -124,12 +125,12 @@ test('plain-reply: session id, answer, usage without cost; stream_event lines ar
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
   assert.deepEqual(p.state.children, []);
-  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('streaming: the session id is known from the first line; usage is an estimate until the result', () => {
   const lines = readFileSync(join(FIX, 'bash-tool.ndjson'), 'utf8').split('\n').filter(Boolean);
-  const p = qwen.parser();
+  const p = qwen.open();
   p.line(lines[0]!);
   assert.equal(p.state.sessionId, '0b2b0000-0000-4000-8000-000000000002');
   for (const l of lines.slice(1, -1)) p.line(l);
@@ -145,7 +146,7 @@ test('bash-tool: run_shell_command is a tool call summarised by its command, wit
   assert.equal(t!.text, 'run_shell_command: echo hi-there');
   assert.deepEqual(t!.tool, { name: 'run_shell_command', input: 'echo hi-there', output: 'hi-there', status: 'completed' });
   assert.equal(p.state.lastAssistantText, 'done: hi-there');
-  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("resume-1 / resume-2: the same session; a result's usage counts the whole session, so run 2's is its total minus run 1's", () => {
@@ -190,7 +191,7 @@ test('agent-background: task_started (fields under data) makes the child; its pr
   assert.equal(p.state.lastAssistantText, 'done: done: childtool', "the parent's turn after the child reported");
   assert.equal(p.state.toolUses, 1, "the child's own tool calls are not in the stream");
   assert.deepEqual(p.state.usage, usage(78344, 90), "the child's requests included");
-  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("agent-foreground: no task_started; the child's lines carry its id from the first; the call's result is its answer", () => {
@@ -218,7 +219,7 @@ test('agent-failed: a background child whose request failed is failed (task_noti
     p.state.children.map((c) => [c.id, c.status, c.statusSource]),
     [['general-purpose-call_fake_6845_23', 'failed', 'stream']],
   );
-  assert.deepEqual(qwen.verdict(exit(0), p.state), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('sigterm-agent-background: a child the cancel killed is reported by Qwen itself (task_notification cancelled); no result line → failed', () => {
@@ -227,7 +228,7 @@ test('sigterm-agent-background: a child the cancel killed is reported by Qwen it
     p.state.children.map((c) => [c.status, c.statusSource]),
     [['cancelled', 'stream']],
   );
-  const v = qwen.verdict(exit(null, 'SIGTERM'), p.state);
+  const v = p.verdict(exit(null, 'SIGTERM'));
   assert.equal(v.outcome, 'failed');
   assert.match(v.error!, /qwen was killed by SIGTERM before reporting a result/);
 });
@@ -254,7 +255,7 @@ test("api errors (500 after its 7 attempts, 401, 429): result/error_during_execu
   ] as const) {
     const p = parseFixture(file);
     assert.ok(p.state.fatalError?.startsWith(`error_during_execution: ${want}`), `${file}: ${p.state.fatalError}`);
-    const v = qwen.verdict(exit(1), p.state);
+    const v = p.verdict(exit(1));
     assert.equal(v.outcome, 'failed');
     assert.equal(v.reason, reason, `${file}: an API error in Qwen's error_during_execution, by its words`);
     assert.equal(v.error, p.state.fatalError);
@@ -264,7 +265,7 @@ test("api errors (500 after its 7 attempts, 401, 429): result/error_during_execu
 test('auth-missing: a result line only (no init), with the session id and the reason', () => {
   const p = parseFixture('auth-missing.ndjson');
   assert.equal(p.state.sessionId, '0c3c0000-0000-4000-8000-000000000003');
-  const v = qwen.verdict(exit(1), p.state);
+  const v = p.verdict(exit(1));
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'auth');
   assert.match(v.error!, /Missing API key for OpenAI-compatible auth/);
@@ -275,7 +276,7 @@ test('permission-denied: the refused tool is an error tool result listed in perm
   const [t] = tools(p);
   assert.equal(t!.tool!.status, 'error');
   assert.match(t!.tool!.output!, /requires permission to use "run_shell_command"/);
-  const v = qwen.verdict(exit(0), p.state);
+  const v = p.verdict(exit(0));
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'permission-denied');
   assert.match(v.error!, /^qwen was refused permission for 1 tool call: run_shell_command: touch created-by-tool/);
@@ -284,7 +285,7 @@ test('permission-denied: the refused tool is an error tool result listed in perm
 test('max-turns: exit 53 and no result line (the reason is on stderr) → failed', () => {
   const p = parseFixture('max-turns.ndjson');
   assert.equal(tools(p).length, 1);
-  assert.deepEqual(qwen.verdict(exit(53), p.state), {
+  assert.deepEqual(p.verdict(exit(53)), {
     outcome: 'failed',
     error: 'qwen exited with status 53 before reporting a result',
     reason: 'max-turns',
@@ -293,7 +294,7 @@ test('max-turns: exit 53 and no result line (the reason is on stderr) → failed
 });
 
 test('the caps the supervisor holds for qwen: its turns (model messages) and tokens (their usage) while the run goes', () => {
-  const p = qwen.parser();
+  const p = qwen.open();
   const seen: Array<[number, number | null]> = [];
   for (const line of readFileSync(join(FIX, 'bash-tool.ndjson'), 'utf8').split('\n')) {
     p.line(line);
@@ -310,7 +311,7 @@ test('sigterm-tool: the cancelled tool call is in the transcript; killed by SIGT
   const [t] = tools(p);
   assert.equal(t!.tool!.status, 'error');
   assert.match(t!.tool!.output!, /^\[Operation Cancelled\]/);
-  assert.equal(qwen.verdict(exit(null, 'SIGTERM'), p.state).outcome, 'failed');
+  assert.equal(p.verdict(exit(null, 'SIGTERM')).outcome, 'failed');
 });
 
 test('noise and a torn last line are skipped and counted, never fatal', () => {
@@ -319,7 +320,7 @@ test('noise and a torn last line are skipped and counted, never fatal', () => {
   const p = parseText(['Ripgrep not available: …', lines[0], '', ...lines.slice(1, -1), torn].join('\n'));
   assert.equal(p.state.skippedLines, 2);
   assert.equal(p.state.lastAssistantText, 'done: hi-there');
-  assert.equal(qwen.verdict(exit(0), p.state).outcome, 'failed', 'no result line: exit 0 is not enough');
+  assert.equal(p.verdict(exit(0)).outcome, 'failed', 'no result line: exit 0 is not enough');
 });
 
 test("qwenAgentId: Qwen's task id is <subagent_type>-<tool_use_id>; none without a type", () => {

@@ -1,7 +1,7 @@
 import type { AgentAdapter } from '../types.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages } from './store.js';
-import { streamJsonParser, streamJsonVerdict, type StreamJsonParser } from './stream.js';
+import { openRun } from './stream.js';
 
 /**
  * The Claude Code versions this adapter knows: measured (../shared/AGENT-CLIS.md), pinned in
@@ -13,9 +13,8 @@ export const CLAUDE_KNOWN_VERSIONS = ['2.1.197', '2.1.331'] as const;
 
 /**
  * Claude Code (`claude`, the versions above; see docs/agents/claude.md): the command line in
- * launch.ts, the stream-json parser and verdict in stream.ts (shareable with other stream-json CLIs),
- * its usage in usage.ts, a sub-agent's hand-back in handback.ts, the sub-agents' transcripts of its own
- * store in store.ts.
+ * launch.ts, its runs in stream.ts (the stream-json family of lib/agents/shared/stream-json.ts, which
+ * Qwen Code speaks too), the sub-agents' transcripts of its own store in store.ts.
  */
 export const claude: AgentAdapter = {
   cli: 'claude',
@@ -28,7 +27,6 @@ export const claude: AgentAdapter = {
   storeEnvKeys: ['HOME', 'CLAUDE_CONFIG_DIR'],
   chooseSessionId,
   launch,
-  parser: (onMessage): StreamJsonParser => streamJsonParser(onMessage, { cli: 'claude' }),
-  verdict: (exit, state) => streamJsonVerdict('claude', exit, state),
+  open: openRun,
   childMessages,
 };

@@ -5,7 +5,7 @@ import { listDir } from '../../base/dir.js';
 import { parseObject } from '../../base/json.js';
 import { LineFollower } from '../../base/lines.js';
 import type { ChildQuery, Message } from '../types.js';
-import { streamJsonParser } from './stream.js';
+import { openChildTranscript } from './stream.js';
 
 /**
  * Claude Code's own store: `$CLAUDE_CONFIG_DIR` (else `$HOME/.claude`) holds
@@ -68,7 +68,7 @@ export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'c
 export async function childMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
   const file = findChildTranscript(q);
   if (!file) return false;
-  const p = streamJsonParser(onMessage, { cli: 'claude', childId: q.childId });
+  const p = openChildTranscript(q.childId, onMessage);
   new LineFollower(file, (line) => p.line(line)).flush();
   p.end();
   return true;

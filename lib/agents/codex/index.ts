@@ -1,18 +1,18 @@
-import type { AgentAdapter, Message, ParserContext } from '../types.js';
+import type { AgentAdapter, RunOptions } from '../types.js';
 import { launch } from './launch.js';
 import { childMessages } from './store.js';
-import { parser, verdict, type CodexStreamParser } from './stream.js';
+import { CodexRun } from './stream.js';
 import { storeUsage } from './usage.js';
 
 /**
- * The `codex` CLI (OpenAI Codex 0.169; docs/agents/codex.md): the command line in launch.ts, the
- * `--json` stream and the verdict in stream.ts, the sub-agents' rollouts of its own store in store.ts,
+ * The `codex` CLI (OpenAI Codex 0.169; docs/agents/codex.md): the command line in launch.ts, its
+ * runs (the `--json` stream, the verdict) in stream.ts, the sub-agents' rollouts of its own store in store.ts,
  * the items both of those carry in items.ts, and a run's usage from its rollout as it grows in usage.ts.
  */
 
-/** The adapter, with the parser's Codex extras visible (`state.threadUsage`, `state.turn`, `end()`). */
+/** The adapter, with its runs' Codex extras visible (`state.threadUsage`, `state.turn`). */
 export interface CodexAdapter extends AgentAdapter {
-  parser(onMessage?: (m: Message) => void, context?: ParserContext): CodexStreamParser;
+  open(run?: RunOptions): CodexRun;
 }
 
 export const codex: CodexAdapter = {
@@ -31,8 +31,6 @@ export const codex: CodexAdapter = {
   storeEnvKeys: ['CODEX_HOME', 'HOME'],
   chooseSessionId: () => null,
   launch,
-  parser,
-  verdict,
+  open: (run) => new CodexRun(run, storeUsage),
   childMessages,
-  storeUsage,
 };

@@ -1,4 +1,5 @@
-import { resumeUuid, type Launch, type LaunchInput } from '../types.js';
+import type { Launch, LaunchInput } from '../types.js';
+import { resumeUuid } from '../shared/launch.js';
 
 /**
  * The command line of a Codex run (`codex exec --json`, the prompt on stdin as `-`; docs/agents/codex.md):

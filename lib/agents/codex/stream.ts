@@ -1,16 +1,18 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
 import { fields, num, parseObject, str } from '../../base/json.js';
-import type { Message, ParserContext, StreamParser, StreamState, Verdict } from '../types.js';
+import type { AgentRun, Exit, Message, RunOptions, SessionQuery, StoreUsage, StreamState, Verdict } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, endChild, eventOf, inferChildren, runningChild, runUsage } from '../types.js';
+import { endChild, inferChildren, runningChild } from '../shared/children.js';
+import { emptyState, eventOf, runUsage } from '../shared/stream.js';
+import { ToolCalls } from '../shared/tools.js';
 import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
 
 /**
  * Codex's `--json` stream (OpenAI Codex 0.169; docs/agents/codex.md): one JSON event per line,
  * `thread.started {thread_id}` first, `item.started|completed`, then `turn.completed {usage}` or
  * `turn.failed {error}`. The usage Codex reports is cumulative over the whole thread (resumes
- * included): see `ParserContext.threadUsageBefore`.
+ * included): see `RunOptions.threadUsageBefore`.
  */
 
 /** Codex's own usage object (`turn.completed.usage`, rollout `token_count.info.total_token_usage`). */
@@ -29,15 +31,6 @@ export interface CodexStreamState extends StreamState {
   turn: 'none' | 'started' | 'completed' | 'failed';
   /** The last top-level `error` event (retries, "Reconnecting… 1/5"; not fatal by itself). */
   lastError: string | null;
-}
-
-export interface CodexStreamParser extends StreamParser {
-  readonly state: CodexStreamState;
-  /**
-   * End of the log: emits the tool calls that started and never completed (a cancel during a tool),
-   * with status `in_progress`. Optional for the core; without it those calls are left out.
-   */
-  end(): void;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -87,28 +80,122 @@ export function errorText(message: string): string {
 }
 
 // ------------------------------------------------------------------------------------------------
-// The stream parser.
+// The run.
 
-export function parser(onMessage?: (m: Message) => void, context: ParserContext = {}): CodexStreamParser {
-  const state: CodexStreamState = { ...emptyState(), threadUsage: null, turn: 'none', lastError: null };
-  const seenTools = new Set<string>();
+/**
+ * One Codex run's `--json` stream, and its verdict. The adapter gives a run its rollout's usage reader
+ * (usage.ts, which reads the store this file's readers read).
+ */
+export class CodexRun implements AgentRun {
+  readonly state: CodexStreamState = { ...emptyState(), threadUsage: null, turn: 'none', lastError: null };
   /** Tool items started and not completed yet, in order. */
-  const open = new Map<string, Item>();
-  const children = new Map<string, ChildAgent>();
-  const childAnswers = new Set<string>();
-  let anonymous = 0;
+  private readonly tools = new ToolCalls<Item>(this.state);
+  private readonly children = new Map<string, ChildAgent>();
+  private readonly childAnswers = new Set<string>();
+  private readonly onMessage: ((m: Message) => void) | undefined;
+  private readonly threadUsageBefore: Usage | null | undefined;
 
-  const emit = (m: Message): void => onMessage?.(m);
+  constructor(
+    run: RunOptions = {},
+    readonly storeUsage?: (q: SessionQuery) => StoreUsage,
+  ) {
+    this.onMessage = run.onMessage;
+    this.threadUsageBefore = run.threadUsageBefore;
+  }
 
-  const countTool = (item: Item): void => {
-    const key = item.id ?? `#${++anonymous}`;
-    if (seenTools.has(key)) return;
-    seenTools.add(key);
-    state.toolUses++;
-  };
+  line(text: string): void {
+    const { state } = this;
+    const ev = eventOf(text, state);
+    if (!ev) return;
+    state.lastActivityAt = nowIso();
+    switch (ev.type) {
+      case 'thread.started': {
+        const id = str(ev.thread_id);
+        if (id && !state.sessionId) state.sessionId = id;
+        break;
+      }
+      case 'turn.started':
+        state.turn = 'started';
+        break;
+      case 'turn.completed': {
+        if (ev.usage && typeof ev.usage === 'object') {
+          state.threadUsage = usageFromCodex(ev.usage as CodexUsage);
+          state.usage = runUsage(state.threadUsage, this.threadUsageBefore);
+        }
+        this.turnEnded('completed');
+        break;
+      }
+      case 'turn.failed': {
+        const message = str(fields(ev.error).message) ?? str(ev.message) ?? 'the turn failed';
+        state.fatalError = errorText(message);
+        this.turnEnded('failed');
+        break;
+      }
+      case 'error': {
+        const message = str(ev.message);
+        if (message) state.lastError = errorText(message);
+        break;
+      }
+      case 'item.started':
+      case 'item.updated':
+      case 'item.completed': {
+        const item = itemOf(ev.item);
+        if (!item) {
+          state.skippedLines++;
+          break;
+        }
+        this.onItem(item, ev.type === 'item.started' ? 'started' : ev.type === 'item.updated' ? 'updated' : 'completed');
+        break;
+      }
+      default:
+        break; // an event kind this version does not know: not noise, just not ours
+    }
+  }
 
-  const childUpdate = (id: string, v: unknown): void => {
-    const child = children.get(id);
+  /** End of the log: the tool calls that started and never completed (a cancel during a tool), `in_progress`. */
+  end(): void {
+    for (const item of this.tools.drain()) this.emit(toolMessage(item, 'in_progress'));
+  }
+
+  private emit(m: Message): void {
+    this.onMessage?.(m);
+  }
+
+  private onItem(item: Item, phase: 'started' | 'updated' | 'completed'): void {
+    if (item.type === 'agent_message') {
+      if (phase !== 'completed') return;
+      const text = str(item.raw.text) ?? contentText(item.raw.content);
+      this.state.lastAssistantText = text;
+      this.emit({ role: 'assistant', text });
+      return;
+    }
+    if (NOT_TOOLS.has(item.type)) return; // reasoning, warnings ("Model metadata … not found")
+    this.tools.count(item.id);
+    if (phase === 'completed') {
+      if (item.id !== null) this.tools.close(item.id);
+      this.emit(toolMessage(item));
+    } else if (item.id !== null) {
+      this.tools.open(item.id, item);
+    }
+    if (item.type === 'collab_tool_call') this.collab(item, phase === 'completed');
+  }
+
+  private collab(item: Item, completed: boolean): void {
+    const r = item.raw;
+    const states = fields(r.agents_states);
+    if (completed && str(r.tool) === 'spawn_agent' && Array.isArray(r.receiver_thread_ids)) {
+      for (const id of r.receiver_thread_ids.map(String)) {
+        if (this.children.has(id)) continue;
+        const child = runningChild(id, 'codex', str(r.prompt));
+        this.children.set(id, child);
+        this.state.children.push(child);
+      }
+    }
+    for (const [id, v] of Object.entries(states)) this.childUpdate(id, v);
+  }
+
+  private childUpdate(id: string, v: unknown): void {
+    const child = this.children.get(id);
     if (!child) return;
     const s = agentState(v);
     const final = CHILD_FINAL[s.status.replace(/_/g, '')] ?? CHILD_FINAL[s.status];
@@ -117,126 +204,38 @@ export function parser(onMessage?: (m: Message) => void, context: ParserContext 
     } else if (s.status === 'pending_init' || s.status === 'running') {
       if (child.finishedAt === null) child.status = 'running';
     }
-    if (s.message !== null && s.status === 'completed' && !childAnswers.has(`${id}\0${s.message}`)) {
+    if (s.message !== null && s.status === 'completed' && !this.childAnswers.has(`${id}\0${s.message}`)) {
       // The child's final answer, as the parent's stream carries it (its other words are only in its
       // own rollout: childMessages reads those).
-      childAnswers.add(`${id}\0${s.message}`);
-      emit({ role: 'assistant', text: s.message, childId: id });
+      this.childAnswers.add(`${id}\0${s.message}`);
+      this.emit({ role: 'assistant', text: s.message, childId: id });
     }
-  };
+  }
 
-  const collab = (item: Item, completed: boolean): void => {
-    const r = item.raw;
-    const states = fields(r.agents_states);
-    if (completed && str(r.tool) === 'spawn_agent' && Array.isArray(r.receiver_thread_ids)) {
-      for (const id of r.receiver_thread_ids.map(String)) {
-        if (children.has(id)) continue;
-        const child = runningChild(id, 'codex', str(r.prompt));
-        children.set(id, child);
-        state.children.push(child);
-      }
-    }
-    for (const [id, v] of Object.entries(states)) childUpdate(id, v);
-  };
+  private turnEnded(outcome: 'completed' | 'failed'): void {
+    this.state.turn = outcome;
+    inferChildren(this.state, outcome === 'completed' ? 'done' : 'failed');
+  }
 
-  const onItem = (item: Item, phase: 'started' | 'updated' | 'completed'): void => {
-    if (item.type === 'agent_message') {
-      if (phase !== 'completed') return;
-      const text = str(item.raw.text) ?? contentText(item.raw.content);
-      state.lastAssistantText = text;
-      emit({ role: 'assistant', text });
-      return;
-    }
-    if (NOT_TOOLS.has(item.type)) return; // reasoning, warnings ("Model metadata … not found")
-    countTool(item);
-    if (phase === 'completed') {
-      if (item.id !== null) open.delete(item.id);
-      emit(toolMessage(item));
-    } else if (item.id !== null) {
-      open.set(item.id, item);
-    }
-    if (item.type === 'collab_tool_call') collab(item, phase === 'completed');
-  };
-
-  const turnEnded = (outcome: 'completed' | 'failed'): void => {
-    state.turn = outcome;
-    inferChildren(state, outcome === 'completed' ? 'done' : 'failed');
-  };
-
-  return {
-    state,
-    line(text: string) {
-      const ev = eventOf(text, state);
-      if (!ev) return;
-      state.lastActivityAt = nowIso();
-      switch (ev.type) {
-        case 'thread.started': {
-          const id = str(ev.thread_id);
-          if (id && !state.sessionId) state.sessionId = id;
-          break;
-        }
-        case 'turn.started':
-          state.turn = 'started';
-          break;
-        case 'turn.completed': {
-          if (ev.usage && typeof ev.usage === 'object') {
-            state.threadUsage = usageFromCodex(ev.usage as CodexUsage);
-            state.usage = runUsage(state.threadUsage, context.threadUsageBefore);
-          }
-          turnEnded('completed');
-          break;
-        }
-        case 'turn.failed': {
-          const message = str(fields(ev.error).message) ?? str(ev.message) ?? 'the turn failed';
-          state.fatalError = errorText(message);
-          turnEnded('failed');
-          break;
-        }
-        case 'error': {
-          const message = str(ev.message);
-          if (message) state.lastError = errorText(message);
-          break;
-        }
-        case 'item.started':
-        case 'item.updated':
-        case 'item.completed': {
-          const item = itemOf(ev.item);
-          if (!item) {
-            state.skippedLines++;
-            break;
-          }
-          onItem(item, ev.type === 'item.started' ? 'started' : ev.type === 'item.updated' ? 'updated' : 'completed');
-          break;
-        }
-        default:
-          break; // an event kind this version does not know: not noise, just not ours
-      }
-    },
-    end() {
-      for (const item of open.values()) emit(toolMessage(item, 'in_progress'));
-      open.clear();
-    },
-  };
+  verdict(exit: Exit): Verdict {
+    const v = verdictOf(exit, this.state);
+    // The run is over: so is every sub-agent (they live in the codex process).
+    inferChildren(this.state, v.outcome === 'succeeded' ? 'done' : 'failed');
+    return v;
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
 // The verdict.
 
-export function verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
-  const s = state as Partial<CodexStreamState> & StreamState;
-  let v: Verdict;
+function verdictOf(exit: Exit, s: CodexStreamState): Verdict {
   // turn.failed carries the API's error: its reason is in its words (Codex reports no status field).
-  if (s.fatalError) v = { outcome: 'failed', error: s.fatalError, reason: apiErrorReason(null, s.fatalError) ?? 'unknown' };
-  else if (exit.signal)
-    v = { outcome: 'failed', error: `codex was stopped by ${exit.signal}${s.turn === 'completed' ? '' : ' before its turn ended'}`, reason: 'crashed' };
-  else if (exit.code === 0 && s.turn === 'completed') v = { outcome: 'succeeded', error: null, reason: null };
-  else if (exit.code === 0) v = { outcome: 'failed', error: 'codex exited with status 0 without finishing its turn (no turn.completed)', reason: 'crashed' };
-  else {
-    const why = s.lastError ? `: ${s.lastError}` : s.sessionId === null ? ' before it opened a thread' : '';
-    const reason = (s.lastError ? apiErrorReason(null, s.lastError) : null) ?? 'crashed';
-    v = { outcome: 'failed', error: `codex exited with status ${exit.code ?? 'unknown'}${why}`, reason };
-  }
-  // The run is over: so is every sub-agent (they live in the codex process).
-  inferChildren(state, v.outcome === 'succeeded' ? 'done' : 'failed');
-  return v;
+  if (s.fatalError) return { outcome: 'failed', error: s.fatalError, reason: apiErrorReason(null, s.fatalError) ?? 'unknown' };
+  if (exit.signal)
+    return { outcome: 'failed', error: `codex was stopped by ${exit.signal}${s.turn === 'completed' ? '' : ' before its turn ended'}`, reason: 'crashed' };
+  if (exit.code === 0 && s.turn === 'completed') return { outcome: 'succeeded', error: null, reason: null };
+  if (exit.code === 0) return { outcome: 'failed', error: 'codex exited with status 0 without finishing its turn (no turn.completed)', reason: 'crashed' };
+  const why = s.lastError ? `: ${s.lastError}` : s.sessionId === null ? ' before it opened a thread' : '';
+  const reason = (s.lastError ? apiErrorReason(null, s.lastError) : null) ?? 'crashed';
+  return { outcome: 'failed', error: `codex exited with status ${exit.code ?? 'unknown'}${why}`, reason };
 }

@@ -1,15 +1,20 @@
-import type { AgentAdapter } from '../types.js';
+import type { AgentAdapter, RunOptions } from '../types.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages, STORE_ENV_KEYS } from './store.js';
-import { parser, verdict } from './stream.js';
+import { CopilotRun } from './stream.js';
 import { storeUsage } from './usage.js';
 
 /**
  * GitHub Copilot CLI (`copilot`, `@github/copilot`, measured with 1.0.102; see docs/agents/copilot.md):
- * the command line in launch.ts, the `--output-format json` stream and the verdict in stream.ts, the
+ * the command line in launch.ts, its runs (the `--output-format json` stream, the verdict) in stream.ts, the
  * sessions' event logs of its own store in store.ts, a run's token usage from its session's log in usage.ts.
  */
-export const copilot: AgentAdapter = {
+/** The adapter, with its runs' Copilot extras visible (`ending`: how the stream says the run ended). */
+export interface CopilotAdapter extends AgentAdapter {
+  open(run?: RunOptions): CopilotRun;
+}
+
+export const copilot: CopilotAdapter = {
   cli: 'copilot',
   program: 'copilot',
   // --variant is --reasoning-effort and --agent a custom agent (~/.copilot/agents, .github/agents);
@@ -27,8 +32,6 @@ export const copilot: AgentAdapter = {
   storeEnvKeys: STORE_ENV_KEYS,
   chooseSessionId,
   launch,
-  parser: (onMessage) => parser(onMessage),
-  verdict,
+  open: (run) => new CopilotRun(run, storeUsage),
   childMessages,
-  storeUsage,
 };

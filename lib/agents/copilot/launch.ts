@@ -1,5 +1,6 @@
 import { randomUUID } from '../../base/uuid.js';
-import { resumeUuid, type Launch, type LaunchInput } from '../types.js';
+import type { Launch, LaunchInput } from '../types.js';
+import { resumeUuid } from '../shared/launch.js';
 
 /**
  * The command line of a GitHub Copilot CLI run (measured with 1.0.102; see docs/agents/copilot.md):

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { LineFollower } from '../../base/lines.js';
 import type { ChildQuery, Message } from '../types.js';
-import { parser } from './stream.js';
+import { CopilotRun } from './stream.js';
 
 /**
  * GitHub Copilot CLI's own store: `$COPILOT_HOME` (else `$HOME/.copilot`) holds
@@ -39,8 +39,10 @@ export async function childMessages(q: ChildQuery, onMessage: (m: Message) => vo
   const file = sessionLog(q.storeEnv, q.sessionId);
   if (!file || !SAFE_ID.test(q.childId) || !existsSync(file)) return false;
   const mine: Message[] = [];
-  const p = parser((m) => {
-    if (m.childId === q.childId) mine.push(m);
+  const p = new CopilotRun({
+    onMessage: (m) => {
+      if (m.childId === q.childId) mine.push(m);
+    },
   });
   new LineFollower(file, (line) => p.line(line)).flush();
   p.end();

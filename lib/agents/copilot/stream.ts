@@ -1,10 +1,10 @@
-import type { ChildAgent } from '../../registry/record.js';
 import { capCounted, fields, shortLine, str, type JsonObject } from '../../base/json.js';
 import { isoOf, nowIso } from '../../base/time.js';
-import type { Message, StreamParser, StreamState, ToolCall, Verdict, VerdictReason } from '../types.js';
+import type { AgentRun, Exit, Message, RunOptions, SessionQuery, StoreUsage, StreamState, ToolCall, Verdict, VerdictReason } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, endChild, eventOf, inferChildren, runningChild } from '../types.js';
-import { INPUT_MAX, OUTPUT_MAX, toolHeadline, toolInputSummary } from '../claude/stream.js';
+import { endChild, inferChildren, runningChild } from '../shared/children.js';
+import { emptyState, eventOf } from '../shared/stream.js';
+import { INPUT_MAX, OUTPUT_MAX, ToolCalls, toolHeadline, toolInputSummary } from '../shared/tools.js';
 
 /**
  * GitHub Copilot CLI's `--output-format json` stream (measured with 1.0.102; see docs/agents/copilot.md),
@@ -26,13 +26,6 @@ export interface CopilotEnd {
   error: { type: string | null; statusCode: number | null; message: string } | null;
   /** Tool calls Copilot refused (`error.code` "denied": no permission, as headless runs without --allow-all-*). */
   deniedTools: string[];
-}
-
-const ends = new WeakMap<StreamState, CopilotEnd>();
-
-/** The Copilot-specific end of a stream a copilot parser read (undefined for any other state). */
-export function copilotEnd(state: StreamState): CopilotEnd | undefined {
-  return ends.get(state);
 }
 
 const ERROR_MAX = 1000;
@@ -69,121 +62,150 @@ function toolResult(d: JsonObject): { output: string | null; status: string } {
   return { output: text, status: 'completed' };
 }
 
-export function parser(onMessage?: (m: Message) => void): StreamParser & { end(): void } {
-  const state = emptyState();
-  const end: CopilotEnd = { resultExitCode: null, aborted: null, error: null, deniedTools: [] };
-  ends.set(state, end);
-  const pending = new Map<string, PendingTool>();
-  const counted = new Set<string>();
+/**
+ * One Copilot run, or a sub-agent's events in its session's log (store.ts). The adapter gives a run its
+ * store's usage reader (usage.ts, which reads the store this file's readers read).
+ */
+export class CopilotRun implements AgentRun {
+  readonly state: StreamState = emptyState();
+  /** How the stream says the run ended, in Copilot's own terms (what the verdict reads). */
+  readonly ending: CopilotEnd = { resultExitCode: null, aborted: null, error: null, deniedTools: [] };
+  private readonly tools = new ToolCalls<PendingTool>(this.state);
   /** The task tool call that spawned each direct child, and the child (agentId) of each such call. */
-  const childOfCall = new Map<string, string>();
+  private readonly childOfCall = new Map<string, string>();
+  private readonly onMessage: ((m: Message) => void) | undefined;
 
-  const emit = (m: Message, agent: string | null): void => onMessage?.(agent ? { ...m, childId: agent } : m);
+  constructor(
+    run: RunOptions = {},
+    readonly storeUsage?: (q: SessionQuery) => StoreUsage,
+  ) {
+    this.onMessage = run.onMessage;
+  }
 
-  const emitTool = (call: PendingTool, output: string | null, status: string): void => {
+  private emit(m: Message, agent: string | null): void {
+    this.onMessage?.(agent ? { ...m, childId: agent } : m);
+  }
+
+  private emitTool(call: PendingTool, output: string | null, status: string): void {
     const tool: ToolCall = {
       name: call.name,
       input: inputSummary(call.name, call.args),
       output: output === null || output === '' ? null : capCounted(output, OUTPUT_MAX),
       status,
     };
-    emit({ role: 'tool', text: toolHeadline(call.name, call.args), tool }, call.agent);
-  };
+    this.emit({ role: 'tool', text: toolHeadline(call.name, call.args), tool }, call.agent);
+  }
 
-  const settleChild = (id: string | undefined, status: ChildAgent['status'], at: string): void => {
-    const child = state.children.find((c) => c.id === id);
-    if (child) endChild(child, status, at);
-  };
-
-  return {
-    state,
-    line(text: string) {
-      const ev = eventOf(text, state);
-      if (!ev) return;
-      const at = isoOf(Date.parse(String(ev.timestamp))) ?? nowIso();
-      state.lastActivityAt = at;
-      const d = fields(ev.data);
-      const agent = str(ev.agentId);
-      switch (ev.type) {
-        case 'assistant.turn_start':
-          // One request to the model and the tools it asks for: the run's own turns (a sub-agent's carry its agentId).
-          if (!agent) state.turns++;
-          break;
-        case 'user.message': {
-          // The run's own prompt is the core's; a sub-agent's is its task prompt.
-          const content = str(d.content);
-          if (agent && content) emit({ role: 'user', text: content }, agent);
-          break;
-        }
-        case 'assistant.message': {
-          const content = str(d.content);
-          if (!content?.trim()) break; // a turn that only calls tools
-          emit({ role: 'assistant', text: content }, agent);
-          if (!agent) state.lastAssistantText = content;
-          break;
-        }
-        case 'tool.execution_start': {
-          const id = str(d.toolCallId);
-          if (!id || pending.has(id)) break;
-          pending.set(id, { name: str(d.toolName) ?? 'tool', args: d.arguments, agent });
-          if (!counted.has(id)) {
-            counted.add(id);
-            state.toolUses++;
-          }
-          break;
-        }
-        case 'tool.execution_complete': {
-          const id = str(d.toolCallId) ?? '';
-          const call = pending.get(id) ?? { name: 'tool', args: undefined, agent };
-          pending.delete(id);
-          const { output, status } = toolResult(d);
-          if (status === 'denied') end.deniedTools.push(toolHeadline(call.name, call.args));
-          emitTool(call, output, status);
-          break;
-        }
-        case 'subagent.started': {
-          const call = str(d.toolCallId);
-          const id = agent ?? call;
-          // Only the run's own children: a child's child was spawned by a call its parent made.
-          if (!id || (call !== null && pending.get(call)?.agent) || state.children.some((c) => c.id === id)) break;
-          if (call) childOfCall.set(call, id);
-          const description = str(d.agentDescription) ?? str(d.agentDisplayName) ?? str(d.agentName);
-          state.children = [...state.children, runningChild(id, 'copilot', description, at)];
-          break;
-        }
-        case 'subagent.completed':
-        case 'subagent.failed': {
-          // `cancelled`: torn down by an abort (its own, or the run's), not finished.
-          const status = d.cancelled === true ? 'cancelled' : ev.type === 'subagent.failed' ? 'failed' : 'done';
-          settleChild(agent ?? childOfCall.get(str(d.toolCallId) ?? ''), status, at);
-          break;
-        }
-        case 'session.error': {
-          if (agent) break; // a sub-agent's error reaches the run as its task's result
-          const message = str(d.message) ?? str(d.errorType) ?? 'copilot reported an error';
-          end.error = { type: str(d.errorType), statusCode: typeof d.statusCode === 'number' ? d.statusCode : null, message };
-          state.fatalError = capCounted(message.replace(/\s*\n\s*/g, ' ').trim(), ERROR_MAX);
-          break;
-        }
-        case 'abort':
-          if (!agent) end.aborted = str(d.reason) ?? 'aborted';
-          break;
-        case 'result': {
-          const id = str(ev.sessionId);
-          if (id && !state.sessionId) state.sessionId = id;
-          end.resultExitCode = typeof ev.exitCode === 'number' ? ev.exitCode : null;
-          break;
-        }
-        default:
-          break; // deltas, turns, model calls, skills…: not part of the transcript
+  line(text: string): void {
+    const ev = eventOf(text, this.state);
+    if (!ev) return;
+    const at = isoOf(Date.parse(String(ev.timestamp))) ?? nowIso();
+    this.state.lastActivityAt = at;
+    const d = fields(ev.data);
+    const agent = str(ev.agentId);
+    switch (ev.type) {
+      case 'assistant.turn_start':
+        // One request to the model and the tools it asks for: the run's own turns (a sub-agent's carry its agentId).
+        if (!agent) this.state.turns++;
+        break;
+      case 'user.message': {
+        // The run's own prompt is the core's; a sub-agent's is its task prompt.
+        const content = str(d.content);
+        if (agent && content) this.emit({ role: 'user', text: content }, agent);
+        break;
       }
-    },
-    end() {
-      // Calls that never completed: the run was stopped during them.
-      for (const call of pending.values()) emitTool(call, null, 'incomplete');
-      pending.clear();
-    },
-  };
+      case 'assistant.message':
+        this.assistant(d, agent);
+        break;
+      case 'tool.execution_start':
+        this.toolStart(d, agent);
+        break;
+      case 'tool.execution_complete':
+        this.toolComplete(d, agent);
+        break;
+      case 'subagent.started':
+        this.childStarted(d, agent, at);
+        break;
+      case 'subagent.completed':
+      case 'subagent.failed': {
+        // `cancelled`: torn down by an abort (its own, or the run's), not finished.
+        const status = d.cancelled === true ? 'cancelled' : ev.type === 'subagent.failed' ? 'failed' : 'done';
+        const id = agent ?? this.childOfCall.get(str(d.toolCallId) ?? '');
+        const child = this.state.children.find((c) => c.id === id);
+        if (child) endChild(child, status, at);
+        break;
+      }
+      case 'session.error':
+        if (!agent) this.sessionError(d); // a sub-agent's error reaches the run as its task's result
+        break;
+      case 'abort':
+        if (!agent) this.ending.aborted = str(d.reason) ?? 'aborted';
+        break;
+      case 'result': {
+        const id = str(ev.sessionId);
+        if (id && !this.state.sessionId) this.state.sessionId = id;
+        this.ending.resultExitCode = typeof ev.exitCode === 'number' ? ev.exitCode : null;
+        break;
+      }
+      default:
+        break; // deltas, turns, model calls, skills…: not part of the transcript
+    }
+  }
+
+  private assistant(d: JsonObject, agent: string | null): void {
+    const content = str(d.content);
+    if (!content?.trim()) return; // a turn that only calls tools
+    this.emit({ role: 'assistant', text: content }, agent);
+    if (!agent) this.state.lastAssistantText = content;
+  }
+
+  private toolStart(d: JsonObject, agent: string | null): void {
+    const id = str(d.toolCallId);
+    if (!id || this.tools.isOpen(id)) return;
+    this.tools.open(id, { name: str(d.toolName) ?? 'tool', args: d.arguments, agent });
+    this.tools.count(id);
+  }
+
+  private toolComplete(d: JsonObject, agent: string | null): void {
+    const id = str(d.toolCallId) ?? '';
+    const call = this.tools.close(id) ?? { name: 'tool', args: undefined, agent };
+    const { output, status } = toolResult(d);
+    if (status === 'denied') this.ending.deniedTools.push(toolHeadline(call.name, call.args));
+    this.emitTool(call, output, status);
+  }
+
+  private childStarted(d: JsonObject, agent: string | null, at: string): void {
+    const call = str(d.toolCallId);
+    const id = agent ?? call;
+    // Only the run's own children: a child's child was spawned by a call its parent made.
+    if (!id || (call !== null && this.tools.get(call)?.agent) || this.state.children.some((c) => c.id === id)) return;
+    if (call) this.childOfCall.set(call, id);
+    const description = str(d.agentDescription) ?? str(d.agentDisplayName) ?? str(d.agentName);
+    this.state.children = [...this.state.children, runningChild(id, 'copilot', description, at)];
+  }
+
+  private sessionError(d: JsonObject): void {
+    const message = str(d.message) ?? str(d.errorType) ?? 'copilot reported an error';
+    this.ending.error = { type: str(d.errorType), statusCode: typeof d.statusCode === 'number' ? d.statusCode : null, message };
+    this.state.fatalError = capCounted(message.replace(/\s*\n\s*/g, ' ').trim(), ERROR_MAX);
+  }
+
+  end(): void {
+    // Calls that never completed: the run was stopped during them.
+    for (const call of this.tools.drain()) this.emitTool(call, null, 'incomplete');
+  }
+
+  /**
+   * How a Copilot run ended: its `session.error` first, then an aborted turn, then the exit status, then
+   * the `result` line (a run that printed none did not finish), then the tools it refused for want of
+   * permission (headless, nobody can grant them: `permission-denied`, as for Claude). Children still
+   * running take the run's end.
+   */
+  verdict(exit: Exit): Verdict {
+    const v = verdictOf(exit, this.state, this.ending);
+    inferChildren(this.state, v.outcome === 'succeeded' ? 'done' : 'failed');
+    return v;
+  }
 }
 
 /** The reason of a `session.error`: its `errorType`, else its HTTP status and words. */
@@ -197,29 +219,18 @@ function errorReason(e: CopilotEnd['error']): VerdictReason {
   return apiErrorReason(e?.statusCode ?? null, e?.message ?? '') ?? fallback;
 }
 
-/**
- * How a Copilot run ended: its `session.error` first, then an aborted turn, then the exit status, then
- * the `result` line (a run that printed none did not finish), then the tools it refused for want of
- * permission (headless, nobody can grant them: `permission-denied`, as for Claude). Children still
- * running take the run's end.
- */
-export function verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
-  const e = ends.get(state);
-  let v: Verdict;
-  if (state.fatalError) v = { outcome: 'failed', error: state.fatalError, reason: errorReason(e?.error ?? null) };
-  else if (e?.aborted) v = { outcome: 'failed', error: `copilot aborted the turn (${e.aborted})`, reason: 'crashed' };
-  else if (exit.signal) v = { outcome: 'failed', error: `copilot was killed by ${exit.signal}`, reason: 'crashed' };
-  else if (exit.code !== 0) v = { outcome: 'failed', error: `copilot exited with status ${exit.code ?? 'unknown'}`, reason: 'crashed' };
-  else if (e?.resultExitCode === null || e === undefined)
-    v = { outcome: 'failed', error: 'copilot exited with status 0 without its result line', reason: 'crashed' };
-  else if (e.resultExitCode !== 0) v = { outcome: 'failed', error: `copilot reported exitCode ${e.resultExitCode}`, reason: 'unknown' };
-  else if (e.deniedTools.length)
-    v = {
+function verdictOf(exit: Exit, state: StreamState, e: CopilotEnd): Verdict {
+  if (state.fatalError) return { outcome: 'failed', error: state.fatalError, reason: errorReason(e.error) };
+  if (e.aborted) return { outcome: 'failed', error: `copilot aborted the turn (${e.aborted})`, reason: 'crashed' };
+  if (exit.signal) return { outcome: 'failed', error: `copilot was killed by ${exit.signal}`, reason: 'crashed' };
+  if (exit.code !== 0) return { outcome: 'failed', error: `copilot exited with status ${exit.code ?? 'unknown'}`, reason: 'crashed' };
+  if (e.resultExitCode === null) return { outcome: 'failed', error: 'copilot exited with status 0 without its result line', reason: 'crashed' };
+  if (e.resultExitCode !== 0) return { outcome: 'failed', error: `copilot reported exitCode ${e.resultExitCode}`, reason: 'unknown' };
+  if (e.deniedTools.length)
+    return {
       outcome: 'failed',
       error: `copilot was refused permission for ${e.deniedTools.length === 1 ? '1 tool call' : `${e.deniedTools.length} tool calls`}: ${shortLine(e.deniedTools.join('; '), 300)} (grant what the task needs: docs/agents/copilot.md)`,
       reason: 'permission-denied',
     };
-  else v = { outcome: 'succeeded', error: null, reason: null };
-  inferChildren(state, v.outcome === 'succeeded' ? 'done' : 'failed');
-  return v;
+  return { outcome: 'succeeded', error: null, reason: null };
 }

@@ -9,7 +9,7 @@ import { errorText } from './stream.js';
  * How the Gemini CLI's sub-agents really ended. Its stream calls every `invoke_agent` that returned a
  * `success`, a child that failed included (docs/agents/gemini.md, "Children"); the session's chat file
  * records the call with what it returned, so the supervisor settles the stream's `done` children from
- * there (`settleChildren`).
+ * there (`ChildSettler`).
  */
 
 /** How a child's call ended: `ok`, or failed with the CLI's words when it has some. */
@@ -45,16 +45,12 @@ export function childEnd(call: JsonObject): ChildEnd | null {
   return display.state === 'completed' ? { ok: true, error: null } : null;
 }
 
-/** Children whose end the store has settled (a run's children are the same objects for its whole life). */
-const settled = new WeakSet<ChildAgent>();
-/** Children the stream ended that are held `running` until the store records the call: the stream's end. */
-const held = new WeakMap<ChildAgent, { status: ChildAgent['status']; finishedAt: string | null }>();
-
 /**
- * The adapter's `settleChildren`: each child the stream called `done` is looked up in the session's chat;
- * one whose call failed becomes `failed` (`statusSource: "transcript"`, its `error`). The CLI writes the
- * call's record right after the stream's `tool_result`: until then the child is held `running`, and
- * `final` (the agent exited) gives a child the store never recorded back the stream's `done`.
+ * How one run's children really ended (`AgentRun.settleChildren`): each child the stream called `done` is
+ * looked up in the session's chat; one whose call failed becomes `failed` (`statusSource: "transcript"`,
+ * its `error`). The CLI writes the call's record right after the stream's `tool_result`: until then the
+ * child is held `running`, and `final` (the agent exited) gives a child the store never recorded back the
+ * stream's `done`.
  *
  * A held child is one the stream did end: when it is let go it gets the stream's end back whatever was
  * guessed meanwhile — the run's `result` can come (and `inferChildren` can take the held child for one the
@@ -62,37 +58,48 @@ const held = new WeakMap<ChildAgent, { status: ChildAgent['status']; finishedAt:
  * subagent-race.ndjson). A child whose end was only inferred takes the store's record of its call when
  * there is one (`statusSource: "transcript"`).
  */
-export function settleChildren(q: SessionQuery, children: ChildAgent[], final: boolean): void {
-  for (const c of children) {
-    const streamEnd = held.get(c);
-    const guessed = !streamEnd && c.statusSource === 'inferred';
-    if (settled.has(c) || !(streamEnd || guessed || (c.status === 'done' && c.statusSource === 'stream'))) continue;
-    const call = findChild({ ...q, childId: c.id })?.call ?? null;
-    if (!call && guessed) continue;
-    if (!call && !final) {
-      if (!streamEnd) held.set(c, { status: c.status, finishedAt: c.finishedAt });
-      c.status = 'running';
-      c.statusSource = 'stream';
-      c.finishedAt = null;
-      continue;
+export class ChildSettler {
+  /** Children whose end the store has settled (a run's children are the same objects for its whole life). */
+  private readonly settled = new Set<ChildAgent>();
+  /** Children the stream ended that are held `running` until the store records the call: the stream's end. */
+  private readonly held = new Map<ChildAgent, { status: ChildAgent['status']; finishedAt: string | null }>();
+
+  settle(q: SessionQuery, children: ChildAgent[], final: boolean): void {
+    for (const c of children) {
+      const streamEnd = this.held.get(c);
+      const guessed = !streamEnd && c.statusSource === 'inferred';
+      if (this.settled.has(c) || !(streamEnd || guessed || (c.status === 'done' && c.statusSource === 'stream'))) continue;
+      const call = findChild({ ...q, childId: c.id })?.call ?? null;
+      if (!call && guessed) continue;
+      if (!call && !final) {
+        if (!streamEnd) this.held.set(c, { status: c.status, finishedAt: c.finishedAt });
+        c.status = 'running';
+        c.statusSource = 'stream';
+        c.finishedAt = null;
+        continue;
+      }
+      if (streamEnd) {
+        c.status = streamEnd.status;
+        c.statusSource = 'stream';
+        c.finishedAt = streamEnd.finishedAt ?? nowIso();
+        this.held.delete(c);
+      }
+      this.settled.add(c);
+      const end = call ? childEnd(call) : null;
+      if (end) settleFrom(c, end, guessed);
     }
-    if (streamEnd) {
-      c.status = streamEnd.status;
-      c.statusSource = 'stream';
-      c.finishedAt = streamEnd.finishedAt ?? nowIso();
-      held.delete(c);
-    }
-    settled.add(c);
-    const end = call ? childEnd(call) : null;
-    if (!end) continue;
-    if (end.ok) {
-      if (!guessed) continue;
-      c.status = 'done';
-      c.statusSource = 'transcript';
-      continue;
-    }
-    c.status = 'failed';
-    c.statusSource = 'transcript';
-    if (end.error) c.error = end.error;
   }
+}
+
+/** A child's end as the store recorded it: a failure always; a success only over a guess. */
+function settleFrom(c: ChildAgent, end: ChildEnd, guessed: boolean): void {
+  if (end.ok) {
+    if (!guessed) return;
+    c.status = 'done';
+    c.statusSource = 'transcript';
+    return;
+  }
+  c.status = 'failed';
+  c.statusSource = 'transcript';
+  if (end.error) c.error = end.error;
 }

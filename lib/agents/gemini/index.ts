@@ -1,20 +1,20 @@
-import type { AgentAdapter, Message, ParserContext } from '../types.js';
-import { settleChildren } from './children.js';
+import type { AgentAdapter, RunOptions } from '../types.js';
+import { ChildSettler } from './children.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages, STORE_ENV_KEYS } from './store.js';
-import { parser, verdict, type GeminiStreamParser } from './stream.js';
+import { GeminiRun } from './stream.js';
 import { storeUsage } from './usage.js';
 
 /**
  * The Gemini CLI (`gemini -o stream-json`, measured with 0.61.0; see docs/agents/gemini.md): the command
- * line in launch.ts, the stream and the verdict in stream.ts, the sub-agents' chat files of its own
+ * line in launch.ts, its runs (the stream, the verdict) in stream.ts, the sub-agents' chat files of its own
  * store in store.ts, how its children really ended (the store's word over the stream's) in children.ts,
  * the tool calls both of those carry in tools.ts, and the run's usage as it goes, from its chat, in usage.ts.
  */
 
-/** The adapter, with the parser's Gemini extras visible (`state.result`, `state.lastError`, `end()`). */
+/** The adapter, with its runs' Gemini extras visible (`state.result`, `state.lastError`). */
 export interface GeminiAdapter extends AgentAdapter {
-  parser(onMessage?: (m: Message) => void, context?: ParserContext): GeminiStreamParser;
+  open(run?: RunOptions): GeminiRun;
 }
 
 export const gemini: GeminiAdapter = {
@@ -38,9 +38,6 @@ export const gemini: GeminiAdapter = {
   storeEnvKeys: STORE_ENV_KEYS,
   chooseSessionId,
   launch,
-  parser,
-  verdict,
+  open: (run) => new GeminiRun(run, { usage: storeUsage, children: new ChildSettler() }),
   childMessages,
-  settleChildren,
-  storeUsage,
 };

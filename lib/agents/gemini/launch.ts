@@ -1,5 +1,6 @@
 import { randomUUID } from '../../base/uuid.js';
-import { resumeUuid, type Launch, type LaunchInput } from '../types.js';
+import type { Launch, LaunchInput } from '../types.js';
+import { resumeUuid } from '../shared/launch.js';
 
 /**
  * The command line of a Gemini CLI run (docs/agents/gemini.md):

@@ -5,7 +5,8 @@ import { listDir } from '../../base/dir.js';
 import { fields, isObject, parseObject, str, type JsonObject } from '../../base/json.js';
 import { LineFollower } from '../../base/lines.js';
 import { isUuid } from '../../base/uuid.js';
-import { runningChild, type ChildQuery, type Message, type SessionQuery } from '../types.js';
+import type { ChildQuery, Message, SessionQuery } from '../types.js';
+import { runningChild } from '../shared/children.js';
 import { AGENT_TOOL, COMPLETE_TASK, submittedAnswer, toolInput, toolMessage } from './tools.js';
 
 /**

@@ -1,8 +1,11 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
 import { fields, isObject, num, parseObject, str } from '../../base/json.js';
-import type { Message, StreamParser, StreamState, Verdict, VerdictReason } from '../types.js';
-import { emptyState, endChild, eventOf, inferChildren, runningChild } from '../types.js';
+import type { AgentRun, Exit, Message, RunOptions, SessionQuery, StoreUsage, StreamState, Verdict, VerdictReason } from '../types.js';
+import { endChild, inferChildren, runningChild } from '../shared/children.js';
+import { emptyState, eventOf } from '../shared/stream.js';
+import { ToolCalls } from '../shared/tools.js';
+import type { ChildSettler } from './children.js';
 import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
 
 /**
@@ -25,10 +28,12 @@ export interface GeminiStreamState extends StreamState {
   errorType: string | null;
 }
 
-export interface GeminiStreamParser extends StreamParser {
-  readonly state: GeminiStreamState;
-  /** End of the log: the pending answer text, and tool calls that never got a result (status `incomplete`). */
-  end(): void;
+/** What a run reads of the CLI's own store, given by the adapter (usage.ts and children.ts read the store this file's readers read). */
+export interface GeminiStore {
+  /** The run's usage as its chat grows. */
+  usage: (q: SessionQuery) => StoreUsage;
+  /** How the run's children really ended. */
+  children: ChildSettler;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -81,62 +86,133 @@ export function errorText(message: string): { text: string; status: number | nul
 }
 
 // ------------------------------------------------------------------------------------------------
-// The stream parser.
+// The run.
 
-export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
-  const state: GeminiStreamState = { ...emptyState(), result: 'none', lastError: null, apiStatus: null, errorType: null };
+/** One Gemini run's `stream-json` stream, and its verdict. */
+export class GeminiRun implements AgentRun {
+  readonly state: GeminiStreamState = { ...emptyState(), result: 'none', lastError: null, apiStatus: null, errorType: null };
+  readonly storeUsage?: (q: SessionQuery) => StoreUsage;
+  readonly settleChildren?: (q: SessionQuery, final: boolean) => void;
   /** Tool calls announced and not answered yet, by tool_id, in order. */
-  const open = new Map<string, { name: string; args: unknown }>();
-  const seen = new Set<string>();
-  const children = new Map<string, ChildAgent>();
-  let anonymous = 0;
+  private readonly tools = new ToolCalls<{ name: string; args: unknown }>(this.state);
+  private readonly children = new Map<string, ChildAgent>();
   /** The assistant text of the current turn, as its deltas arrive; a message once something else comes. */
-  let text: string | null = null;
+  private text: string | null = null;
   /**
    * Inside a model turn: its answer (text, tool calls) is streaming. The prompt and tool results end one;
    * the model's next words or calls begin the next — the CLI's own turns (a request to the model each,
    * what `model.maxSessionTurns` counts). A sub-agent's turns are not in the stream.
    */
-  let inTurn = false;
-  const modelSaid = (): void => {
-    if (inTurn) return;
-    inTurn = true;
-    state.turns++;
-  };
+  private inTurn = false;
+  private readonly onMessage: ((m: Message) => void) | undefined;
 
-  const emit = (m: Message): void => onMessage?.(m);
-  const flush = (): void => {
-    if (text === null) return;
-    emit({ role: 'assistant', text });
-    text = null;
-  };
+  constructor(run: RunOptions = {}, store?: GeminiStore) {
+    this.onMessage = run.onMessage;
+    if (!store) return;
+    this.storeUsage = store.usage;
+    this.settleChildren = (q, final) => store.children.settle(q, this.state.children, final);
+  }
 
-  const toolUse = (ev: Record<string, unknown>): void => {
-    const id = str(ev.tool_id) ?? `#${++anonymous}`;
+  line(line: string): void {
+    const ev = eventOf(line, this.state);
+    if (!ev) return;
+    this.state.lastActivityAt = nowIso();
+    switch (ev.type) {
+      case 'init': {
+        const id = str(ev.session_id);
+        if (id && !this.state.sessionId) this.state.sessionId = id;
+        break;
+      }
+      case 'message':
+        this.message(ev);
+        break;
+      case 'tool_use':
+        this.flush();
+        this.modelSaid();
+        this.toolUse(ev);
+        break;
+      case 'tool_result':
+        this.flush();
+        this.inTurn = false;
+        this.toolResult(ev);
+        break;
+      case 'error':
+        this.flush();
+        this.state.lastError = str(ev.message) ?? this.state.lastError;
+        break;
+      case 'result':
+        this.flush();
+        this.result(ev);
+        break;
+      default:
+        break; // an event this version does not know: not noise, just not ours
+    }
+  }
+
+  /** End of the log: the pending answer text, and tool calls that never got a result (status `incomplete`). */
+  end(): void {
+    this.flush();
+    for (const call of this.tools.drain()) this.emit(toolMessage(call.name, call.args, null, 'incomplete'));
+  }
+
+  private emit(m: Message): void {
+    this.onMessage?.(m);
+  }
+
+  private modelSaid(): void {
+    if (this.inTurn) return;
+    this.inTurn = true;
+    this.state.turns++;
+  }
+
+  private flush(): void {
+    if (this.text === null) return;
+    this.emit({ role: 'assistant', text: this.text });
+    this.text = null;
+  }
+
+  private message(ev: Record<string, unknown>): void {
+    if (ev.role !== 'assistant') {
+      this.flush(); // the user's prompt, echoed: the core adds it
+      this.inTurn = false;
+      return;
+    }
+    this.modelSaid();
+    const content = str(ev.content) ?? '';
+    if (ev.delta === true) {
+      this.text = (this.text ?? '') + content;
+      this.state.lastAssistantText = this.text;
+    } else {
+      this.flush();
+      this.emit({ role: 'assistant', text: content });
+      this.state.lastAssistantText = content;
+    }
+  }
+
+  private toolUse(ev: Record<string, unknown>): void {
+    const id = this.tools.count(str(ev.tool_id));
+    if (id === null) return;
     const name = str(ev.tool_name) ?? 'tool';
-    if (seen.has(id)) return;
-    seen.add(id);
-    state.toolUses++;
-    open.set(id, { name, args: ev.parameters });
-    if (name !== AGENT_TOOL || children.has(id)) return;
+    this.tools.open(id, { name, args: ev.parameters });
+    if (name !== AGENT_TOOL || this.children.has(id)) return;
     // A sub-agent runs inside this process; the stream shows only its call and its end. Its id is the
     // call's: its own session id is only in the CLI's chat files (store.ts maps one to the other).
     const child = runningChild(id, 'gemini', toolInput(name, ev.parameters));
-    children.set(id, child);
-    state.children.push(child);
-  };
+    this.children.set(id, child);
+    this.state.children.push(child);
+  }
 
-  const toolResult = (ev: Record<string, unknown>): void => {
+  private toolResult(ev: Record<string, unknown>): void {
     const id = str(ev.tool_id) ?? '';
-    const call = open.get(id) ?? { name: 'tool', args: undefined };
-    open.delete(id);
+    const call = this.tools.close(id) ?? { name: 'tool', args: undefined };
     const status = str(ev.status);
-    emit(toolMessage(call.name, call.args, str(ev.output) ?? str(fields(ev.error).message), status));
-    const child = children.get(id);
+    this.emit(toolMessage(call.name, call.args, str(ev.output) ?? str(fields(ev.error).message), status));
+    const child = this.children.get(id);
     if (child) endChild(child, status === 'success' ? 'done' : 'failed');
-  };
+  }
 
-  const result = (ev: Record<string, unknown>): void => {
+  private result(ev: Record<string, unknown>): void {
+    const { state } = this;
     state.result = ev.status === 'success' ? 'success' : 'error';
     state.usage = usageFromStats(ev.stats) ?? state.usage;
     if (state.result === 'error') {
@@ -148,66 +224,13 @@ export function parser(onMessage?: (m: Message) => void): GeminiStreamParser {
       state.fatalError ??= err?.text ?? state.lastError ?? 'gemini reported an error (result status "error")';
     }
     inferChildren(state, state.result === 'success' ? 'done' : 'failed');
-  };
+  }
 
-  return {
-    state,
-    line(line: string) {
-      const ev = eventOf(line, state);
-      if (!ev) return;
-      state.lastActivityAt = nowIso();
-      switch (ev.type) {
-        case 'init': {
-          const id = str(ev.session_id);
-          if (id && !state.sessionId) state.sessionId = id;
-          break;
-        }
-        case 'message': {
-          if (ev.role !== 'assistant') {
-            flush(); // the user's prompt, echoed: the core adds it
-            inTurn = false;
-            break;
-          }
-          modelSaid();
-          const content = str(ev.content) ?? '';
-          if (ev.delta === true) {
-            text = (text ?? '') + content;
-            state.lastAssistantText = text;
-          } else {
-            flush();
-            emit({ role: 'assistant', text: content });
-            state.lastAssistantText = content;
-          }
-          break;
-        }
-        case 'tool_use':
-          flush();
-          modelSaid();
-          toolUse(ev);
-          break;
-        case 'tool_result':
-          flush();
-          inTurn = false;
-          toolResult(ev);
-          break;
-        case 'error':
-          flush();
-          state.lastError = str(ev.message) ?? state.lastError;
-          break;
-        case 'result':
-          flush();
-          result(ev);
-          break;
-        default:
-          break; // an event this version does not know: not noise, just not ours
-      }
-    },
-    end() {
-      flush();
-      for (const call of open.values()) emit(toolMessage(call.name, call.args, null, 'incomplete'));
-      open.clear();
-    },
-  };
+  verdict(exit: Exit): Verdict {
+    const v = verdictOf(exit, this.state);
+    inferChildren(this.state, v.outcome === 'succeeded' ? 'done' : 'failed');
+    return v;
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -226,21 +249,18 @@ const EXIT_MEANINGS: Record<number, string> = {
   130: 'cancelled',
 };
 
-export function verdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
-  const s = state as Partial<GeminiStreamState> & StreamState;
-  const where = s.sessionId === null ? ' before it started the session' : s.result === 'none' || s.result === undefined ? ' before it reported a result' : '';
-  let v: Verdict;
-  const reason = (): VerdictReason => reasonOf(exit, state);
-  if (s.fatalError) v = { outcome: 'failed', error: s.fatalError, reason: reason() };
-  else if (exit.signal) v = { outcome: 'failed', error: `gemini was killed by ${exit.signal}${where}`, reason: reason() };
-  else if (exit.code === 0 && s.result === 'success') v = { outcome: 'succeeded', error: null, reason: null };
-  else if (exit.code === 0) v = { outcome: 'failed', error: `gemini exited with status 0${where || ' without a result'}`, reason: reason() };
-  else {
-    const meaning = exit.code === null ? undefined : EXIT_MEANINGS[exit.code];
-    v = { outcome: 'failed', error: `gemini exited with status ${exit.code ?? 'unknown'}${meaning ? ` (${meaning})` : ''}${where}`, reason: reason() };
-  }
-  inferChildren(state, v.outcome === 'succeeded' ? 'done' : 'failed');
-  return v;
+function verdictOf(exit: Exit, s: GeminiStreamState): Verdict {
+  const where = s.sessionId === null ? ' before it started the session' : s.result === 'none' ? ' before it reported a result' : '';
+  if (s.fatalError) return { outcome: 'failed', error: s.fatalError, reason: reasonOf(exit, s) };
+  if (exit.signal) return { outcome: 'failed', error: `gemini was killed by ${exit.signal}${where}`, reason: reasonOf(exit, s) };
+  if (exit.code === 0 && s.result === 'success') return { outcome: 'succeeded', error: null, reason: null };
+  if (exit.code === 0) return { outcome: 'failed', error: `gemini exited with status 0${where || ' without a result'}`, reason: reasonOf(exit, s) };
+  const meaning = exit.code === null ? undefined : EXIT_MEANINGS[exit.code];
+  return {
+    outcome: 'failed',
+    error: `gemini exited with status ${exit.code ?? 'unknown'}${meaning ? ` (${meaning})` : ''}${where}`,
+    reason: reasonOf(exit, s),
+  };
 }
 
 /**
@@ -248,7 +268,7 @@ export function verdict(exit: { code: number | null; signal: string | null }, st
  * is an API's refusal of the request (a result said error: HTTP 4xx) or the CLI's own bad input (an
  * unknown --resume id, a configuration error: `unknown`, its message saying what).
  */
-function reasonOf(exit: { code: number | null; signal: string | null }, state: StreamState): VerdictReason {
+function reasonOf(exit: Exit, state: GeminiStreamState): VerdictReason {
   switch (failureKind(exit, state)) {
     case 'auth':
       return 'auth';
@@ -261,7 +281,7 @@ function reasonOf(exit: { code: number | null; signal: string | null }, state: S
     case 'permission':
       return 'permission-denied';
     case 'input':
-      return (state as Partial<GeminiStreamState>).result === 'error' ? 'api-error' : 'unknown';
+      return state.result === 'error' ? 'api-error' : 'unknown';
     default:
       return 'crashed';
   }
@@ -274,8 +294,7 @@ export type FailureKind = 'auth' | 'rate-limit' | 'server' | 'turn-limit' | 'per
  * The kind of a failed run's failure, from what the CLI said: the HTTP status of an API error (in the
  * result's message, or the exit status + 256), the CLI's own exit statuses, the result's error type.
  */
-export function failureKind(exit: { code: number | null; signal: string | null }, state: StreamState): FailureKind {
-  const s = state as Partial<GeminiStreamState> & StreamState;
+export function failureKind(exit: Exit, s: GeminiStreamState): FailureKind {
   const code = exit.code;
   const http = s.apiStatus ?? (s.result === 'error' && code !== null && code >= 144 && !EXIT_MEANINGS[code] ? code + 256 : null);
   if (http === 401 || http === 403 || code === 41) return 'auth';

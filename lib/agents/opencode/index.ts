@@ -1,16 +1,21 @@
-import type { AgentAdapter } from '../types.js';
+import type { AgentAdapter, RunOptions } from '../types.js';
 import { opencodeLaunch } from './launch.js';
 import { opencodePrepare } from './prepare.js';
 import { opencodeChildMessages, STORE_ENV_KEYS } from './store.js';
-import { opencodeVerdict, parseOpencode } from './stream.js';
+import { OpencodeRun } from './stream.js';
 
 /**
  * OpenCode (`opencode run --format json`, measured with 1.18.33; see docs/agents/opencode.md): the
- * command line in launch.ts, the stream and the verdict in stream.ts, the sub-agents' sessions of its
+ * command line in launch.ts, its runs (the stream, the verdict) in stream.ts, the sub-agents' sessions of its
  * own store (`opencode export`) in store.ts, the tool parts both of those carry in parts.ts, and the
  * store's creation before a first run in prepare.ts.
  */
-export const opencode: AgentAdapter = {
+/** The adapter, with its runs' OpenCode extras visible (`extra`: its steps, texts and refusals). */
+export interface OpencodeAdapter extends AgentAdapter {
+  open(run?: RunOptions): OpencodeRun;
+}
+
+export const opencode: OpencodeAdapter = {
   cli: 'opencode',
   program: 'opencode',
   supports: { model: true, variant: true, agent: true, files: true },
@@ -24,8 +29,7 @@ export const opencode: AgentAdapter = {
   storeEnvKeys: STORE_ENV_KEYS,
   chooseSessionId: () => null,
   launch: opencodeLaunch,
-  parser: parseOpencode,
-  verdict: opencodeVerdict,
+  open: (run) => new OpencodeRun(run),
   childMessages: opencodeChildMessages,
   prepare: opencodePrepare,
 };

@@ -1,9 +1,10 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { isoOf, nowIso } from '../../base/time.js';
 import { fields, num, shortLine, str } from '../../base/json.js';
-import type { Message, StreamParser, StreamState, Verdict, VerdictReason } from '../types.js';
+import type { AgentRun, Exit, Message, RunOptions, StreamState, Verdict, VerdictReason } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
-import { emptyState, eventOf } from '../types.js';
+import { upsertChild } from '../shared/children.js';
+import { emptyState, eventOf } from '../shared/stream.js';
 import { taskChildId, taskResult, toolPart, type ToolPart } from './parts.js';
 
 /**
@@ -17,7 +18,7 @@ import { taskChildId, taskResult, toolPart, type ToolPart } from './parts.js';
  */
 
 /**
- * What the opencode stream says beyond StreamState, kept per parser state (the verdict needs it).
+ * What the opencode stream says beyond StreamState (the verdict needs it).
  * `lastStepReason`: the `reason` of the last step_finish ("stop", "tool-calls", "length"…), null when no
  * step finished. `rejectedTools`: tool calls the CLI refused because a permission ask was auto-rejected.
  */
@@ -32,22 +33,94 @@ export interface OpencodeExtra {
   errorReason: VerdictReason | null;
 }
 
-const extras = new WeakMap<StreamState, OpencodeExtra>();
-
-/** The opencode-specific facts a parser has gathered (undefined for a state no opencode parser made). */
-export function opencodeExtra(state: StreamState): OpencodeExtra | undefined {
-  return extras.get(state);
-}
-
 const REJECTED = /rejected permission/i;
 
-export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
-  const state = emptyState();
-  const extra: OpencodeExtra = { lastStepReason: null, steps: 0, textParts: 0, rejectedTools: [], lastTextMessageId: null, errorReason: null };
-  extras.set(state, extra);
-  let costSeen = false;
+/** One OpenCode run's `--format json` stream, and its verdict. */
+export class OpencodeRun implements AgentRun {
+  readonly state: StreamState = emptyState();
+  /** What the stream said beyond `state`. */
+  readonly extra: OpencodeExtra = { lastStepReason: null, steps: 0, textParts: 0, rejectedTools: [], lastTextMessageId: null, errorReason: null };
+  private costSeen = false;
+  private readonly onMessage: ((m: Message) => void) | undefined;
 
-  const addUsage = (part: Record<string, unknown>): void => {
+  constructor(run: RunOptions = {}) {
+    this.onMessage = run.onMessage;
+  }
+
+  line(text: string): void {
+    const { state, extra } = this;
+    const ev = eventOf(text, state);
+    if (!ev) return;
+    state.lastActivityAt = isoOf(ev.timestamp) ?? nowIso();
+    if (state.sessionId === null) state.sessionId = str(ev.sessionID);
+    const part = fields(ev.part);
+    switch (ev.type) {
+      case 'text':
+        this.text(part);
+        break;
+      case 'tool_use':
+        this.toolUse(part);
+        break;
+      case 'step_start':
+        // A step is one model request and the tools it asked for: OpenCode's turn.
+        extra.steps++;
+        state.turns = extra.steps;
+        break;
+      case 'step_finish':
+        extra.lastStepReason = str(part.reason);
+        this.addUsage(part);
+        break;
+      case 'error':
+        this.error(fields(ev.error));
+        break;
+      default:
+        // reasoning (with --thinking) and future event types: not part of the transcript.
+        break;
+    }
+  }
+
+  /** Nothing is pending at the end: a tool_use comes once its tool has finished. */
+  end(): void {}
+
+  private text(part: Record<string, unknown>): void {
+    const t = str(part.text);
+    if (t === null) return;
+    const { state, extra } = this;
+    extra.textParts++;
+    const mid = str(part.messageID);
+    // The answer is the last assistant message's text; several text parts of one message join.
+    state.lastAssistantText = mid !== null && mid === extra.lastTextMessageId && state.lastAssistantText !== null ? `${state.lastAssistantText}\n\n${t}` : t;
+    extra.lastTextMessageId = mid;
+    this.onMessage?.({ role: 'assistant', text: t });
+  }
+
+  private toolUse(part: Record<string, unknown>): void {
+    this.state.toolUses++;
+    const tp = toolPart(part);
+    if (tp.call.status === 'error' && REJECTED.test(tp.call.output ?? '') && this.extra.rejectedTools.length < 10) this.extra.rejectedTools.push(tp.text);
+    this.onMessage?.({ role: 'tool', text: tp.text, tool: tp.call });
+    if (tp.tool !== 'task') return;
+    this.addChild(tp);
+    const id = taskChildId(tp.state);
+    const out = str(tp.state.output);
+    // The child's final answer is the one word of the child the stream carries.
+    if (id && out !== null && tp.call.status === 'completed') {
+      const answer = taskResult(out);
+      if (answer) this.onMessage?.({ role: 'assistant', text: answer, childId: id });
+    }
+  }
+
+  private error(err: Record<string, unknown>): void {
+    const data = fields(err.data);
+    const name = str(err.name) ?? 'Error';
+    const message = str(data.message) ?? str(err.message) ?? JSON.stringify(err).slice(0, 300);
+    const status = typeof data.statusCode === 'number' ? ` (HTTP ${data.statusCode})` : '';
+    this.state.fatalError = shortLine(`${name}: ${message}${status}`, 500);
+    this.extra.errorReason = errorReason(name, typeof data.statusCode === 'number' ? data.statusCode : null, message);
+  }
+
+  private addUsage(part: Record<string, unknown>): void {
+    const { state } = this;
     const t = fields(part.tokens);
     const cache = fields(t.cache);
     const u: Usage = state.usage ?? {
@@ -65,7 +138,7 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
     const read = num(cache.read);
     const write = num(cache.write);
     const total = typeof t.total === 'number' && Number.isFinite(t.total) ? t.total : input + output + reasoning + read + write;
-    if (typeof part.cost === 'number' && Number.isFinite(part.cost)) costSeen = true;
+    if (typeof part.cost === 'number' && Number.isFinite(part.cost)) this.costSeen = true;
     state.usage = {
       inputTokens: u.inputTokens + input,
       outputTokens: u.outputTokens + output,
@@ -73,24 +146,17 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
       cacheWriteTokens: u.cacheWriteTokens + write,
       reasoningTokens: u.reasoningTokens + reasoning,
       totalTokens: u.totalTokens + total,
-      costUsd: costSeen ? (u.costUsd ?? 0) + num(part.cost) : null,
+      costUsd: this.costSeen ? (u.costUsd ?? 0) + num(part.cost) : null,
     };
-  };
+  }
 
-  const addChild = (tp: ToolPart): void => {
+  private addChild(tp: ToolPart): void {
     const id = taskChildId(tp.state);
     if (!id) return;
     const input = fields(tp.state.input);
     const time = fields(tp.state.time);
-    const status: ChildAgent['status'] =
-      tp.call.status === 'completed'
-        ? 'done'
-        : tp.call.status === 'error'
-          ? 'failed'
-          : tp.call.status === 'running' || tp.call.status === 'pending'
-            ? 'running'
-            : 'unknown';
-    const child: ChildAgent = {
+    const status = childStatus(tp.call.status);
+    upsertChild(this.state, id, () => ({
       id,
       cli: 'opencode',
       description: str(input.description) ?? str(tp.state.title),
@@ -98,75 +164,27 @@ export function parseOpencode(onMessage?: (m: Message) => void): StreamParser {
       statusSource: 'stream',
       startedAt: isoOf(time.start),
       finishedAt: status === 'running' ? null : isoOf(time.end),
-    };
-    const at = state.children.findIndex((c) => c.id === id);
-    if (at === -1) state.children = [...state.children, child];
-    else state.children = state.children.map((c, i) => (i === at ? child : c));
-  };
+    }));
+  }
 
-  return {
-    state,
-    line(text: string) {
-      const ev = eventOf(text, state);
-      if (!ev) return;
-      state.lastActivityAt = isoOf(ev.timestamp) ?? nowIso();
-      if (state.sessionId === null) state.sessionId = str(ev.sessionID);
-      const part = fields(ev.part);
-      switch (ev.type) {
-        case 'text': {
-          const t = str(part.text);
-          if (t === null) break;
-          extra.textParts++;
-          const mid = str(part.messageID);
-          // The answer is the last assistant message's text; several text parts of one message join.
-          state.lastAssistantText =
-            mid !== null && mid === extra.lastTextMessageId && state.lastAssistantText !== null ? `${state.lastAssistantText}\n\n${t}` : t;
-          extra.lastTextMessageId = mid;
-          onMessage?.({ role: 'assistant', text: t });
-          break;
-        }
-        case 'tool_use': {
-          state.toolUses++;
-          const tp = toolPart(part);
-          if (tp.call.status === 'error' && REJECTED.test(tp.call.output ?? '') && extra.rejectedTools.length < 10) extra.rejectedTools.push(tp.text);
-          onMessage?.({ role: 'tool', text: tp.text, tool: tp.call });
-          if (tp.tool === 'task') {
-            addChild(tp);
-            const id = taskChildId(tp.state);
-            const out = str(tp.state.output);
-            // The child's final answer is the one word of the child the stream carries.
-            if (id && out !== null && tp.call.status === 'completed') {
-              const answer = taskResult(out);
-              if (answer) onMessage?.({ role: 'assistant', text: answer, childId: id });
-            }
-          }
-          break;
-        }
-        case 'step_start':
-          // A step is one model request and the tools it asked for: OpenCode's turn.
-          extra.steps++;
-          state.turns = extra.steps;
-          break;
-        case 'step_finish':
-          extra.lastStepReason = str(part.reason);
-          addUsage(part);
-          break;
-        case 'error': {
-          const err = fields(ev.error);
-          const data = fields(err.data);
-          const name = str(err.name) ?? 'Error';
-          const message = str(data.message) ?? str(err.message) ?? JSON.stringify(err).slice(0, 300);
-          const status = typeof data.statusCode === 'number' ? ` (HTTP ${data.statusCode})` : '';
-          state.fatalError = shortLine(`${name}: ${message}${status}`, 500);
-          extra.errorReason = errorReason(name, typeof data.statusCode === 'number' ? data.statusCode : null, message);
-          break;
-        }
-        default:
-          // reasoning (with --thinking) and future event types: not part of the transcript.
-          break;
-      }
-    },
-  };
+  verdict(exit: Exit): Verdict {
+    return verdictOf(exit, this.state, this.extra);
+  }
+}
+
+/** A task call's status as its child's. */
+function childStatus(callStatus: string | null): ChildAgent['status'] {
+  switch (callStatus) {
+    case 'completed':
+      return 'done';
+    case 'error':
+      return 'failed';
+    case 'running':
+    case 'pending':
+      return 'running';
+    default:
+      return 'unknown';
+  }
 }
 
 /** The reason of an `error` event: its name (`ProviderAuthError`, `APIError`, `MessageAbortedError`…), status and words. */
@@ -176,8 +194,7 @@ function errorReason(name: string, status: number | null, message: string): Verd
   return apiErrorReason(status, message) ?? (name === 'APIError' ? 'api-error' : 'unknown');
 }
 
-export function opencodeVerdict(exit: { code: number | null; signal: string | null }, state: StreamState): Verdict {
-  const extra = extras.get(state);
+function verdictOf(exit: Exit, state: StreamState, extra: OpencodeExtra): Verdict {
   if (state.fatalError) return { outcome: 'failed', error: state.fatalError, reason: extra?.errorReason ?? 'unknown' };
   if (exit.signal) return { outcome: 'failed', error: `opencode was killed by ${exit.signal}`, reason: 'crashed' };
   if (exit.code !== 0)
@@ -186,7 +203,6 @@ export function opencodeVerdict(exit: { code: number | null; signal: string | nu
       error: `opencode exited with status ${exit.code}${state.sessionId === null ? ' before opening a session' : ''}`,
       reason: 'crashed',
     };
-  if (!extra) return { outcome: 'succeeded', error: null, reason: null };
   if (extra.steps === 0 && extra.textParts === 0 && state.toolUses === 0) {
     return { outcome: 'failed', error: 'opencode exited 0 without any event (no answer)', reason: 'crashed' };
   }

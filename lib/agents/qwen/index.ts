@@ -1,11 +1,11 @@
 import type { AgentAdapter } from '../types.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages } from './store.js';
-import { parser, verdict } from './stream.js';
+import { QwenRun } from './stream.js';
 
 /**
  * Qwen Code (`qwen`, measured with 0.24.4; see docs/agents/qwen.md): the command line in launch.ts,
- * Claude's stream-json parser with Qwen's options in stream.ts, the sub-agents' transcripts of its own
+ * the stream-json family's run with Qwen's options in stream.ts, the sub-agents' transcripts of its own
  * store in store.ts (their format in transcript.ts).
  *
  * SIGTERM is its graceful stop: `qwen` is a launcher that waits on `node cli.js`, which relaunches
@@ -24,7 +24,6 @@ export const qwen: AgentAdapter = {
   storeEnvKeys: ['HOME', 'QWEN_HOME', 'QWEN_RUNTIME_DIR'],
   chooseSessionId,
   launch,
-  parser,
-  verdict,
+  open: (run) => new QwenRun(run),
   childMessages,
 };

@@ -1,5 +1,5 @@
 import { capCounted, fields, obj, parseObject, str } from '../../base/json.js';
-import { OUTPUT_MAX, toolHeadline, toolInputSummary } from '../claude/stream.js';
+import { OUTPUT_MAX, toolHeadline, toolInputSummary } from '../shared/tools.js';
 import type { Message } from '../types.js';
 import { AGENT_TOOL, SHELL_TOOL } from './stream.js';
 
