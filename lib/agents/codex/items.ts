@@ -58,7 +58,7 @@ export function itemOf(v: unknown): Item | null {
 }
 
 /** Items that are not tool calls. */
-export const NOT_TOOLS = new Set(['agent_message', 'user_message', 'reasoning', 'error']);
+export const NOT_TOOLS: ReadonlySet<string> = new Set(['agent_message', 'user_message', 'reasoning', 'error']);
 
 /** Parses one shell word list (single/double quotes, backslashes); null when it is not plain. */
 function shellWords(s: string): string[] | null {
