@@ -21,9 +21,10 @@
 # the code they go through is run on every Node and backend by the files that do. They run in run 1
 # only, and runs 2 and 3 name them in their heading.
 #
-# Run 1 starts the files that take longest first — the real agent CLIs' (dist/test/e2e, and the files
-# with a line `// test-order: early — <why>`) — so that the short ones fill the cores around them rather
-# than one long file running alone at the end.
+# Each run starts the files that take longest first — those with a line `// test-order: first — <why>`
+# (the longest of each run), then the real agent CLIs' (dist/test/e2e) and those with `// test-order: early —
+# <why>` — so that the short ones fill the cores around them rather than one long file running alone at
+# the end (measured per file: dist/test-times/).
 #
 # A run's Node is first on PATH (bin/* are `#!/usr/bin/env node`, and the tests spawn them), so it runs
 # the test runner, the verbs and their supervisors. The build is plain JavaScript for Node 22 and later,
@@ -68,13 +69,20 @@ marked() {
   local src="test/${1#dist/test/}"
   grep -q "^$2" "${src%.js}.ts" 2>/dev/null
 }
-early=() later=()
+first=() early=() later=()
 while IFS= read -r f; do
-  if [[ "$f" == dist/test/e2e/* ]] || marked "$f" '// test-order: early'; then early+=("$f"); else later+=("$f"); fi
+  if marked "$f" '// test-order: first'; then
+    first+=("$f")
+  elif [[ "$f" == dist/test/e2e/* ]] || marked "$f" '// test-order: early'; then
+    early+=("$f")
+  else
+    later+=("$f")
+  fi
 done < <(find dist/test -name '*.test.js' | LC_ALL=C sort)
-all_files=("${early[@]}" "${later[@]}")
+all_files=(${first[@]+"${first[@]}"} ${early[@]+"${early[@]}"} "${later[@]}")
 cf_files=() cli_files=() once=()
-while IFS= read -r f; do
+for f in "${all_files[@]}"; do
+  [[ "$f" == dist/test/cli/* || "$f" == dist/test/fault/* ]] || continue
   if marked "$f" '// test-matrix: once'; then
     src="test/${f#dist/test/}"
     once+=("${src%.js}.ts")
@@ -82,7 +90,7 @@ while IFS= read -r f; do
   fi
   cf_files+=("$f")
   [[ "$f" == dist/test/cli/* ]] && cli_files+=("$f")
-done < <(find dist/test/cli dist/test/fault -name '*.test.js' | LC_ALL=C sort)
+done
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -1,3 +1,4 @@
+// test-order: early — one of the longest files (every CLI's stream, through fakes): started first (scripts/test.sh).
 /**
  * The core's handling of the real agent CLIs' streams, through the real verbs with fake `claude`,
  * `codex`, `opencode`, `copilot`, `gemini` and `qwen` programs on PATH that replay captured streams (test/fixtures/agents/) and add

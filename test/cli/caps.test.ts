@@ -1,3 +1,4 @@
+// test-order: early — one of the longest files (runs stopped at their caps): started first (scripts/test.sh).
 /**
  * Spend caps (issue 16, point 4) through the real executables: `--max-cost`, `--max-tokens` and
  * `--max-turns` on start-subagent, resume-subagent and in batch lines — checked (E_ARG_INVALID) and

@@ -1,3 +1,4 @@
+// test-order: early — one of the longest files (it waits out stall windows): started first (scripts/test.sh).
 /**
  * Issue 16, point 2: stalls. A running run that shows no sign of work — no output, no CPU time of its
  * processes — for --stall-after seconds is reported `stalled` (a flag, not a status), wakes a bare

@@ -1,3 +1,4 @@
+// test-order: first — among the three longest files (real agent CLIs; opencode): started before all others (scripts/test.sh).
 // Every verb through the real, pinned OpenCode (test/.clis, 1.18.33) against the fake chat-completions
 // server (test/fakes/openai-chat.ts) on 127.0.0.1. Each test has its own sandbox: registry, HOME and
 // XDG dirs (so its own opencode.db), and a marker in the environment of every process it starts, by which

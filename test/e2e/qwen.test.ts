@@ -1,3 +1,4 @@
+// test-order: first — among the three longest files (real agent CLIs; qwen): started before all others (scripts/test.sh).
 // Every verb through the real, pinned Qwen Code (test/.clis, 0.24.4) against the fake chat-completions
 // server (test/fakes/openai-chat.ts, Qwen's flavour) on 127.0.0.1. Each test has its own sandbox:
 // registry, HOME (so its own ~/.qwen: settings and sessions) and a project directory, and a marker in

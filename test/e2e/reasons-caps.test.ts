@@ -1,3 +1,4 @@
+// test-order: first — among the three longest files (real agent CLIs; reasons-caps): started before all others (scripts/test.sh).
 // Why a run stopped and spend caps (issue 16, points 3 and 4) through the real executables and the REAL
 // pinned CLIs against the fake model servers: each failure reason the CLIs report (401, 429 / a usage
 // limit, 500, max turns, a budget, permission denied), caps held by the CLI itself (Claude's

@@ -1,3 +1,4 @@
+// test-order: early — one of the longest files (20 processes × 20 operations): started first (scripts/test.sh).
 /**
  * Issue 5, points 5 and 6 (docs/guarantees.md, 1, 5, 6): 20 processes × 20 operations with the real verbs on one
  * registry, and readers during 10 000 rewrites of one record.

@@ -1,3 +1,4 @@
+// test-order: first — the longest file of the CLI and fault suites (it waits on a filling disk): started before all others (scripts/test.sh).
 /**
  * Issue 5, point 4 (docs/guarantees.md, 5): a full disk and a read-only registry. The registry is a 256 KiB
  * tmpfs mounted in a private mount namespace (`unshare -m`, or `-Urm` when not root); the driver

@@ -1,3 +1,4 @@
+// test-order: early — one of the longest files (a real Slurm cluster's scheduling): started first (scripts/test.sh).
 /**
  * The slurm executor on a real one-node Slurm cluster (test/slurm/cluster.sh), through the real
  * executables: runs placed as batch jobs whose one process is the supervisor, their liveness from

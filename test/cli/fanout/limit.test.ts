@@ -1,3 +1,4 @@
+// test-order: early — one of the longest files (queues of runs): started first (scripts/test.sh).
 /**
  * Issue 4, fan-out at scale, through the real executables: the concurrency limit (--max-concurrent,
  * SUBAGENT_MAX_CONCURRENT). Starts racing against the limit, a dead supervisor's slot, FIFO order,
