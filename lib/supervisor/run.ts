@@ -28,7 +28,6 @@ import { untilItLands } from './retry.js';
 import { StallWatch, stallEnd } from './stall.js';
 import { STORE_POLL_MS, storeUsageOf, type StoreUsageRead } from './store-usage.js';
 
-/** Only for a record without `cancelGraceMs`, which has no stall time either (both came in together). */
 /**
  * How long what the agent left running when it exited gets to end by itself before it is stopped (TERM,
  * then KILL after LEFTOVER_KILL_MS), unless the run keeps it (--keep-children). docs/contract.md.
