@@ -1,11 +1,14 @@
 import { SubagentError } from '../base/errors.js';
+import { CLI_NAMES, type CliName } from './names.js';
 import type { AgentAdapter } from './types.js';
 
+export { CLI_NAMES, type CliName } from './names.js';
+
 /**
- * The agent CLIs, by the name `--cli` takes, each with its adapter's loader: a new CLI is one line here.
- * Adapters load lazily: a verb pays only for the CLI it touches.
+ * Each agent CLI's adapter, by its name (lib/agents/names.ts): a new CLI is its name there and one line
+ * here. Adapters load lazily: a verb pays only for the CLI it touches.
  */
-const loaders = {
+const loaders: Record<CliName, () => Promise<AgentAdapter>> = {
   opencode: async () => (await import('./opencode/index.js')).opencode,
   claude: async () => (await import('./claude/index.js')).claude,
   codex: async () => (await import('./codex/index.js')).codex,
@@ -13,11 +16,7 @@ const loaders = {
   gemini: async () => (await import('./gemini/index.js')).gemini,
   qwen: async () => (await import('./qwen/index.js')).qwen,
   shell: async () => (await import('./shell.js')).shell,
-} satisfies Record<string, () => Promise<AgentAdapter>>;
-
-export type CliName = keyof typeof loaders;
-/** The names, in the order the loaders are listed (the order errors and help list them in). */
-export const CLI_NAMES: readonly CliName[] = Object.freeze(Object.keys(loaders) as CliName[]);
+};
 
 export function checkCliName(cli: string): CliName {
   if (!(CLI_NAMES as readonly string[]).includes(cli)) {

@@ -1,5 +1,5 @@
 import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
-import type { CliName } from './index.js';
+import type { CliName } from './names.js';
 
 /**
  * The adapter interface: everything the core knows of an agent CLI. One adapter per CLI, in
@@ -8,8 +8,8 @@ import type { CliName } from './index.js';
  * through adding one. This file holds the interface only; the code adapters share is in lib/agents/shared/.
  */
 
-/** The agent CLIs, by the name `--cli` takes: those lib/agents/index.ts loads, the one list of them. */
-export { CLI_NAMES, type CliName } from './index.js';
+/** The agent CLIs, by the name `--cli` takes: the one list of them (lib/agents/names.ts). */
+export { CLI_NAMES, type CliName } from './names.js';
 
 /** What `launch` builds a run's command line from: the run's record, as start or resume made it. */
 export interface LaunchInput {

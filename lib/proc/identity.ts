@@ -1,32 +1,7 @@
 import { backend } from './backend.js';
+import type { ProcessIdentity, Liveness } from './types.js';
 
-/**
- * docs/guarantees.md, 4: a process is "the one we recorded" only if its pid exists, it is not a zombie, and its
- * start time and the boot id match. The start time is in the form of the backend that read it
- * (lib/proc/start-time.ts); the boot id is the same for both backends on one machine.
- */
-export interface ProcessIdentity {
-  pid: number;
-  startTime: string;
-  bootId: string;
-}
-
-/** One process as a backend sees it, its start time in that backend's own form. */
-export interface ProcStat {
-  pid: number;
-  comm: string;
-  state: string;
-  ppid: number;
-  pgid: number;
-  startTime: string;
-}
-
-/**
- * What a backend can say about a recorded identity. `unchecked`: a process with that pid lives, but the
- * recorded start time is in a form this backend cannot compare (one the other backend wrote), so it
- * cannot tell whether it is the same process. Callers never signal it and never take it for dead.
- */
-export type Liveness = 'alive' | 'dead' | 'unchecked';
+export type { Liveness, ProcStat, ProcessIdentity } from './types.js';
 
 export function isIdentity(value: unknown): value is ProcessIdentity {
   const v = value as ProcessIdentity;

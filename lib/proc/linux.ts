@@ -1,6 +1,5 @@
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
-import type { ProcBackend } from './backend.js';
-import type { ProcStat } from './identity.js';
+import type { ProcBackend, ProcStat } from './types.js';
 import { readStartTime } from './start-time.js';
 
 /**

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SubagentError } from '../base/errors.js';
-import type { ProcBackend, ProcCpu } from './backend.js';
-import type { ProcStat, ProcessIdentity } from './identity.js';
+import type { ProcBackend, ProcCpu, ProcStat, ProcessIdentity } from './types.js';
 import { childProcess } from './child-process.js';
 import { epochStartTime, readStartTime } from './start-time.js';
 

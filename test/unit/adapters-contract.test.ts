@@ -88,6 +88,7 @@ const CHECKS: Record<string, Check> = {
   'lib/agents/<cli>/stream.ts': { for: 'external CLIs', check: (cli) => assert.ok(isFile(`lib/agents/${cli}/stream.ts`)) },
   'lib/agents/<cli>/store.ts': { for: 'external CLIs', check: (cli) => assert.ok(isFile(`lib/agents/${cli}/store.ts`)) },
   'lib/agents/<cli>.ts': { for: 'built-in CLIs', check: (cli) => assert.ok(isFile(`lib/agents/${cli}.ts`)) },
+  'lib/agents/names.ts': { for: 'every CLI', check: (cli) => assert.ok(read('lib/agents/names.ts').includes(`'${cli}'`), `lib/agents/names.ts lists ${cli}`) },
   'lib/agents/index.ts': {
     for: 'every CLI',
     check(cli) {
@@ -214,7 +215,8 @@ test('lib/agents/index.ts registers exactly CLI_NAMES, and lib/agents/ holds no 
     if (e.isDirectory() && e.name === SHARED) continue;
     if (e.isDirectory())
       assert.ok((CLI_NAMES as readonly string[]).includes(e.name) && !BUILT_IN.has(e.name), `lib/agents/${e.name}/ is a registered external CLI`);
-    else if (e.name !== 'index.ts' && e.name !== 'types.ts') assert.ok(BUILT_IN.has(e.name.replace(/\.ts$/, '')), `lib/agents/${e.name} is a built-in adapter`);
+    else if (!['index.ts', 'names.ts', 'types.ts'].includes(e.name))
+      assert.ok(BUILT_IN.has(e.name.replace(/\.ts$/, '')), `lib/agents/${e.name} is a built-in adapter`);
   }
 });
 

@@ -3,7 +3,7 @@ import { nowIso } from '../../base/time.js';
 import type { ChildAgent } from '../../registry/record.js';
 import type { SessionQuery } from '../types.js';
 import { callOutput, findChild } from './store.js';
-import { errorText } from './stream.js';
+import { errorText } from './errors.js';
 
 /**
  * How the Gemini CLI's sub-agents really ended. Its stream calls every `invoke_agent` that returned a

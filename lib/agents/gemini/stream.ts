@@ -1,12 +1,15 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
-import { fields, isObject, num, parseObject, str } from '../../base/json.js';
+import { fields, isObject, num, str } from '../../base/json.js';
 import type { AgentRun, Exit, Message, RunOptions, SessionQuery, StoreUsage, StreamState, Verdict, VerdictReason } from '../types.js';
 import { endChild, inferChildren, runningChild } from '../shared/children.js';
 import { emptyState, eventOf } from '../shared/stream.js';
 import { ToolCalls } from '../shared/tools.js';
 import type { ChildSettler } from './children.js';
+import { errorText } from './errors.js';
 import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
+
+export { errorText } from './errors.js';
 
 /**
  * The Gemini CLI's `-o stream-json` stream (0.61; docs/agents/gemini.md): one JSON event per line,
@@ -61,28 +64,6 @@ export function usageFromStats(stats: unknown): Usage | null {
     totalTokens: input + cached + output,
     costUsd: null,
   };
-}
-
-/**
- * A readable error out of the CLI's message, and the HTTP status it names. API errors come as
- * `[API Error: {"error":{"code":500,"message":…,"status":"INTERNAL"}}]` (or `got status: … {…}` for
- * one inside a stream): unwrapped to `API Error: <message> (HTTP 500 INTERNAL)`, any advice after it kept.
- */
-export function errorText(message: string): { text: string; status: number | null } {
-  const t = message.trim();
-  const at = t.indexOf('{');
-  const end = t.lastIndexOf('}');
-  if (at !== -1 && end > at) {
-    const e = fields(parseObject(t.slice(at, end + 1))?.error);
-    const inner = str(e.message);
-    if (inner) {
-      const code = num(e.code) || null;
-      const word = str(e.status);
-      const rest = t.slice(end + 1).replace(/^\]/, '');
-      return { text: `API Error: ${inner}${code ? ` (HTTP ${code}${word ? ` ${word}` : ''})` : ''}${rest}`, status: code };
-    }
-  }
-  return { text: t.replace(/^\[API Error: ([^\n]*)\]/, 'API Error: $1'), status: null };
 }
 
 // ------------------------------------------------------------------------------------------------
