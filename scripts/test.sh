@@ -130,7 +130,7 @@ run() {
   head -n "${TEST_SLOWEST:-12}" "$tmp/times$k" 2>/dev/null
   # What the run started and left running (started within it, still alive, not a kernel thread): a
   # test's leftover slows every later run; this shows it where a CI page keeps it.
-  left="$(sub=$BASHPID; ps -eo pid=,ppid=,etimes=,time=,args= | awk -v s="$secs" -v me="$sub" -v top="$$" '$3 <= s && $5 !~ /^\[/ && $1 != me && $2 != me && $2 != top' | head -n 20)"
+  left="$(sub=$BASHPID; ps -eo pid=,ppid=,etimes=,time=,args= | awk -v s="$secs" -v me="$sub" -v top="$$" '$3 < s && $5 !~ /^\[/ && $1 != me && $2 != me && $1 != top && $2 != top' | head -n 20)"
   if [[ -n "$left" ]]; then
     echo "── run $k: processes it started that still run (pid, ppid, seconds, CPU time, command)"
     cut -c1-220 <<<"$left"
