@@ -44,11 +44,11 @@ export function cliBox(t: Pick<TestContext, 'after'>, cli: CliName, label: strin
   for (const k of Object.keys(box.env)) if (!o.clear || o.clear.test(k)) delete box.env[k];
   // Generous waits: on a loaded machine one run can take well over a minute.
   Object.assign(box.env, setup.env, { SUBAGENT_DIR: box.registry, SUBAGENT_WAIT_TIMEOUT_SEC: '240', ...o.env, [MARK_KEY]: box.dir });
-  if (cli === 'claude') {
-    // Claude's tool output files go under the box, not /tmp/claude-<uid>/.
-    box.env.CLAUDE_CODE_TMPDIR = join(box.dir, 'tmp');
-    mkdirSync(box.env.CLAUDE_CODE_TMPDIR);
-  }
+  // Every CLI's temporary files go under the box, removed with it, not into the shared /tmp (OpenCode's
+  // runtime unpacks a 5.5 MB library there each run; Claude's tool output files would go to /tmp/claude-<uid>/).
+  box.env.TMPDIR ??= join(box.dir, 'tmp');
+  mkdirSync(box.env.TMPDIR, { recursive: true });
+  if (cli === 'claude') box.env.CLAUDE_CODE_TMPDIR = join(box.dir, 'tmp');
   return box;
 }
 
