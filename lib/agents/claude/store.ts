@@ -1,9 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { listDir } from '../../base/dir.js';
-import { parseObject } from '../../base/json.js';
-import { LineFollower } from '../../base/lines.js';
+import { findTranscript, readTranscript } from '../shared/transcripts.js';
 import type { ChildQuery, Message } from '../types.js';
 import { openChildTranscript } from './stream.js';
 
@@ -32,7 +30,6 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'childId' | 'storeEnv'>): string | null {
   if (!SAFE_ID.test(q.childId) || (q.sessionId && !SAFE_ID.test(q.sessionId))) return null;
   const projects = join(claudeConfigDir(q.storeEnv), 'projects');
-  const file = `agent-${q.childId}.jsonl`;
   const sessionDirs: string[] = [];
   if (q.sessionId) {
     sessionDirs.push(join(projects, projectSlug(q.cwd), q.sessionId));
@@ -40,36 +37,15 @@ export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'c
   } else {
     for (const p of listDir(projects)) for (const s of listDir(join(projects, p))) sessionDirs.push(join(projects, p, s));
   }
-  for (const d of sessionDirs) {
-    const f = join(d, 'subagents', file);
-    if (existsSync(f)) return f;
-  }
-  // Asked by the Agent tool_use id: the .meta.json beside each transcript names it.
-  for (const d of sessionDirs) {
-    const sub = join(d, 'subagents');
-    for (const e of listDir(sub)) {
-      if (!e.endsWith('.meta.json')) continue;
-      let meta: ReturnType<typeof parseObject>;
-      try {
-        meta = parseObject(readFileSync(join(sub, e), 'utf8'));
-      } catch {
-        continue; // unreadable meta: skip
-      }
-      if (meta?.toolUseId === q.childId) {
-        const f = join(sub, e.replace(/\.meta\.json$/, '.jsonl'));
-        if (existsSync(f)) return f;
-      }
-    }
-  }
-  return null;
+  // By its agentId (the file's name), else by the Agent tool_use id the .meta.json beside it names.
+  return findTranscript(
+    sessionDirs.map((d) => join(d, 'subagents')),
+    q.childId,
+    (meta) => meta.toolUseId === q.childId,
+  );
 }
 
 /** A child's messages from its transcript in the run's store; false when there is none. */
 export async function childMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
-  const file = findChildTranscript(q);
-  if (!file) return false;
-  const p = openChildTranscript(q.childId, onMessage);
-  new LineFollower(file, (line) => p.line(line)).flush();
-  p.end();
-  return true;
+  return readTranscript(findChildTranscript(q), () => openChildTranscript(q.childId, onMessage));
 }

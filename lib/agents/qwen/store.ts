@@ -1,9 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { listDir } from '../../base/dir.js';
-import { parseObject, str } from '../../base/json.js';
-import { LineFollower } from '../../base/lines.js';
+import { str } from '../../base/json.js';
+import { findTranscript, readTranscript } from '../shared/transcripts.js';
 import type { ChildQuery, Message } from '../types.js';
 import { transcriptReader } from './transcript.js';
 
@@ -47,35 +46,11 @@ export function findChildTranscript(q: Pick<ChildQuery, 'sessionId' | 'cwd' | 'c
   const projects = join(qwenRuntimeDir(q.storeEnv, q.cwd), 'projects');
   const own = projectDirName(q.cwd);
   const dirs = [own, ...listDir(projects).filter((p) => p !== own)].map((p) => join(projects, p, 'subagents', q.sessionId!));
-  for (const d of dirs) {
-    const f = join(d, `agent-${q.childId}.jsonl`);
-    if (existsSync(f)) return f;
-  }
   const wanted = q.childId.toLowerCase();
-  for (const d of dirs) {
-    for (const e of listDir(d)) {
-      if (!e.endsWith('.meta.json')) continue;
-      let meta: ReturnType<typeof parseObject>;
-      try {
-        meta = parseObject(readFileSync(join(d, e), 'utf8'));
-      } catch {
-        continue; // unreadable meta: skip
-      }
-      if (str(meta?.toolUseId) === q.childId || str(meta?.agentId)?.toLowerCase() === wanted) {
-        const f = join(d, e.replace(/\.meta\.json$/, '.jsonl'));
-        if (existsSync(f)) return f;
-      }
-    }
-  }
-  return null;
+  return findTranscript(dirs, q.childId, (meta) => str(meta.toolUseId) === q.childId || str(meta.agentId)?.toLowerCase() === wanted);
 }
 
 /** A child's messages from its transcript in the run's store; false when there is none. */
 export async function childMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
-  const file = findChildTranscript(q);
-  if (!file) return false;
-  const reader = transcriptReader(q.childId, onMessage);
-  new LineFollower(file, (line) => reader.line(line)).flush();
-  reader.end();
-  return true;
+  return readTranscript(findChildTranscript(q), () => transcriptReader(q.childId, onMessage));
 }
