@@ -14,6 +14,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { until } from './runs.js';
 import { BIN, ROOT, cleanEnv, fmtMs, median, monoMs, quantile, realtimeNs, run, sleep, verb, json } from './util.js';
 
 export interface SlurmRow {
@@ -23,15 +24,6 @@ export interface SlurmRow {
 }
 
 const SCRIPT = join(ROOT, 'test', 'slurm', 'cluster.sh');
-
-async function until(cond: () => boolean, timeoutMs: number, stepMs = 2): Promise<boolean> {
-  const end = monoMs() + timeoutMs;
-  while (monoMs() < end) {
-    if (cond()) return true;
-    await sleep(stepMs);
-  }
-  return cond();
-}
 
 function status(registry: string, name: string): string | null {
   try {
@@ -72,7 +64,7 @@ export async function slurmRow(area: string, n: number): Promise<SlurmRow | stri
       const t0 = realtimeNs();
       const sb = spawnSync('sbatch', ['--parsable', '--output=/dev/null', `--wrap=date +%s%N > ${mark}`], { env, encoding: 'utf8' });
       if (sb.status !== 0) throw new Error(`sbatch: ${sb.stderr}`);
-      await until(() => existsSync(mark) && readFileSync(mark, 'utf8').endsWith('\n'), 30_000);
+      await until(() => existsSync(mark) && readFileSync(mark, 'utf8').endsWith('\n'), 30_000, 2);
       slurmOwn.push(Number(BigInt(readFileSync(mark, 'utf8').trim()) - t0) / 1e6);
 
       // start --executor slurm → running.
@@ -87,7 +79,7 @@ export async function slurmRow(area: string, n: number): Promise<SlurmRow | stri
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       if (json(d)?.ok !== true) throw new Error(`start --executor slurm: ${d.stdout} ${d.stderr}`);
-      if (!(await until(() => status(R, name) === 'running', 30_000))) throw new Error(`${name} never ran`);
+      if (!(await until(() => status(R, name) === 'running', 30_000, 2))) throw new Error(`${name} never ran`);
       toRunning.push(monoMs() - s0);
 
       // The agent's end → a waiter's return.
