@@ -267,9 +267,11 @@ test('a sub-agent (task tool) is listed in children, and result --child reads it
   assert.ok(child.startedAt && child.finishedAt);
   assert.equal(assertOk(b.run('result', ['--name', 'parent', '--json']), 'result').lastAssistantText, `done: ${answer}`);
 
-  const r = assertOk(b.run('result', ['--name', 'parent', '--child', child.id, '--json']), 'result --child');
+  const read = b.run('result', ['--name', 'parent', '--child', child.id, '--json']);
+  const r = assertOk(read, 'result --child');
   assert.equal(r.lastAssistantText, answer);
-  assert.equal(r.source, 'transcript', "read with opencode export from the run's own store");
+  assert.equal(r.source, 'transcript', "read from the run's own SQLite store");
+  assert.equal(read.stderr, '', "nothing on stderr: node:sqlite's experimental warning is kept off it");
   // search --child reads the child's own transcript: its prompt is there, the parent's is not.
   const sc = assertOk(b.run('search', ['--name', 'parent', '--child', child.id, '--pattern', 'REPLY:']), 'search --child');
   assert.ok(sc.matches.length >= 1 && sc.matches.every((m: any) => m.role === 'user'), JSON.stringify(sc));

@@ -1,9 +1,9 @@
 // The opencode adapter against every captured fixture of the real CLI (test/fixtures/agents/opencode/,
 // OpenCode 1.18.33): session id, transcript, answer, usage, children, verdict, noise, launch argv, and
-// childMessages through a stand-in `opencode export` reading the fixture exports from a temp store.
+// childMessages read from a SQLite store made of the fixture exports.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { opencode } from '../../lib/agents/opencode/index.js';
@@ -368,30 +368,48 @@ test('launch: --file goes last, after the extra args, so the greedy option canno
 });
 
 // ---------------------------------------------------------------------------------------------------
-// childMessages, through a stand-in `opencode` that serves the fixture exports from the run's store
+// childMessages, read from a SQLite store made of the fixture exports (OpenCode 1.18.33's tables)
 
-test('childMessages: `opencode export <child>` with the run store env; unknown ids, other stores and foreign sessions are false', async (t) => {
+const OPENCODE_TABLES = `
+CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, workspace_id text, parent_id text, slug text NOT NULL,
+  directory text NOT NULL, path text, title text NOT NULL, version text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL);
+CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL, time_created integer NOT NULL,
+  time_updated integer NOT NULL, data text NOT NULL);`;
+
+/** A store file holding the sessions of these exports, as OpenCode keeps them (each row's JSON without its ids). */
+function storeOf(file: string, exports: string[]): void {
+  const { DatabaseSync } = process.getBuiltinModule('node:sqlite') as typeof import('node:sqlite');
+  const db = new DatabaseSync(file);
+  db.exec(OPENCODE_TABLES);
+  let t = 1;
+  for (const name of exports) {
+    const doc = JSON.parse(fixture(name));
+    const info = doc.info;
+    db.prepare('INSERT INTO session VALUES (?, ?, NULL, ?, ?, ?, NULL, ?, ?, ?, ?)').run(info.id, 'p', info.parentID ?? null, 's', '/d', 't', '1', t, t);
+    for (const m of doc.messages) {
+      const { id, ...data } = m.info;
+      db.prepare('INSERT INTO message VALUES (?, ?, ?, ?, ?)').run(id, info.id, t, t, JSON.stringify(data));
+      t++;
+      for (const part of m.parts) {
+        const { id: pid, sessionID: _s, messageID: _m, ...pdata } = part;
+        db.prepare('INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)').run(pid, id, info.id, t, t, JSON.stringify(pdata));
+      }
+    }
+  }
+  db.close();
+}
+
+test("childMessages: read from the run store's SQLite file, starting no process; unknown ids, other stores and foreign sessions are false", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'oc-unit-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const bin = join(dir, 'bin');
   const data = join(dir, 'data');
   mkdirSync(bin);
   mkdirSync(join(data, 'opencode'), { recursive: true });
-  writeFileSync(join(data, 'opencode', 'opencode.db'), '');
-  copyFileSync(join(FIX, 'export-task-child.json'), join(data, 'opencode', 'ses_dff5bec07ffeTWwDmTiFGv0naG.json'));
-  copyFileSync(join(FIX, 'export-task-parent.json'), join(data, 'opencode', 'ses_dff5bf14dffeuXiBLUHEDgSbYN.json'));
-  // Like the real one: "Exporting session: …" on stderr, the JSON on stdout, exit 1 when not found.
-  writeFileSync(
-    join(bin, 'opencode'),
-    `#!/bin/sh
-[ "$1" = export ] || exit 2
-f="$XDG_DATA_HOME/opencode/$2.json"
-echo "Exporting session: $2" >&2
-[ -f "$f" ] || { echo "Error: Session not found: $2" >&2; exit 1; }
-echo "$PWD" > "$XDG_DATA_HOME/cwd-seen"
-cat "$f"
-`,
-  );
+  storeOf(join(data, 'opencode', 'opencode.db'), ['export-task-child.json', 'export-task-parent.json']);
+  // An `opencode` on PATH that says so when it is run: reading a child never runs it.
+  writeFileSync(join(bin, 'opencode'), `#!/bin/sh\necho "$@" >> '${join(dir, 'ran')}'\nexit 1\n`);
   chmodSync(join(bin, 'opencode'), 0o755);
   const oldPath = process.env.PATH;
   const oldData = process.env.XDG_DATA_HOME;
@@ -411,7 +429,10 @@ cat "$f"
   );
   assert.equal(got[2]?.text, 'TOOL_RESULT_SEEN(bash): from-child-agent ');
   assert.ok(got.every((m) => m.childId === q.childId));
-  assert.equal(readFileSync(join(data, 'cwd-seen'), 'utf8').trim(), dir);
+  // The same messages as the export of the same session gives.
+  const exported: Message[] = [];
+  exportMessages(JSON.parse(fixture('export-task-child.json')), (m) => exported.push(m), q.childId);
+  assert.deepEqual(got, exported);
 
   const none: Message[] = [];
   assert.equal(await opencode.childMessages!({ ...q, childId: 'ses_unknown' }, (m) => none.push(m)), false);
@@ -420,27 +441,16 @@ cat "$f"
   // No store where the run said it was: false, and nothing is created there.
   const missing = join(dir, 'nothing-here');
   assert.equal(await opencode.childMessages!({ ...q, storeEnv: { HOME: missing, XDG_DATA_HOME: join(missing, 'share') } }, (m) => none.push(m)), false);
-  assert.throws(() => readFileSync(join(missing, 'share', 'opencode', 'opencode.db')));
-  // Ids that could be options or paths are never passed to the CLI.
+  assert.equal(existsSync(join(missing, 'share', 'opencode', 'opencode.db')), false);
+  // A store file that is not a SQLite database: false.
+  const junk = join(dir, 'junk');
+  mkdirSync(join(junk, 'opencode'), { recursive: true });
+  writeFileSync(join(junk, 'opencode', 'opencode.db'), 'not a database');
+  assert.equal(await opencode.childMessages!({ ...q, storeEnv: { HOME: dir, XDG_DATA_HOME: junk } }, (m) => none.push(m)), false);
+  // Ids that are not OpenCode's are never looked up.
   assert.equal(await opencode.childMessages!({ ...q, childId: '--help' }, (m) => none.push(m)), false);
   assert.deepEqual(none, []);
-
-  // An export that fails once (it did, on a loaded machine, right after one that succeeded) is tried again.
-  writeFileSync(
-    join(bin, 'opencode'),
-    `#!/bin/sh
-n=$(cat "$XDG_DATA_HOME/tries" 2>/dev/null || echo 0); echo $((n + 1)) > "$XDG_DATA_HOME/tries"
-[ "$n" -ge 1 ] || exit 1
-cat "$XDG_DATA_HOME/opencode/$2.json"
-`,
-  );
-  const again: Message[] = [];
-  assert.equal(await opencode.childMessages!(q, (m) => again.push(m)), true);
-  assert.equal(readFileSync(join(data, 'tries'), 'utf8').trim(), '2', 'one failed export, then one that answered');
-  assert.deepEqual(
-    again.map((m) => m.role),
-    ['user', 'tool', 'assistant'],
-  );
+  assert.equal(existsSync(join(dir, 'ran')), false, 'opencode was never run');
 });
 
 test('storeEnvKeys: the variables that locate the store; never a config that can hold keys', () => {

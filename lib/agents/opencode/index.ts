@@ -7,7 +7,7 @@ import { OpencodeRun } from './stream.js';
 /**
  * OpenCode (`opencode run --format json`, measured with 1.18.33; see docs/agents/opencode.md): the
  * command line in launch.ts, its runs (the stream, the verdict) in stream.ts, the sub-agents' sessions of its
- * own store (`opencode export`) in store.ts, the tool parts both of those carry in parts.ts, and the
+ * own SQLite store (read directly, read-only) in store.ts, the tool parts both of those carry in parts.ts, and the
  * store's creation before a first run in prepare.ts.
  */
 /** The adapter, with its runs' OpenCode extras visible (`extra`: its steps, texts and refusals). */

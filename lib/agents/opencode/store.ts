@@ -1,8 +1,6 @@
-import type { ChildProcessByStdio } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import type { Readable } from 'node:stream';
 import { isAbsolute, join } from 'node:path';
-import { childProcess } from '../../proc/child-process.js';
+import { openReadOnly } from '../../base/sqlite.js';
 import { listDir } from '../../base/dir.js';
 import { isObject, parseObject, str, type JsonObject } from '../../base/json.js';
 import type { ChildQuery, Message } from '../types.js';
@@ -10,18 +8,16 @@ import { toolPart } from './parts.js';
 
 /**
  * OpenCode's own store: one SQLite database (`$XDG_DATA_HOME/opencode/opencode.db`, or `$OPENCODE_DB`),
- * read through `opencode export <session id>` (a child sub-agent is a session of its own, whose parent is
- * the run's session).
+ * read directly, read-only, with Node's own SQLite (a child sub-agent is a session of its own, whose
+ * parent is the run's session). Never through `opencode export`: reading a child's words starts no
+ * process (docs/security.md, "Reading never acts"), and OpenCode would load the run directory's own
+ * configuration and plugins on the way.
  */
 
-/** `opencode export` of one child: give up after this long, and never read more than this. */
-const EXPORT_TIMEOUT_MS = 60_000;
-const EXPORT_MAX_BYTES = 64 * 1024 * 1024;
-
 /**
- * What locates a run's store for `opencode export`: the SQLite file (OPENCODE_DB, else XDG_DATA_HOME, else
- * HOME/.local/share) and the config export loads on the way (so it sees what the run saw). Never
- * OPENCODE_CONFIG_CONTENT: it can hold API keys, and records are plain files.
+ * What locates a run's store: the SQLite file (OPENCODE_DB, else XDG_DATA_HOME, else HOME/.local/share).
+ * The config variables are recorded too (records made before the store was read directly name them).
+ * Never OPENCODE_CONFIG_CONTENT: it can hold API keys, and records are plain files.
  */
 export const STORE_ENV_KEYS: readonly string[] = [
   'HOME',
@@ -67,94 +63,69 @@ export function opencodeDataDir(env: Record<string, string | undefined>): string
 }
 
 /**
- * Whether the run's store exists: `$OPENCODE_DB` (absolute, or relative to the data dir) when set, else
- * an `opencode*.db` in the data dir (release builds use `opencode.db`, other channels `opencode-<ch>.db`).
+ * The run's SQLite store files: `$OPENCODE_DB` (absolute, or relative to the data dir) when set, else
+ * every `opencode*.db` of the data dir (release builds use `opencode.db`, other channels
+ * `opencode-<channel>.db`), `opencode.db` first.
  */
-export function opencodeStoreExists(env: Record<string, string | undefined>): boolean {
+export function opencodeStoreFiles(env: Record<string, string | undefined>): string[] {
   const data = opencodeDataDir(env);
   const db = env.OPENCODE_DB;
   if (db) {
-    if (db === ':memory:') return false;
-    if (isAbsolute(db)) return existsSync(db);
-    return data !== null && existsSync(join(data, db));
+    if (db === ':memory:') return [];
+    const file = isAbsolute(db) ? db : data === null ? null : join(data, db);
+    return file !== null && existsSync(file) ? [file] : [];
   }
-  if (data === null) return false;
-  return listDir(data).some((f) => /^opencode.*\.db$/.test(f));
+  if (data === null) return [];
+  const names = listDir(data).filter((f) => /^opencode.*\.db$/.test(f));
+  names.sort((a, b) => (a === 'opencode.db' ? -1 : b === 'opencode.db' ? 1 : a < b ? -1 : a > b ? 1 : 0));
+  return names.map((f) => join(data, f));
 }
 
-/** Runs `opencode export <id>` with the run's store env; resolves its stdout, or null when it failed. */
-function runExport(id: string, q: ChildQuery): Promise<string | null> {
-  return new Promise((resolve) => {
-    // The run's store, not the caller's: a store variable the run did not have must not leak in.
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const k of STORE_ENV_KEYS) delete env[k];
-    Object.assign(env, q.storeEnv);
-    const cwd = existsSync(q.cwd) ? q.cwd : undefined;
-    // OpenCode believes $PWD over its real cwd (see launch.ts).
-    if (cwd) env.PWD = cwd;
-    else delete env.PWD;
-    let child: ChildProcessByStdio<null, Readable, null>;
-    try {
-      // stdin ignored: without an id `export` would open an interactive picker (we always pass one).
-      child = childProcess().spawn('opencode', ['export', id], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
-    } catch {
-      resolve(null);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let bytes = 0;
-    let done = false;
-    const end = (v: string | null): void => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      resolve(v);
-    };
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      end(null);
-    }, EXPORT_TIMEOUT_MS);
-    child.stdout.on('data', (c: Buffer) => {
-      bytes += c.length;
-      if (bytes > EXPORT_MAX_BYTES) {
-        child.kill('SIGKILL');
-        end(null);
-        return;
-      }
-      chunks.push(c);
-    });
-    child.on('error', () => end(null));
-    child.on('close', (code) => end(code === 0 ? Buffer.concat(chunks).toString('utf8') : null));
-  });
-}
-
-/** The JSON document in export's stdout (it is the whole stdout today; tolerate a line of noise first). */
-function parseExport(out: string): JsonObject | null {
-  const doc = parseObject(out);
-  if (doc) return doc;
-  const at = out.indexOf('\n{');
-  return at === -1 ? null : parseObject(out.slice(at + 1));
+/** Whether the run's store exists (lib/agents/opencode/prepare.ts: made before the first run). */
+export function opencodeStoreExists(env: Record<string, string | undefined>): boolean {
+  return opencodeStoreFiles(env).length > 0;
 }
 
 /**
- * The child's exported session, or null. Tried twice by the caller: export (a whole OpenCode start, ~500 MB)
- * failed once in a run of the suite on a loaded machine where it had just succeeded for the same child,
- * and a failed export shows the stream's short answer instead of the child's transcript.
+ * Session `id` out of one store file, in the shape `opencode export <id>` prints (`{info, messages:
+ * [{info, parts}]}`: each row's JSON `data`, with the ids export adds), or null when the file does not
+ * hold it or cannot be read (a Node without SQLite, a store of another shape).
  */
-async function exportedSession(q: ChildQuery): Promise<{ doc: JsonObject; info: JsonObject } | null> {
-  const out = await runExport(q.childId, q);
-  const doc = out === null ? null : parseExport(out);
-  return doc && isObject(doc.info) ? { doc, info: doc.info } : null;
+export function sessionFromStore(file: string, id: string): JsonObject | null {
+  const db = openReadOnly(file);
+  if (db === null) return null;
+  try {
+    const session = db.prepare('SELECT id, parent_id FROM session WHERE id = ?').get(id);
+    if (!session) return null;
+    const messages = db.prepare('SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id').all(id);
+    const parts = db.prepare('SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id').all(id);
+    const byMessage = new Map<string, JsonObject[]>();
+    for (const p of parts) {
+      const data = parseObject(String(p.data));
+      if (!data) continue;
+      const messageID = String(p.message_id);
+      byMessage.set(messageID, [...(byMessage.get(messageID) ?? []), { ...data, id: String(p.id), sessionID: id, messageID }]);
+    }
+    return {
+      info: { id, parentID: session.parent_id ?? undefined },
+      messages: messages.map((m) => ({ info: { ...(parseObject(String(m.data)) ?? {}), id: String(m.id) }, parts: byMessage.get(String(m.id)) ?? [] })),
+    };
+  } catch {
+    return null;
+  } finally {
+    db.close();
+  }
 }
 
 export async function opencodeChildMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
-  // Never let `export` create an empty store where the run had none.
-  if (!opencodeStoreExists(q.storeEnv)) return false;
   if (!/^[A-Za-z0-9_-]+$/.test(q.childId)) return false;
-  const session = (await exportedSession(q)) ?? (await exportedSession(q));
-  if (!session) return false;
-  // Only a sub-agent of this run's session (when we know it) is this run's child.
-  if (q.sessionId && typeof session.info.parentID === 'string' && session.info.parentID !== q.sessionId) return false;
-  exportMessages(session.doc, onMessage, q.childId);
-  return true;
+  for (const file of opencodeStoreFiles(q.storeEnv)) {
+    const doc = sessionFromStore(file, q.childId);
+    if (!doc || !isObject(doc.info)) continue;
+    // Only a sub-agent of this run's session (when we know it) is this run's child.
+    if (q.sessionId && typeof doc.info.parentID === 'string' && doc.info.parentID !== q.sessionId) return false;
+    exportMessages(doc, onMessage, q.childId);
+    return true;
+  }
+  return false;
 }
