@@ -4,8 +4,8 @@
 // `POST /v1/messages/count_tokens` → a count. Behaviour per request: see script.ts and README.md.
 import type http from 'node:http';
 import type { Action, Conversation, FakeOptions, FakeRequest, FakeServer, Flavor, ToolOutput } from './script.js';
-import { answerOf, asArray, asRecord, asString, contentText, errorText, fakeId, firstLine, lastUserMessage, pathOf, retryHeaders } from './script.js';
-import { sendJson, shellCall, sseEvent, startApi, startSse, stripReminders, tokens } from './script.js';
+import { answerOf, asArray, asRecord, asString, contentText, errorText, fakeId, firstLine, lastUserMessage, namesOf, pathOf } from './script.js';
+import { retryHeaders, sendJson, shellCall, sseEvent, startApi, startSse, stripReminders, tokens, toolOutput } from './script.js';
 
 /**
  * A sub-agent's answer as the parent's model reads it: Claude 2.1.331 prefixes a foreground child's with
@@ -72,16 +72,13 @@ export function anthropicConversation(body: unknown): Conversation {
     for (const block of asArray(m.content).map(asRecord)) {
       if (block.type !== 'tool_result') continue;
       const callId = asString(block.tool_use_id);
-      const name = toolNameById.get(callId);
-      toolOutputs.push({ callId, text: contentText(block.content), ...(name ? { name } : {}) });
+      toolOutputs.push(toolOutput(callId, contentText(block.content), toolNameById.get(callId)));
     }
   }
   return {
     lastUserText,
     toolOutputs,
-    toolNames: asArray(b.tools)
-      .map((t) => asString(asRecord(t).name))
-      .filter((n) => n !== ''),
+    toolNames: namesOf(asArray(b.tools), (t) => asString(t.name)),
     system: contentText(b.system),
     model: asString(b.model),
     ...(notification ? { taskNotification: notification } : {}),

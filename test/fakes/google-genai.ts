@@ -5,8 +5,8 @@
 // `{error:{code, message, status}}`. Behaviour per request: see script.ts and README.md.
 import type http from 'node:http';
 import type { Action, Conversation, FakeOptions, FakeRequest, FakeServer, Flavor, ToolCall, ToolOutput } from './script.js';
-import { answerOf, asArray, asRecord, asString, errorText, fakeId, firstLine, lastUserMessage, pathOf, retryHeaders } from './script.js';
-import { sendJson, shellCall, sseEvent, startApi, startSse, tokens } from './script.js';
+import { answerOf, asArray, asRecord, asString, errorText, fakeId, firstLine, lastUserMessage, namesOf, pathOf } from './script.js';
+import { retryHeaders, sendJson, shellCall, sseEvent, startApi, startSse, tokens, toolOutput } from './script.js';
 
 /** The tool a Gemini CLI sub-agent must call to finish (its answer is the tool's argument, not text). */
 const COMPLETE_TASK = 'complete_task';
@@ -74,16 +74,16 @@ export function geminiConversation(body: unknown, model: string): Conversation {
       const fr = asRecord(p.functionResponse);
       if (p.functionResponse === undefined) continue;
       const name = asString(fr.name);
-      toolOutputs.push({ callId: asString(fr.id) || name, text: responseText(fr.response), ...(name ? { name } : {}) });
+      toolOutputs.push(toolOutput(asString(fr.id) || name, responseText(fr.response), name));
     }
   }
   return {
     lastUserText,
     toolOutputs,
-    toolNames: asArray(b.tools)
-      .flatMap((t) => asArray(asRecord(t).functionDeclarations))
-      .map((d) => asString(asRecord(d).name))
-      .filter((n) => n !== ''),
+    toolNames: namesOf(
+      asArray(b.tools).flatMap((t) => asArray(asRecord(t).functionDeclarations)),
+      (d) => asString(d.name),
+    ),
     system: textParts(asArray(asRecord(b.systemInstruction).parts)).join('\n'),
     model,
   };

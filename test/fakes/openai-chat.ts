@@ -4,8 +4,8 @@
 // completion. Behaviour per request: see script.ts and README.md.
 import type http from 'node:http';
 import type { Action, Conversation, FakeOptions, FakeRequest, FakeServer, Flavor, ToolOutput } from './script.js';
-import { answerOf, asArray, asRecord, asString, contentText, errorText, fakeId, firstLine, lastUserMessage, openaiError } from './script.js';
-import { pathOf, retryHeaders, sendJson, shellCall, sseEvent, startApi, startSse, stripReminders, tokens } from './script.js';
+import { answerOf, asArray, asRecord, asString, contentText, errorText, fakeId, firstLine, lastUserMessage, namesOf, openaiError } from './script.js';
+import { pathOf, retryHeaders, sendJson, shellCall, sseEvent, startApi, startSse, stripReminders, tokens, toolOutput } from './script.js';
 
 /** OpenCode's tools: `bash {command, description}`, sub-agents `task {description, prompt, subagent_type}`.
  * OpenCode also asks the model for a session title (system prompt of its "title" agent, no tools);
@@ -95,19 +95,12 @@ export function chatConversation(body: unknown): Conversation {
   }
   // Qwen Code puts <system-reminder> parts (its skills, the date…) before the prompt.
   const { index: lastUser, text: lastUserText } = lastUserMessage(messages, (m) => (m.role === 'user' ? stripReminders(contentText(m.content)) : undefined));
-  const toolOutputs: ToolOutput[] = [];
-  for (const m of messages.slice(lastUser + 1)) {
-    if (m.role !== 'tool') continue;
-    const callId = asString(m.tool_call_id);
-    const name = nameByCall.get(callId);
-    toolOutputs.push({ callId, text: contentText(m.content), ...(name ? { name } : {}) });
-  }
+  const answers = messages.slice(lastUser + 1).filter((m) => m.role === 'tool');
+  const toolOutputs = answers.map((m) => toolOutput(asString(m.tool_call_id), contentText(m.content), nameByCall.get(asString(m.tool_call_id))));
   return {
     lastUserText,
     toolOutputs,
-    toolNames: asArray(b.tools)
-      .map((t) => asString(asRecord(t).name) || asString(asRecord(asRecord(t).function).name))
-      .filter((n) => n !== ''),
+    toolNames: namesOf(asArray(b.tools), (t) => asString(t.name) || asString(asRecord(t.function).name)),
     system: messages
       .filter((m) => m.role === 'system')
       .map((m) => contentText(m.content))

@@ -5,7 +5,7 @@
 import type http from 'node:http';
 import type { Action, Conversation, FakeOptions, FakeRequest, FakeServer, Flavor, ToolCall, ToolOutput } from './script.js';
 import { answerOf, asArray, asRecord, asString, contentText, errorText, fakeId, firstLine, lastUserMessage, openaiError } from './script.js';
-import { pathOf, retryHeaders, sendJson, sseEvent, startApi, startSse, tokens } from './script.js';
+import { pathOf, retryHeaders, sendJson, sseEvent, startApi, startSse, tokens, toolOutput } from './script.js';
 
 /** The namespace Codex 0.169 puts its sub-agent tools in (spawn_agent, wait_agent, …). */
 const MULTI_AGENT_NAMESPACE = 'multi_agent_v1';
@@ -107,10 +107,9 @@ export function responsesConversation(body: unknown): Conversation {
   for (const it of items.slice(lastUser + 1)) {
     if (it.type !== 'function_call_output' && it.type !== 'custom_tool_call_output') continue;
     const callId = asString(it.call_id);
-    const name = nameByCall.get(callId);
     const out = it.output;
     const text = typeof out === 'string' ? out : contentText(asRecord(out).content ?? out);
-    toolOutputs.push({ callId, text, ...(name ? { name } : {}) });
+    toolOutputs.push(toolOutput(callId, text, nameByCall.get(callId)));
   }
   return {
     lastUserText,

@@ -485,6 +485,16 @@ export function lastUserMessage<T>(items: T[], textOf: (item: T) => string | und
   return { index: -1, text: '' };
 }
 
+/** One tool output read from a request (`name` when the request says which call it answers). */
+export function toolOutput(callId: string, text: string, name: string | undefined): ToolOutput {
+  return { callId, text, ...(name ? { name } : {}) };
+}
+
+/** The names a request lists (offered tools, declarations), the nameless left out. */
+export function namesOf(list: unknown[], nameOf: (item: Record<string, unknown>) => string): string[] {
+  return list.map((x) => nameOf(asRecord(x))).filter((n) => n !== '');
+}
+
 /** The shell tool call most CLIs offer: `{command, description}` and what else the CLI asks for. */
 export function shellCall(name: string, command: string, extra: Record<string, unknown> = {}): ToolCall {
   return { name, input: { command, description: 'Run the command the fake model was told to run', ...extra } };
