@@ -11,6 +11,8 @@ import { runUsage } from '../../lib/agents/shared/stream.js';
 import { SubagentError } from '../../lib/base/errors.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
+import { withTempDir } from '../support/temp.js';
+import { usage } from '../support/usage.js';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'agents', 'codex');
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -26,17 +28,6 @@ function parse(name: string, opts: RunOptions = {}, feed: string[] = lines(name)
   for (const l of feed) p.line(l);
   return { p, messages };
 }
-
-const usage = (input: number, output: number, extra: Partial<Record<string, number>> = {}) => ({
-  inputTokens: input,
-  outputTokens: output,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  reasoningTokens: 0,
-  totalTokens: input + output,
-  costUsd: null,
-  ...extra,
-});
 
 test('every codex fixture is covered by this file', () => {
   const covered = [
@@ -639,8 +630,7 @@ function threadTotals(ls: string[]) {
 }
 
 test("storeUsage: a new thread's rollout, found once the stream named the thread and read as it grows, sums its model responses — the stream's turn.completed figures", () => {
-  const home = mkdtempSync(join(tmpdir(), 'codex-usage-'));
-  try {
+  withTempDir('codex-usage-', (home) => {
     const thread = '01a2007a-6bd9-7fc1-9ce0-6cd5d7d08994';
     const q = { sessionId: null, cwd: '/w', storeEnv: { CODEX_HOME: home } };
     const reader = codex.open().storeUsage!(q);
@@ -676,14 +666,11 @@ test("storeUsage: a new thread's rollout, found once the stream named the thread
     );
     assert.deepEqual(reader.read(thread), totals.at(-1));
     assert.equal(reader.turns!(), 3, "the child's turns are its own thread's");
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
+  });
 });
 
 test("storeUsage: a resume reads only what its thread's rollout gains from the run's start (the earlier runs' records are not its), each turn its own share", () => {
-  const home = mkdtempSync(join(tmpdir(), 'codex-usage-'));
-  try {
+  withTempDir('codex-usage-', (home) => {
     const thread = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
     const q = { sessionId: thread, cwd: '/w', storeEnv: { HOME: home } };
     const day = join(home, '.codex', 'sessions', '2026', '11', '21');
@@ -708,7 +695,5 @@ test("storeUsage: a resume reads only what its thread's rollout gains from the r
     }
     // A thread with no rollout reads nothing, and never throws.
     assert.equal(codex.open().storeUsage!({ ...q, sessionId: '01a2007c-0000-7000-8000-000000000000' }).read('01a2007c-0000-7000-8000-000000000000'), null);
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
+  });
 });
