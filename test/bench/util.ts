@@ -292,23 +292,21 @@ export interface RecordLite {
   dir: string;
 }
 
+/** The names in a directory; none when it cannot be read. */
+function entriesOf(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
 /** Every run record of a registry, read straight from disk (unreadable ones are skipped). */
 export function recordsOf(registry: string): RecordLite[] {
   const agents = join(registry, 'agents');
   const out: RecordLite[] = [];
-  let names: string[] = [];
-  try {
-    names = readdirSync(agents);
-  } catch {
-    return out;
-  }
-  for (const n of names) {
-    let runs: string[] = [];
-    try {
-      runs = readdirSync(join(agents, n)).filter((r) => /^[0-9]+$/.test(r));
-    } catch {
-      continue;
-    }
+  for (const n of entriesOf(agents)) {
+    const runs = entriesOf(join(agents, n)).filter((r) => /^[0-9]+$/.test(r));
     for (const r of runs) {
       const dir = join(agents, n, r);
       try {
@@ -438,13 +436,7 @@ function descendantsOfAreas(): number[] {
 }
 
 function registriesUnder(area: string): string[] {
-  const out: string[] = [];
-  let entries: string[] = [];
-  try {
-    entries = readdirSync(area);
-  } catch {
-    return out;
-  }
-  for (const e of entries) if (existsSync(join(area, e, 'agents'))) out.push(join(area, e));
-  return out;
+  return entriesOf(area)
+    .filter((e) => existsSync(join(area, e, 'agents')))
+    .map((e) => join(area, e));
 }

@@ -42,6 +42,17 @@ function printLines(fixture: string, n: number): string {
 }
 
 /** A fake claude that writes its arguments, one per line, next to the box, then replays a plain reply. */
+/** A fake Codex: prints the start of a stream of thread `thread` (written to `<streamName>` in the box), copies
+ * the rollout `fixture` (of test/fixtures/agents/codex/rollouts) into CODEX_HOME as that thread's, then
+ * sleeps, or with `end` ends. */
+function fakeCodexRollout(thread: string, fixture: string, streamName: string, { end = false } = {}): void {
+  const rollout = join(AGENTS, 'codex', 'rollouts', fixture);
+  const stream = join(box.dir, streamName);
+  writeFileSync(stream, `{"type":"thread.started","thread_id":"${thread}"}\n{"type":"turn.started"}\n`);
+  const day = '"$CODEX_HOME/sessions/2026/11/21"';
+  fakeCli('codex', `cat '${stream}'\nmkdir -p ${day}\ncp '${rollout}' ${day}/rollout-2026-11-21T23-39-12-${thread}.jsonl${end ? '' : '\nexec sleep 300'}`);
+}
+
 function argvRecordingClaude(): string {
   const argv = join(box.dir, 'claude-argv');
   fakeCli('claude', `printf '%s\\n' "$@" > '${argv}'\ncat '${join(AGENTS, 'claude', 'plain-reply.ndjson')}'`);
@@ -239,11 +250,7 @@ describe('held by the supervisor: the run is stopped, failed with the cap as its
   test('codex --max-tokens: held to the usage records of its rollout, read as they come (the stream has none before its turn ends)', async () => {
     // The stream names the thread; its rollout (CODEX_HOME/sessions/…) gets a usage record of 5187 tokens; the tool then runs on.
     const thread = '01a2007c-002c-75b3-bf73-983723bbb5ff';
-    const rollout = join(AGENTS, 'codex', 'rollouts', 'sigint-during-tool.rollout.jsonl');
-    const stream = join(box.dir, 'codex-stream.jsonl');
-    writeFileSync(stream, `{"type":"thread.started","thread_id":"${thread}"}\n{"type":"turn.started"}\n`);
-    const day = '"$CODEX_HOME/sessions/2026/11/21"';
-    fakeCli('codex', `cat '${stream}'\nmkdir -p ${day}\ncp '${rollout}' ${day}/rollout-2026-11-21T23-39-12-${thread}.jsonl\nexec sleep 300`);
+    fakeCodexRollout(thread, 'sigint-during-tool.rollout.jsonl', 'codex-stream.jsonl');
     const a = await capped('held/codex', 'codex', ['--max-tokens', '5000'], { CODEX_HOME: join(box.dir, 'codex-home') });
     assert.equal(a.outcome, 'failed', a.error);
     assert.equal(a.reason, 'max-tokens');
@@ -255,11 +262,7 @@ describe('held by the supervisor: the run is stopped, failed with the cap as its
   test('codex --max-turns: held to the count of usage records in its rollout (one a model response); stopped as its third ends', async () => {
     // The thread's rollout gets three usage records (three model responses); the CLI then runs on.
     const thread = '01a2007a-6bd9-7fc1-9ce0-6cd5d7d08994';
-    const rollout = join(AGENTS, 'codex', 'rollouts', 'spawn-subagent.parent.rollout.jsonl');
-    const stream = join(box.dir, 'codex-turns-stream.jsonl');
-    writeFileSync(stream, `{"type":"thread.started","thread_id":"${thread}"}\n{"type":"turn.started"}\n`);
-    const day = '"$CODEX_HOME/sessions/2026/11/21"';
-    fakeCli('codex', `cat '${stream}'\nmkdir -p ${day}\ncp '${rollout}' ${day}/rollout-2026-11-21T23-39-12-${thread}.jsonl\nexec sleep 300`);
+    fakeCodexRollout(thread, 'spawn-subagent.parent.rollout.jsonl', 'codex-turns-stream.jsonl');
     const home = { CODEX_HOME: join(box.dir, 'codex-turns-home') };
     const a = await capped('held/codex-turns', 'codex', ['--max-turns', '2'], home);
     assert.equal(a.outcome, 'failed', a.error);
@@ -267,7 +270,7 @@ describe('held by the supervisor: the run is stopped, failed with the cap as its
     assert.equal(a.error, 'stopped at --max-turns 2: the run began turn 3');
     assert.equal(a.signal, 'SIGINT', "Codex's graceful signal");
     // The same three turns, the CLI then ending: within --max-turns 3.
-    fakeCli('codex', `cat '${stream}'\nmkdir -p ${day}\ncp '${rollout}' ${day}/rollout-2026-11-21T23-39-12-${thread}.jsonl`);
+    fakeCodexRollout(thread, 'spawn-subagent.parent.rollout.jsonl', 'codex-turns-stream.jsonl', { end: true });
     const under = await capped('held/codex-turns-under', 'codex', ['--max-turns', '3'], { CODEX_HOME: join(box.dir, 'codex-turns-home2') });
     assert.notEqual(under.reason, 'max-turns', 'three turns are within --max-turns 3');
     assert.equal(under.cancelRequested, false);

@@ -18,7 +18,7 @@ import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
 import type { Box } from '../support/box.js';
-import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone, grownText } from '../fakes/world.js';
+import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone, grownText, startBig } from '../fakes/world.js';
 
 const server = fileServer(startAnthropic);
 
@@ -296,11 +296,7 @@ for (const version of cliVersions('claude')) {
     const tag = uniq('bigok');
     const prompt = grownText(`REPLY:${tag}\n`, (i) => `line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`, 300 * 1024);
     assert.ok(Buffer.byteLength(prompt) > 300 * 1024);
-    const file = join(b.dir, 'prompt.txt');
-    writeFileSync(file, prompt);
-    assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'claude', '--prompt-file', file]), 'start');
-    const a = await waitDone(b, 'big');
-    assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
+    await startBig(b, ['--cli', 'claude'], prompt);
     const req = requestsWith(s, tag)[0];
     assert.ok(req, 'the fake received the prompt');
     assert.ok(

@@ -14,10 +14,10 @@ import { startOpenAIChat } from '../fakes/openai-chat.js';
 import { requireCli } from '../fakes/env.js';
 import type { FakeRequest } from '../fakes/script.js';
 import { assertError, assertOk } from '../support/run.js';
-import { until, untilInRun } from '../support/wait.js';
+import { until } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { readJson, recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, bigPromptLines } from '../fakes/world.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, bigPromptLines, startBig, startLongTool, resumeAfterCancel } from '../fakes/world.js';
 
 const server = fileServer(startOpenAIChat);
 
@@ -188,11 +188,7 @@ test('cancel during a long bash tool leaves no process of the run; the cancelled
   if (!requireCli(t, 'copilot')) return;
   const b = await box(t, 'cancel');
   const marker = uniq('cp-cancel-marker');
-  const cmd = `sleep 300; echo ${marker}`;
-  assertOk(b.run('start-subagent', ['--name', 'long', '--cli', 'copilot', '--cwd', b.project, '--prompt', `TOOL:Bash:${cmd}`]), 'start');
-
-  await untilInRun('the bash tool running the marker command', runDirPath(b.registry, 'long'), () => pidsWithCmdline(marker).length > 0);
-  const rec = recordOf(b.registry, 'long');
+  const rec = await startLongTool(b, 'copilot', marker, 'Bash', 'the bash tool running the marker command');
   const runMarker = `SUBAGENT_RUN_ID=${rec.runId}`;
   // The npm loader, the native binary it runs, and the tool's shell (in a session of its own).
   assert.ok(pidsWithEnv(runMarker).length >= 3, `the loader, copilot and its tool carry the run marker: ${pidsWithEnv(runMarker).length}`);
@@ -214,12 +210,7 @@ test('cancel during a long bash tool leaves no process of the run; the cancelled
   const search = assertOk(b.run('search', ['--name', 'long', '--pattern', marker, '--role', 'tool']), 'search');
   assert.equal(new Set(search.matches.map((m: any) => m.index)).size, 1, `the cut tool call is in the transcript, once: ${JSON.stringify(search.matches)}`);
 
-  const later = uniq('after-cancel');
-  assertOk(b.run('resume-subagent', ['--name', 'long', '--prompt', `REPLY:${later}`]), 'resume after cancel');
-  const r = await waitDone(b, 'long', t);
-  assert.equal(r.outcome, 'succeeded', `${r.error} ${stderrTail(b.registry, 'long', 2)}`);
-  assert.equal(r.sessionId, a.sessionId);
-  assert.equal(assertOk(b.run('result', ['--name', 'long', '--json']), 'result').lastAssistantText, later);
+  await resumeAfterCancel(b, a.sessionId, 'after-cancel', t);
   await until('no process of the run', () => pidsWithEnv(runMarker).length === 0);
 });
 
@@ -263,11 +254,7 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   const lines = bigPromptLines(tag);
   // Copilot trims the prompt's trailing white space before sending it: this one has none.
   const prompt = lines;
-  const file = join(b.dir, 'prompt.txt');
-  writeFileSync(file, prompt);
-  assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'copilot', '--cwd', b.project, '--prompt-file', file]), 'start');
-  const a = await waitDone(b, 'big', t);
-  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
+  const a = await startBig(b, ['--cli', 'copilot', '--cwd', b.project], prompt, t);
   assert.equal(assertOk(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
   const req = requestsWith(await server(), tag)[0];
   assert.ok(req, 'the fake received the prompt');

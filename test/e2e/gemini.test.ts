@@ -17,7 +17,7 @@ import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
 import type { Box } from '../support/box.js';
-import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, bigPromptLines } from '../fakes/world.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, bigPromptLines, startBig, startLongTool, resumeAfterCancel } from '../fakes/world.js';
 
 const server = fileServer(startGoogleGenAI);
 
@@ -184,9 +184,7 @@ test('cancel during a long shell tool: SIGTERM to the whole tree, no process lef
   const b = await box(t, 'cancel');
   const marker = uniq('gmcancelmarker');
   // The marker sits in the command line of the tool's shell: `sleep 300; echo <marker>`.
-  assertOk(b.run('start-subagent', ['--name', 'long', '--cli', 'gemini', '--cwd', b.project, '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]), 'start');
-  await untilInRun('the shell tool running the marker command', runDirPath(b.registry, 'long'), () => pidsWithCmdline(marker).length > 0);
-  const rec = recordOf(b.registry, 'long');
+  const rec = await startLongTool(b, 'gemini', marker, 'Bash', 'the shell tool running the marker command');
   const runMarker = `SUBAGENT_RUN_ID=${rec.runId}`;
   // No relaunching launcher: the agent is the CLI itself, the tool its descendant in a session of its own.
   assert.ok(readFileSync(`/proc/${rec.agentProcess.pid}/cmdline`, 'utf8').includes('gemini'), 'the agent is gemini');
@@ -206,12 +204,7 @@ test('cancel during a long shell tool: SIGTERM to the whole tree, no process lef
   assert.equal(r.lastAssistantText, null);
 
   // The cancelled session can be resumed.
-  const later = uniq('aftercancel');
-  assertOk(b.run('resume-subagent', ['--name', 'long', '--prompt', `REPLY:${later}`]), 'resume after cancel');
-  const r2 = await waitDone(b, 'long', t);
-  assert.equal(r2.outcome, 'succeeded', `${r2.error} ${stderrTail(b.registry, 'long', 2)}`);
-  assert.equal(r2.sessionId, a.sessionId);
-  assert.equal(assertOk(b.run('result', ['--name', 'long', '--json']), 'result 2').lastAssistantText, later);
+  const later = await resumeAfterCancel(b, a.sessionId, 'aftercancel', t, 'result 2');
   assert.ok(contentsText(requestsWith(await server(), later)[0]!).includes(`sleep 300; echo ${marker}`), 'the cancelled turn is in the resumed history');
 });
 
@@ -335,11 +328,7 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   const tag = uniq('bigok');
   const lines = bigPromptLines(tag);
   const prompt = `${lines}\n`;
-  const file = join(b.dir, 'prompt.txt');
-  writeFileSync(file, prompt);
-  assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'gemini', '--cwd', b.project, '--prompt-file', file]), 'start');
-  const a = await waitDone(b, 'big', t);
-  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
+  await startBig(b, ['--cli', 'gemini', '--cwd', b.project], prompt, t);
   assert.equal(assertOk(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
   const req = requestsWith(await server(), tag)[0];
   assert.ok(req, 'the fake received the prompt');

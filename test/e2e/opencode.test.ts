@@ -17,7 +17,7 @@ import { assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { readJson, recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, bigPromptLines } from '../fakes/world.js';
+import { cliBox, fileServer, requestsWith, uniq, waitDone, type CliBox, bigPromptLines, startBig, startLongTool, resumeAfterCancel } from '../fakes/world.js';
 
 const server = fileServer(startOpenAIChat);
 
@@ -193,11 +193,7 @@ test('cancel during a long bash tool leaves no process of the run', async (t) =>
   const b = await box(t, 'cancel');
   const marker = uniq('oc-cancel-marker');
   // The marker sits in the command line of the tool's shell: `sleep 300; echo <marker>`.
-  const cmd = `sleep 300; echo ${marker}`;
-  assertOk(b.run('start-subagent', ['--name', 'long', '--cli', 'opencode', '--cwd', b.project, '--prompt', `TOOL:bash:${cmd}`]), 'start');
-
-  await untilInRun('the bash tool running the marker command', runDirPath(b.registry, 'long'), () => pidsWithCmdline(marker).length > 0);
-  const rec = recordOf(b.registry, 'long');
+  const rec = await startLongTool(b, 'opencode', marker, 'bash', 'the bash tool running the marker command');
   const runMarker = `SUBAGENT_RUN_ID=${rec.runId}`;
   assert.ok(pidsWithEnv(runMarker).length >= 2, 'opencode and its tool carry the run marker');
 
@@ -213,12 +209,7 @@ test('cancel during a long bash tool leaves no process of the run', async (t) =>
   assert.equal(pidsWithEnv(runMarker).length, 0, 'no process carries the run marker');
 
   // The killed session can be resumed: OpenCode keeps what it had written.
-  const after = uniq('after-cancel');
-  assertOk(b.run('resume-subagent', ['--name', 'long', '--prompt', `REPLY:${after}`]), 'resume after cancel');
-  const r = await waitDone(b, 'long', t);
-  assert.equal(r.outcome, 'succeeded', `${r.error} ${stderrTail(b.registry, 'long', 2)}`);
-  assert.equal(r.sessionId, a.sessionId);
-  assert.equal(assertOk(b.run('result', ['--name', 'long', '--json']), 'result').lastAssistantText, after);
+  await resumeAfterCancel(b, a.sessionId, 'after-cancel', t);
 });
 
 test('status shows the session id while the run is still running', async (t) => {
@@ -296,11 +287,7 @@ test('a 300 KB prompt reaches the model byte for byte (stdin, never argv)', asyn
   const tag = uniq('big-ok');
   const lines = bigPromptLines(tag);
   const prompt = `${lines}\n`;
-  const file = join(b.dir, 'prompt.txt');
-  writeFileSync(file, prompt);
-  assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'opencode', '--cwd', b.project, '--prompt-file', file]), 'start');
-  const a = await waitDone(b, 'big', t);
-  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
+  await startBig(b, ['--cli', 'opencode', '--cwd', b.project], prompt, t);
   assert.equal(assertOk(b.run('result', ['--name', 'big', '--json']), 'result').lastAssistantText, tag);
   const req = requestsWith(await server(), tag, { main: true })[0];
   assert.ok(req, 'the fake received the prompt');

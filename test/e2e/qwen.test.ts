@@ -20,7 +20,7 @@ import { assertOk } from '../support/run.js';
 import { until, untilInRun } from '../support/wait.js';
 import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
-import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone, type CliBox, grownText } from '../fakes/world.js';
+import { cliBox, fileServer, items, requestsWith, uniq, userTexts, waitDone, type CliBox, grownText, startBig } from '../fakes/world.js';
 
 /** A prompt holding this gets an HTTP 429 that asks for a 1 ms wait (Qwen's own retries then take no time). */
 const RATE_LIMITED = 'RATELIMITED-BY-THE-FAKE';
@@ -104,11 +104,7 @@ test('a 300 KB prompt arrives whole and byte-exact at the model (Qwen appends it
   const tag = uniq('bigok');
   const prompt = grownText(`REPLY:${tag}\n`, (i) => `line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`, 300 * 1024);
   assert.ok(Buffer.byteLength(prompt) > 300 * 1024);
-  const file = join(b.dir, 'prompt.txt');
-  writeFileSync(file, prompt);
-  assertOk(b.run('start-subagent', ['--name', 'big', '--cli', 'qwen', '--cwd', b.project, '--prompt-file', file]), 'start');
-  const a = await waitDone(b, 'big');
-  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
+  await startBig(b, ['--cli', 'qwen', '--cwd', b.project], prompt);
   const req = requestsWith(s, tag, { main: true })[0];
   assert.ok(req, 'the fake received the prompt');
   const texts = userTexts(req);

@@ -3,30 +3,9 @@
 // message_delta with stop_reason and usage, message_stop); `stream:false` → one JSON message;
 // `POST /v1/messages/count_tokens` → a count. Behaviour per request: see script.ts and README.md.
 import type http from 'node:http';
-import {
-  type Action,
-  type Conversation,
-  type FakeOptions,
-  type FakeRequest,
-  type FakeServer,
-  type Flavor,
-  type RouteContext,
-  type ToolOutput,
-  applyDelay,
-  asArray,
-  asRecord,
-  asString,
-  contentText,
-  fakeId,
-  firstLine,
-  retryHeaders,
-  sendJson,
-  sseEvent,
-  startFake,
-  startSse,
-  stripReminders,
-  tokens,
-} from './script.js';
+import type { Action, Conversation, FakeOptions, FakeRequest, FakeServer, Flavor, ToolOutput } from './script.js';
+import { answerOf, asArray, asRecord, asString, contentText, errorText, fakeId, firstLine, lastUserMessage, namesOf, pathOf } from './script.js';
+import { retryHeaders, sendJson, shellCall, sseEvent, startApi, startSse, stripReminders, tokens, toolOutput } from './script.js';
 
 /**
  * A sub-agent's answer as the parent's model reads it: Claude 2.1.331 prefixes a foreground child's with
@@ -53,7 +32,7 @@ function taskNotification(last: Record<string, unknown> | undefined): Conversati
 /** Claude Code's tool names: `Bash {command, description}`, sub-agents `Agent` (older builds: `Task`). */
 export const claudeFlavor: Flavor = {
   bash(command) {
-    return { name: 'Bash', input: { command, description: 'Run the command the fake model was told to run' } };
+    return shellCall('Bash', command);
   },
   task(description, prompt, conv) {
     if (conv.toolOutputs.length > 0) return undefined;
@@ -81,19 +60,11 @@ export function anthropicConversation(body: unknown): Conversation {
     }
   }
   // The last message the user wrote: role user, no tool_result blocks, some text besides reminders.
-  let lastUser = -1;
-  let lastUserText = '';
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i] ?? {};
-    if (m.role !== 'user') continue;
+  const { index: lastUser, text: lastUserText } = lastUserMessage(messages, (m) => {
     const blocks = typeof m.content === 'string' ? [] : asArray(m.content).map(asRecord);
-    if (blocks.some((x) => x.type === 'tool_result')) continue;
-    const text = stripReminders(contentText(m.content)).trim();
-    if (!text) continue;
-    lastUser = i;
-    lastUserText = text;
-    break;
-  }
+    if (m.role !== 'user' || blocks.some((x) => x.type === 'tool_result')) return undefined;
+    return stripReminders(contentText(m.content)).trim();
+  });
   const notification = taskNotification(messages[messages.length - 1]);
   const toolOutputs: ToolOutput[] = [];
   for (const m of messages.slice(lastUser + 1)) {
@@ -101,53 +72,48 @@ export function anthropicConversation(body: unknown): Conversation {
     for (const block of asArray(m.content).map(asRecord)) {
       if (block.type !== 'tool_result') continue;
       const callId = asString(block.tool_use_id);
-      const name = toolNameById.get(callId);
-      toolOutputs.push({ callId, text: contentText(block.content), ...(name ? { name } : {}) });
+      toolOutputs.push(toolOutput(callId, contentText(block.content), toolNameById.get(callId)));
     }
   }
   return {
     lastUserText,
     toolOutputs,
-    toolNames: asArray(b.tools)
-      .map((t) => asString(asRecord(t).name))
-      .filter((n) => n !== ''),
+    toolNames: namesOf(asArray(b.tools), (t) => asString(t.name)),
     system: contentText(b.system),
     model: asString(b.model),
     ...(notification ? { taskNotification: notification } : {}),
   };
 }
 
-function errorType(status: number): string {
-  if (status === 400) return 'invalid_request_error';
-  if (status === 401) return 'authentication_error';
-  if (status === 403) return 'permission_error';
-  if (status === 404) return 'not_found_error';
-  if (status === 413) return 'request_too_large';
-  if (status === 429) return 'rate_limit_error';
-  if (status === 529) return 'overloaded_error';
-  return 'api_error';
+/** The API's error `type` for an HTTP status (`api_error` for the rest). */
+const ERROR_TYPE: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  529: 'overloaded_error',
+};
+
+function errorBody(status: number, message: string): Record<string, unknown> {
+  return { type: 'error', error: { type: ERROR_TYPE[status] ?? 'api_error', message } };
 }
 
 type Block = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
 function blocksOf(action: Action): Block[] {
-  if (action.type === 'text') return [{ type: 'text', text: action.text }];
-  if (action.type !== 'tool') return [];
+  const { text, calls } = answerOf(action);
   const blocks: Block[] = [];
-  if (action.text) blocks.push({ type: 'text', text: action.text });
-  for (const c of action.calls) blocks.push({ type: 'tool_use', id: c.id ?? fakeId('toolu'), name: c.name, input: c.input });
+  // A text answer is a block even when empty; text before tool calls only when there is some.
+  if (action.type === 'text' || text) blocks.push({ type: 'text', text: text ?? '' });
+  for (const c of calls) blocks.push({ type: 'tool_use', id: c.id ?? fakeId('toolu'), name: c.name, input: c.input });
   return blocks;
 }
 
-function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, stream: boolean): void {
+function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, { stream }: { stream: boolean }): void {
   if (action.type === 'error') {
-    const message = action.message ?? `fake upstream error ${action.status}`;
-    sendJson(
-      res,
-      action.status,
-      { type: 'error', error: { type: errorType(action.status), message } },
-      { 'request-id': fakeId('req'), ...retryHeaders(action) },
-    );
+    sendJson(res, action.status, errorBody(action.status, errorText(action)), { 'request-id': fakeId('req'), ...retryHeaders(action) });
     return;
   }
   const id = fakeId('msg');
@@ -158,7 +124,7 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
   const usage = { input_tokens: inputTokens, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   if (!stream) {
     if (action.type === 'fail') {
-      sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: action.message } });
+      sendJson(res, 500, errorBody(500, action.message));
       return;
     }
     sendJson(
@@ -188,7 +154,7 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
     'message_start',
   );
   if (action.type === 'fail') {
-    sseEvent(res, { type: 'error', error: { type: 'api_error', message: action.message } }, 'error');
+    sseEvent(res, errorBody(500, action.message), 'error');
     res.end();
     return;
   }
@@ -215,29 +181,23 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
   res.end();
 }
 
-async function route(req: FakeRequest, res: http.ServerResponse, ctx: RouteContext): Promise<boolean> {
-  const path = req.url.split('?')[0] ?? '';
-  if ((req.method === 'HEAD' || req.method === 'GET') && path === '/') {
-    res.writeHead(200, { 'content-type': 'text/plain' });
-    res.end(req.method === 'GET' ? 'fake anthropic\n' : undefined);
-    return true;
-  }
-  if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
-    sendJson(res, 200, { input_tokens: tokens(req.bodyBytes) });
-    return true;
-  }
-  if (req.method !== 'POST' || path !== '/v1/messages') return false;
-  const conv = anthropicConversation(req.body);
-  req.conversation = conv;
-  const action = await ctx.choose(req, conv, claudeFlavor);
-  req.action = action;
-  if (!(await applyDelay(action, res, ctx))) return true;
-  if (res.destroyed) return true;
-  writeAnswer(req, res, action, conv, asRecord(req.body).stream === true);
-  return true;
-}
-
 /** Starts the fake Anthropic server on 127.0.0.1. Point Claude Code at it with ANTHROPIC_BASE_URL=srv.url. */
 export function startAnthropic(options: FakeOptions = {}): Promise<FakeServer> {
-  return startFake(options, route);
+  return startApi(options, {
+    side(req, res) {
+      const path = pathOf(req);
+      if ((req.method === 'HEAD' || req.method === 'GET') && path === '/') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end(req.method === 'GET' ? 'fake anthropic\n' : undefined);
+        return true;
+      }
+      if (req.method !== 'POST' || path !== '/v1/messages/count_tokens') return false;
+      sendJson(res, 200, { input_tokens: tokens(req.bodyBytes) });
+      return true;
+    },
+    call: (req) => (req.method === 'POST' && pathOf(req) === '/v1/messages' ? { stream: asRecord(req.body).stream === true } : null),
+    conversation: (req) => anthropicConversation(req.body),
+    flavor: () => claudeFlavor,
+    write: writeAnswer,
+  });
 }

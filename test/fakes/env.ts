@@ -33,9 +33,16 @@ export interface SetupOptions {
   version?: string;
 }
 
-/** The environment a setup starts from: `base` or baseEnv(home), with version `version` of `cli` first on PATH. */
+/** The environment a setup starts from: `base` or baseEnv(home), with version `version` of `cli` first on PATH, and HOME. */
 function startEnv(cli: CliName, opts: SetupOptions): Env {
-  return withClisOnPath(opts.base ?? baseEnv(opts.home), cliBinDir(cli, opts.version));
+  return { ...withClisOnPath(opts.base ?? baseEnv(opts.home), cliBinDir(cli, opts.version)), HOME: opts.home };
+}
+
+/** The CLI's directory `<home>/<name>`, made (HOME with it) if missing. */
+function homeDir(opts: SetupOptions, name: string): string {
+  const dir = path.join(opts.home, name);
+  mkdirs(opts.home, dir);
+  return dir;
 }
 
 /** Where test/clis/install.sh puts the pinned CLIs: test/.clis/bin/<cli> is each CLI's default version. */
@@ -154,11 +161,9 @@ function mkdirs(...dirs: string[]): void {
 /** Claude Code → fake Anthropic server. No config file, no extra argv. Config and transcripts go to
  * `<home>/.claude` (CLAUDE_CONFIG_DIR). */
 export function claudeSetup(opts: SetupOptions): CliSetup {
-  const configDir = path.join(opts.home, '.claude');
-  mkdirs(opts.home, configDir);
+  const configDir = homeDir(opts, '.claude');
   const env: Env = {
     ...startEnv('claude', opts),
-    HOME: opts.home,
     CLAUDE_CONFIG_DIR: configDir,
     ANTHROPIC_BASE_URL: opts.baseUrl,
     ANTHROPIC_API_KEY: 'sk-ant-fake-key-for-tests',
@@ -208,13 +213,11 @@ export function codexConfigToml(baseUrl: string, model = 'fake-model'): string {
 
 /** Codex → fake Responses server. Everything is in `<home>/.codex/config.toml`; no extra argv. */
 export function codexSetup(opts: SetupOptions): CliSetup {
-  const codexHome = path.join(opts.home, '.codex');
-  mkdirs(opts.home, codexHome);
+  const codexHome = homeDir(opts, '.codex');
   const configFile = path.join(codexHome, 'config.toml');
   fs.writeFileSync(configFile, codexConfigToml(opts.baseUrl, opts.model));
   const env: Env = {
     ...startEnv('codex', opts),
-    HOME: opts.home,
     CODEX_HOME: codexHome,
     FAKE_API_KEY: 'sk-fake-key-for-tests',
   };
@@ -256,7 +259,6 @@ export function opencodeSetup(opts: SetupOptions): CliSetup {
   fs.writeFileSync(configFile, JSON.stringify(opencodeConfig(opts.baseUrl, opts.model), null, 2) + '\n');
   const env: Env = {
     ...startEnv('opencode', opts),
-    HOME: opts.home,
     ...xdg,
     OPENCODE_DISABLE_MODELS_FETCH: '1',
     OPENCODE_DISABLE_AUTOUPDATE: '1',
@@ -282,11 +284,9 @@ export const COPILOT_FAKE_KEY = 'sk-fake-copilot-key-for-tests-5d2b8e0c1f7a4c39'
  * account, no traffic off loopback, no config file. Sessions go to `<home>/.copilot` (COPILOT_HOME).
  */
 export function copilotSetup(opts: SetupOptions): CliSetup {
-  const copilotHome = path.join(opts.home, '.copilot');
-  mkdirs(opts.home, copilotHome);
+  const copilotHome = homeDir(opts, '.copilot');
   const env: Env = {
     ...startEnv('copilot', opts),
-    HOME: opts.home,
     COPILOT_HOME: copilotHome,
     COPILOT_OFFLINE: 'true',
     COPILOT_PROVIDER_BASE_URL: `${opts.baseUrl.replace(/\/+$/, '')}/v1`,
@@ -318,13 +318,11 @@ export function qwenSettings(): Record<string, unknown> {
 /** Qwen Code → fake chat completions server. `<home>/.qwen/settings.json` (qwenSettings()) and the
  * OpenAI variables; sessions and sub-agent transcripts go to `<home>/.qwen/projects/`. */
 export function qwenSetup(opts: SetupOptions): CliSetup {
-  const qwenDir = path.join(opts.home, '.qwen');
-  mkdirs(opts.home, qwenDir);
+  const qwenDir = homeDir(opts, '.qwen');
   const settingsFile = path.join(qwenDir, 'settings.json');
   fs.writeFileSync(settingsFile, JSON.stringify(qwenSettings(), null, 2) + '\n');
   const env: Env = {
     ...startEnv('qwen', opts),
-    HOME: opts.home,
     OPENAI_BASE_URL: opts.baseUrl.replace(/\/+$/, '') + '/v1',
     OPENAI_API_KEY: 'sk-fake-key-for-tests',
     OPENAI_MODEL: opts.model ?? 'fake-model',
@@ -364,7 +362,6 @@ export function geminiSetup(opts: SetupOptions): CliSetup {
   fs.writeFileSync(policyFile, GEMINI_SHELL_POLICY);
   const env: Env = {
     ...startEnv('gemini', opts),
-    HOME: opts.home,
     GEMINI_API_KEY: 'fake-gemini-key-for-tests',
     GOOGLE_GEMINI_BASE_URL: opts.baseUrl,
     // An untrusted folder makes a headless run exit 55.

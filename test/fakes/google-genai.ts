@@ -4,29 +4,9 @@
 // GenerateContentResponse; `:countTokens` → a count. Errors are the API's JSON body
 // `{error:{code, message, status}}`. Behaviour per request: see script.ts and README.md.
 import type http from 'node:http';
-import {
-  type Action,
-  type Conversation,
-  type FakeOptions,
-  type FakeRequest,
-  type FakeServer,
-  type Flavor,
-  type RouteContext,
-  type ToolCall,
-  type ToolOutput,
-  applyDelay,
-  asArray,
-  asRecord,
-  asString,
-  fakeId,
-  firstLine,
-  retryHeaders,
-  sendJson,
-  sseEvent,
-  startFake,
-  startSse,
-  tokens,
-} from './script.js';
+import type { Action, Conversation, FakeOptions, FakeRequest, FakeServer, Flavor, ToolCall, ToolOutput } from './script.js';
+import { answerOf, asArray, asRecord, asString, errorText, fakeId, firstLine, lastUserMessage, namesOf, pathOf } from './script.js';
+import { retryHeaders, sendJson, shellCall, sseEvent, startApi, startSse, tokens, toolOutput } from './script.js';
 
 /** The tool a Gemini CLI sub-agent must call to finish (its answer is the tool's argument, not text). */
 const COMPLETE_TASK = 'complete_task';
@@ -44,7 +24,7 @@ function usefulLine(text: string): string {
  * {agent_name:"generalist", prompt}`. A sub-agent ends by calling `complete_task` (see `finishChild`). */
 export const geminiFlavor: Flavor = {
   bash(command) {
-    return { name: 'run_shell_command', input: { command, description: 'Run the command the fake model was told to run' } };
+    return shellCall('run_shell_command', command);
   },
   task(_description, prompt, conv) {
     if (conv.toolOutputs.length > 0) return undefined;
@@ -80,21 +60,13 @@ export function geminiConversation(body: unknown, model: string): Conversation {
   const b = asRecord(body);
   const contents = asArray(b.contents).map(asRecord);
   // The last message the user wrote: role user, some text, no functionResponse parts.
-  let lastUser = -1;
-  let lastUserText = '';
-  for (let i = contents.length - 1; i >= 0; i--) {
-    const c = contents[i] ?? {};
-    if (c.role !== 'user') continue;
+  const { index: lastUser, text: lastUserText } = lastUserMessage(contents, (c) => {
     const parts = asArray(c.parts);
-    if (parts.some((p) => asRecord(p).functionResponse !== undefined)) continue;
+    if (c.role !== 'user' || parts.some((p) => asRecord(p).functionResponse !== undefined)) return undefined;
     // A resume after a turn the model never answered sends both prompts as parts of one user content:
     // the last part is the message the user wrote last.
-    const text = textParts(parts).at(-1) ?? '';
-    if (!text.trim()) continue;
-    lastUser = i;
-    lastUserText = text;
-    break;
-  }
+    return textParts(parts).at(-1);
+  });
   const toolOutputs: ToolOutput[] = [];
   for (const c of contents.slice(lastUser + 1)) {
     if (c.role !== 'user') continue;
@@ -102,16 +74,16 @@ export function geminiConversation(body: unknown, model: string): Conversation {
       const fr = asRecord(p.functionResponse);
       if (p.functionResponse === undefined) continue;
       const name = asString(fr.name);
-      toolOutputs.push({ callId: asString(fr.id) || name, text: responseText(fr.response), ...(name ? { name } : {}) });
+      toolOutputs.push(toolOutput(asString(fr.id) || name, responseText(fr.response), name));
     }
   }
   return {
     lastUserText,
     toolOutputs,
-    toolNames: asArray(b.tools)
-      .flatMap((t) => asArray(asRecord(t).functionDeclarations))
-      .map((d) => asString(asRecord(d).name))
-      .filter((n) => n !== ''),
+    toolNames: namesOf(
+      asArray(b.tools).flatMap((t) => asArray(asRecord(t).functionDeclarations)),
+      (d) => asString(d.name),
+    ),
     system: textParts(asArray(asRecord(b.systemInstruction).parts)).join('\n'),
     model,
   };
@@ -144,29 +116,27 @@ function finishChild(body: unknown, text: string): ToolCall {
 /** The thought tokens the fake reports for every answer (it sends no thought parts). */
 export const THOUGHT_TOKENS = 2;
 
-/** The Gemini API's `status` word for an HTTP status. */
-function statusWord(status: number): string {
-  if (status === 400) return 'INVALID_ARGUMENT';
-  if (status === 401) return 'UNAUTHENTICATED';
-  if (status === 403) return 'PERMISSION_DENIED';
-  if (status === 404) return 'NOT_FOUND';
-  if (status === 429) return 'RESOURCE_EXHAUSTED';
-  if (status === 503) return 'UNAVAILABLE';
-  return 'INTERNAL';
-}
+/** The Gemini API's `status` word for an HTTP status (`INTERNAL` for the rest). */
+const STATUS_WORD: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  503: 'UNAVAILABLE',
+};
 
 function errorBody(status: number, message: string): Record<string, unknown> {
-  return { error: { code: status, message, status: statusWord(status) } };
+  return { error: { code: status, message, status: STATUS_WORD[status] ?? 'INTERNAL' } };
 }
 
 /** One GenerateContentResponse: the parts, why it stopped, the usage. */
 function responseOf(req: FakeRequest, action: Action, conv: Conversation): Record<string, unknown> {
+  const { text, calls } = answerOf(action);
   const parts: Record<string, unknown>[] = [];
-  if (action.type === 'text') parts.push({ text: action.text });
-  if (action.type === 'tool') {
-    if (action.text) parts.push({ text: action.text });
-    for (const c of action.calls) parts.push({ functionCall: { name: c.name, args: c.input, ...(c.id ? { id: c.id } : {}) } });
-  }
+  // A text answer is a part even when empty; text before function calls only when there is some.
+  if (action.type === 'text' || text) parts.push({ text: text ?? '' });
+  for (const c of calls) parts.push({ functionCall: { name: c.name, args: c.input, ...(c.id ? { id: c.id } : {}) } });
   const promptTokens = tokens(req.bodyBytes);
   const outputTokens = tokens(JSON.stringify(parts).length);
   // Thinking models count their thoughts apart from the answer (and in the total).
@@ -185,9 +155,9 @@ function responseOf(req: FakeRequest, action: Action, conv: Conversation): Recor
   };
 }
 
-function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, stream: boolean): void {
+function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, { stream }: GeminiCall): void {
   if (action.type === 'error') {
-    sendJson(res, action.status, errorBody(action.status, action.message ?? `fake upstream error ${action.status}`), retryHeaders(action));
+    sendJson(res, action.status, errorBody(action.status, errorText(action)), retryHeaders(action));
     return;
   }
   if (action.type === 'fail') {
@@ -238,29 +208,32 @@ function modelCall(path: string): { model: string; method: string } | null {
   return m ? { model: decodeURIComponent(m[1]!), method: m[2]! } : null;
 }
 
-async function route(req: FakeRequest, res: http.ServerResponse, ctx: RouteContext): Promise<boolean> {
-  const call = req.method === 'POST' ? modelCall(req.url.split('?')[0] ?? '') : null;
-  if (!call) return false;
-  if (call.method === 'countTokens') {
-    sendJson(res, 200, { totalTokens: tokens(req.bodyBytes) });
-    return true;
-  }
-  if (call.method !== 'streamGenerateContent' && call.method !== 'generateContent') return false;
-  const conv = geminiConversation(req.body, call.model);
-  req.conversation = conv;
-  let action = await ctx.choose(req, conv, geminiFlavor);
-  // A sub-agent answers through complete_task; its text would be a protocol violation.
-  if (action.type === 'text' && conv.toolNames.includes(COMPLETE_TASK)) {
-    action = { type: 'tool', calls: [finishChild(req.body, action.text)], ...(action.delayMs ? { delayMs: action.delayMs } : {}) };
-  }
-  req.action = action;
-  if (!(await applyDelay(action, res, ctx))) return true;
-  if (res.destroyed) return true;
-  writeAnswer(req, res, action, conv, call.method === 'streamGenerateContent');
-  return true;
+/** A model call: the model the URL names, and whether the answer is streamed. */
+interface GeminiCall {
+  model: string;
+  stream: boolean;
 }
 
 /** Starts the fake Gemini API on 127.0.0.1. Point the Gemini CLI at it with GOOGLE_GEMINI_BASE_URL=srv.url. */
 export function startGoogleGenAI(options: FakeOptions = {}): Promise<FakeServer> {
-  return startFake(options, route);
+  return startApi<GeminiCall>(options, {
+    side(req, res) {
+      if (req.method !== 'POST' || modelCall(pathOf(req))?.method !== 'countTokens') return false;
+      sendJson(res, 200, { totalTokens: tokens(req.bodyBytes) });
+      return true;
+    },
+    call(req) {
+      const call = req.method === 'POST' ? modelCall(pathOf(req)) : null;
+      if (call?.method !== 'streamGenerateContent' && call?.method !== 'generateContent') return null;
+      return { model: call.model, stream: call.method === 'streamGenerateContent' };
+    },
+    conversation: (req, call) => geminiConversation(req.body, call.model),
+    flavor: () => geminiFlavor,
+    // A sub-agent answers through complete_task; its text would be a protocol violation.
+    adjust(action, conv, req) {
+      if (action.type !== 'text' || !conv.toolNames.includes(COMPLETE_TASK)) return action;
+      return { type: 'tool', calls: [finishChild(req.body, action.text)], ...(action.delayMs ? { delayMs: action.delayMs } : {}) };
+    },
+    write: writeAnswer,
+  });
 }

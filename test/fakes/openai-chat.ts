@@ -3,37 +3,16 @@
 // finish_reason "stop" | "tool_calls", a usage chunk, `data: [DONE]`); stream:false → one JSON
 // completion. Behaviour per request: see script.ts and README.md.
 import type http from 'node:http';
-import {
-  type Action,
-  type Conversation,
-  type FakeOptions,
-  type FakeRequest,
-  type FakeServer,
-  type Flavor,
-  type RouteContext,
-  type ToolOutput,
-  applyDelay,
-  asArray,
-  asRecord,
-  asString,
-  contentText,
-  fakeId,
-  firstLine,
-  retryHeaders,
-  sendJson,
-  sseEvent,
-  startFake,
-  startSse,
-  stripReminders,
-  tokens,
-} from './script.js';
+import type { Action, Conversation, FakeOptions, FakeRequest, FakeServer, Flavor, ToolOutput } from './script.js';
+import { answerOf, asArray, asRecord, asString, contentText, errorText, fakeId, firstLine, lastUserMessage, namesOf, openaiError } from './script.js';
+import { pathOf, retryHeaders, sendJson, shellCall, sseEvent, startApi, startSse, stripReminders, tokens, toolOutput } from './script.js';
 
 /** OpenCode's tools: `bash {command, description}`, sub-agents `task {description, prompt, subagent_type}`.
  * OpenCode also asks the model for a session title (system prompt of its "title" agent, no tools);
  * that request is answered with a fixed title and never consumes a directive or a script step. */
 export const opencodeFlavor: Flavor = {
   bash(command) {
-    return { name: 'bash', input: { command, description: 'Run the command the fake model was told to run' } };
+    return shellCall('bash', command);
   },
   task(description, prompt, conv) {
     if (conv.toolOutputs.length > 0) return undefined;
@@ -58,7 +37,7 @@ export const opencodeFlavor: Flavor = {
 export const copilotFlavor: Flavor = {
   bash(command) {
     // initial_wait (30–600 s): how long Copilot waits before moving a command to the background.
-    return { name: 'bash', input: { command, description: 'Run the command the fake model was told to run', initial_wait: 600 } };
+    return shellCall('bash', command, { initial_wait: 600 });
   },
   task(description, prompt, conv) {
     if (conv.toolOutputs.length > 0) return undefined;
@@ -74,7 +53,7 @@ export const copilotFlavor: Flavor = {
  * notice, the child's answer comes later as a `<task-notification>` user message). */
 export const qwenFlavor: Flavor = {
   bash(command) {
-    return { name: 'run_shell_command', input: { command, description: 'Run the command the fake model was told to run', is_background: false } };
+    return shellCall('run_shell_command', command, { is_background: false });
   },
   task(description, prompt, conv) {
     if (conv.toolOutputs.length > 0) return undefined;
@@ -114,31 +93,14 @@ export function chatConversation(body: unknown): Conversation {
   for (const m of messages) {
     for (const tc of asArray(m.tool_calls).map(asRecord)) nameByCall.set(asString(tc.id), asString(asRecord(tc.function).name));
   }
-  let lastUser = -1;
-  let lastUserText = '';
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i] ?? {};
-    if (m.role !== 'user') continue;
-    // Qwen Code puts <system-reminder> parts (its skills, the date…) before the prompt.
-    const text = stripReminders(contentText(m.content));
-    if (!text.trim()) continue;
-    lastUser = i;
-    lastUserText = text;
-    break;
-  }
-  const toolOutputs: ToolOutput[] = [];
-  for (const m of messages.slice(lastUser + 1)) {
-    if (m.role !== 'tool') continue;
-    const callId = asString(m.tool_call_id);
-    const name = nameByCall.get(callId);
-    toolOutputs.push({ callId, text: contentText(m.content), ...(name ? { name } : {}) });
-  }
+  // Qwen Code puts <system-reminder> parts (its skills, the date…) before the prompt.
+  const { index: lastUser, text: lastUserText } = lastUserMessage(messages, (m) => (m.role === 'user' ? stripReminders(contentText(m.content)) : undefined));
+  const answers = messages.slice(lastUser + 1).filter((m) => m.role === 'tool');
+  const toolOutputs = answers.map((m) => toolOutput(asString(m.tool_call_id), contentText(m.content), nameByCall.get(asString(m.tool_call_id))));
   return {
     lastUserText,
     toolOutputs,
-    toolNames: asArray(b.tools)
-      .map((t) => asString(asRecord(t).name) || asString(asRecord(asRecord(t).function).name))
-      .filter((n) => n !== ''),
+    toolNames: namesOf(asArray(b.tools), (t) => asString(t.name) || asString(asRecord(t.function).name)),
     system: messages
       .filter((m) => m.role === 'system')
       .map((m) => contentText(m.content))
@@ -147,24 +109,23 @@ export function chatConversation(body: unknown): Conversation {
   };
 }
 
-function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, stream: boolean): void {
+function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, { stream }: { stream: boolean }): void {
   if (action.type === 'error') {
-    const message = action.message ?? `fake upstream error ${action.status}`;
-    const type = action.status >= 500 ? 'server_error' : action.status === 429 ? 'rate_limit_exceeded' : 'invalid_request_error';
-    sendJson(res, action.status, { error: { message, type, param: null, code: null } }, retryHeaders(action));
+    sendJson(res, action.status, openaiError(action.status, errorText(action)), retryHeaders(action));
     return;
   }
   const id = fakeId('chatcmpl');
   const created = Math.floor(Date.now() / 1000);
-  const text = action.type === 'text' ? action.text : action.type === 'tool' ? action.text : undefined;
-  const calls = action.type === 'tool' ? action.calls.map((c) => ({ id: c.id ?? fakeId('call'), name: c.name, args: JSON.stringify(c.input) })) : [];
+  const answer = answerOf(action);
+  const text = answer.text;
+  const calls = answer.calls.map((c) => ({ id: c.id ?? fakeId('call'), name: c.name, args: JSON.stringify(c.input) }));
   const finish = calls.length > 0 ? 'tool_calls' : 'stop';
   const promptTokens = tokens(req.bodyBytes);
   const completionTokens = tokens((text ?? '').length + calls.reduce((n, c) => n + c.args.length, 0));
   const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
   if (!stream) {
     if (action.type === 'fail') {
-      sendJson(res, 500, { error: { message: action.message, type: 'server_error', param: null, code: null } });
+      sendJson(res, 500, openaiError(500, action.message));
       return;
     }
     const message: Record<string, unknown> = { role: 'assistant', content: text ?? null };
@@ -197,24 +158,17 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
   res.end();
 }
 
-async function route(req: FakeRequest, res: http.ServerResponse, ctx: RouteContext): Promise<boolean> {
-  const path = req.url.split('?')[0] ?? '';
-  if (req.method === 'GET' && path === '/v1/models') {
-    sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
-    return true;
-  }
-  if (req.method !== 'POST' || path !== '/v1/chat/completions') return false;
-  const conv = chatConversation(req.body);
-  req.conversation = conv;
-  const action = await ctx.choose(req, conv, chatFlavor(conv, String(req.headers['user-agent'] ?? '')));
-  req.action = action;
-  if (!(await applyDelay(action, res, ctx))) return true;
-  if (res.destroyed) return true;
-  writeAnswer(req, res, action, conv, asRecord(req.body).stream === true);
-  return true;
-}
-
 /** Starts the fake chat completions server on 127.0.0.1; OpenCode's provider baseURL is `${srv.url}/v1`. */
 export function startOpenAIChat(options: FakeOptions = {}): Promise<FakeServer> {
-  return startFake(options, route);
+  return startApi(options, {
+    side(req, res) {
+      if (req.method !== 'GET' || pathOf(req) !== '/v1/models') return false;
+      sendJson(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }] });
+      return true;
+    },
+    call: (req) => (req.method === 'POST' && pathOf(req) === '/v1/chat/completions' ? { stream: asRecord(req.body).stream === true } : null),
+    conversation: (req) => chatConversation(req.body),
+    flavor: (conv, req) => chatFlavor(conv, String(req.headers['user-agent'] ?? '')),
+    write: writeAnswer,
+  });
 }

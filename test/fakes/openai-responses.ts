@@ -3,30 +3,9 @@
 // response.completed with usage; failure variants: an HTTP error status (ERROR:<status>) or
 // response.failed inside a 200 stream (FAIL:<message>). Behaviour per request: see script.ts, README.md.
 import type http from 'node:http';
-import {
-  type Action,
-  type Conversation,
-  type FakeOptions,
-  type FakeRequest,
-  type FakeServer,
-  type Flavor,
-  type RouteContext,
-  type ToolCall,
-  type ToolOutput,
-  applyDelay,
-  asArray,
-  asRecord,
-  asString,
-  contentText,
-  fakeId,
-  firstLine,
-  retryHeaders,
-  sendJson,
-  sseEvent,
-  startFake,
-  startSse,
-  tokens,
-} from './script.js';
+import type { Action, Conversation, FakeOptions, FakeRequest, FakeServer, Flavor, ToolCall, ToolOutput } from './script.js';
+import { answerOf, asArray, asRecord, asString, contentText, errorText, fakeId, firstLine, lastUserMessage, openaiError } from './script.js';
+import { pathOf, retryHeaders, sendJson, sseEvent, startApi, startSse, tokens, toolOutput } from './script.js';
 
 /** The namespace Codex 0.169 puts its sub-agent tools in (spawn_agent, wait_agent, …). */
 const MULTI_AGENT_NAMESPACE = 'multi_agent_v1';
@@ -119,25 +98,18 @@ export function responsesConversation(body: unknown): Conversation {
   for (const it of items) {
     if (it.type === 'function_call' || it.type === 'custom_tool_call') nameByCall.set(asString(it.call_id), asString(it.name));
   }
-  let lastUser = -1;
-  let lastUserText = '';
-  for (let i = items.length - 1; i >= 0; i--) {
-    const it = items[i] ?? {};
-    if (it.role !== 'user' || (it.type !== undefined && it.type !== 'message')) continue;
+  const { index: lastUser, text: lastUserText } = lastUserMessage(items, (it) => {
+    if (it.role !== 'user' || (it.type !== undefined && it.type !== 'message')) return undefined;
     const text = contentText(it.content);
-    if (!text.trim() || isContextMessage(text)) continue;
-    lastUser = i;
-    lastUserText = text;
-    break;
-  }
+    return isContextMessage(text) ? undefined : text;
+  });
   const toolOutputs: ToolOutput[] = [];
   for (const it of items.slice(lastUser + 1)) {
     if (it.type !== 'function_call_output' && it.type !== 'custom_tool_call_output') continue;
     const callId = asString(it.call_id);
-    const name = nameByCall.get(callId);
     const out = it.output;
     const text = typeof out === 'string' ? out : contentText(asRecord(out).content ?? out);
-    toolOutputs.push({ callId, text, ...(name ? { name } : {}) });
+    toolOutputs.push(toolOutput(callId, text, nameByCall.get(callId)));
   }
   return {
     lastUserText,
@@ -163,9 +135,7 @@ function functionCallItem(c: ToolCall): Record<string, unknown> {
 
 function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation): void {
   if (action.type === 'error') {
-    const message = action.message ?? `fake upstream error ${action.status}`;
-    const type = action.status >= 500 ? 'server_error' : action.status === 429 ? 'rate_limit_exceeded' : 'invalid_request_error';
-    sendJson(res, action.status, { error: { message, type, param: null, code: null } }, { 'x-request-id': fakeId('req'), ...retryHeaders(action) });
+    sendJson(res, action.status, openaiError(action.status, errorText(action)), { 'x-request-id': fakeId('req'), ...retryHeaders(action) });
     return;
   }
   const responseId = fakeId('resp');
@@ -181,7 +151,7 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
     return;
   }
   const output: Record<string, unknown>[] = [];
-  const text = action.type === 'text' ? action.text : action.type === 'tool' ? action.text : undefined;
+  const { text, calls } = answerOf(action);
   if (text !== undefined && text !== '') {
     const id = fakeId('msg');
     const index = output.length;
@@ -191,14 +161,12 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
     emit({ type: 'response.output_item.done', output_index: index, item: done });
     output.push(done);
   }
-  if (action.type === 'tool') {
-    for (const c of action.calls) {
-      const item = functionCallItem(c);
-      const index = output.length;
-      emit({ type: 'response.output_item.added', output_index: index, item });
-      emit({ type: 'response.output_item.done', output_index: index, item });
-      output.push(item);
-    }
+  for (const c of calls) {
+    const item = functionCallItem(c);
+    const index = output.length;
+    emit({ type: 'response.output_item.added', output_index: index, item });
+    emit({ type: 'response.output_item.done', output_index: index, item });
+    output.push(item);
   }
   const inputTokens = tokens(req.bodyBytes);
   const outputTokens = tokens(JSON.stringify(output).length);
@@ -221,24 +189,17 @@ function writeAnswer(req: FakeRequest, res: http.ServerResponse, action: Action,
   res.end();
 }
 
-async function route(req: FakeRequest, res: http.ServerResponse, ctx: RouteContext): Promise<boolean> {
-  const path = req.url.split('?')[0] ?? '';
-  if (req.method === 'GET' && path === '/v1/models') {
-    sendJson(res, 200, { object: 'list', data: [] });
-    return true;
-  }
-  if (req.method !== 'POST' || path !== '/v1/responses') return false;
-  const conv = responsesConversation(req.body);
-  req.conversation = conv;
-  const action = await ctx.choose(req, conv, codexFlavor);
-  req.action = action;
-  if (!(await applyDelay(action, res, ctx))) return true;
-  if (res.destroyed) return true;
-  writeAnswer(req, res, action, conv);
-  return true;
-}
-
 /** Starts the fake Responses API server on 127.0.0.1; Codex's provider base_url is `${srv.url}/v1`. */
 export function startOpenAIResponses(options: FakeOptions = {}): Promise<FakeServer> {
-  return startFake(options, route);
+  return startApi(options, {
+    side(req, res) {
+      if (req.method !== 'GET' || pathOf(req) !== '/v1/models') return false;
+      sendJson(res, 200, { object: 'list', data: [] });
+      return true;
+    },
+    call: (req) => (req.method === 'POST' && pathOf(req) === '/v1/responses' ? {} : null),
+    conversation: (req) => responsesConversation(req.body),
+    flavor: () => codexFlavor,
+    write: writeAnswer,
+  });
 }

@@ -1,9 +1,10 @@
 // The shared part of the fake model servers: the directive language, the CLI-neutral "action" a fake
 // answers with, request recording, and the HTTP plumbing (listen on 127.0.0.1:0, SSE, close).
 //
-// Each server file (anthropic.ts, openai-responses.ts, openai-chat.ts) only knows its wire format:
-// how to read a request into a `Conversation`, how to name the tools of its CLI (`Flavor`), and how to
-// write an `Action` back as that API's SSE stream. See README.md beside this file.
+// Each server file (anthropic.ts, openai-responses.ts, openai-chat.ts, google-genai.ts) is an `ApiAdapter`
+// given to `startApi` and only knows its wire format: which requests are model calls, how to read one into
+// a `Conversation`, how to name the tools of its CLI (`Flavor`), and how to write an `Action` back as that
+// API's answer. See README.md beside this file.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -276,10 +277,24 @@ export function tokens(n: number): number {
 // ---------------------------------------------------------------------------------------------------
 // HTTP plumbing.
 
-/** Returns true when it handled the request (wrote the response or took ownership of it). */
-export type Route = (req: FakeRequest, res: http.ServerResponse, ctx: RouteContext) => Promise<boolean> | boolean;
+/** One model API a fake speaks: how it reads a request and writes an answer. The skeleton (`startApi`)
+ * does the rest: listening, recording, choosing the action, delays and hangs, the 404 of an unknown route. */
+export interface ApiAdapter<Call> {
+  /** Answers a request that is not a model call (health check, model list, token count); true when it did. */
+  side?(req: FakeRequest, res: http.ServerResponse): boolean;
+  /** The model call a request is (what `write` needs of it, e.g. whether to stream), or null. */
+  call(req: FakeRequest): Call | null;
+  conversation(req: FakeRequest, call: Call): Conversation;
+  flavor(conv: Conversation, req: FakeRequest): Flavor;
+  /** Turns the chosen action into one this API's client accepts, where it needs another form. */
+  adjust?(action: Action, conv: Conversation, req: FakeRequest): Action;
+  write(req: FakeRequest, res: http.ServerResponse, action: Action, conv: Conversation, call: Call): void;
+}
 
-export interface RouteContext {
+/** Returns true when it handled the request (wrote the response or took ownership of it). */
+type Route = (req: FakeRequest, res: http.ServerResponse, ctx: RouteContext) => Promise<boolean>;
+
+interface RouteContext {
   /** Chooses the action for a model request: handler, then script queue, then aux, then directive. */
   choose(req: FakeRequest, conv: Conversation, flavor: Flavor): Promise<Action>;
   /** Registers a response that must be ended on close() (hang). */
@@ -310,8 +325,27 @@ export function sendJson(res: http.ServerResponse, status: number, body: unknown
   res.end(text);
 }
 
+/** Starts a fake of one model API on 127.0.0.1: every request recorded, each model call answered by the
+ * action chosen for it (handler, script, aux, directive) written in the API's form. */
+export function startApi<Call>(options: FakeOptions, api: ApiAdapter<Call>): Promise<FakeServer> {
+  return startFake(options, async (req, res, ctx) => {
+    if (api.side?.(req, res)) return true;
+    const call = api.call(req);
+    if (call === null) return false;
+    const conv = api.conversation(req, call);
+    req.conversation = conv;
+    const chosen = await ctx.choose(req, conv, api.flavor(conv, req));
+    const action = api.adjust ? api.adjust(chosen, conv, req) : chosen;
+    req.action = action;
+    if (!(await applyDelay(action, res, ctx))) return true;
+    if (res.destroyed) return true;
+    api.write(req, res, action, conv, call);
+    return true;
+  });
+}
+
 /** Starts an HTTP server on 127.0.0.1 that records every request and hands it to `route`. */
-export async function startFake(options: FakeOptions, route: Route): Promise<FakeServer> {
+async function startFake(options: FakeOptions, route: Route): Promise<FakeServer> {
   const requests: FakeRequest[] = [];
   const queue = [...(options.script ?? [])];
   const held = new Set<http.ServerResponse>();
@@ -367,7 +401,7 @@ export async function startFake(options: FakeOptions, route: Route): Promise<Fak
         receivedAt: Date.now(),
       };
       requests.push(req);
-      Promise.resolve(route(req, res, ctx))
+      route(req, res, ctx)
         .then((handled) => {
           if (!handled && !res.headersSent) {
             req.source = 'route';
@@ -405,7 +439,7 @@ export async function startFake(options: FakeOptions, route: Route): Promise<Fak
 }
 
 /** Applies an action's delay, or holds the response forever for `hang`. Returns false for hang. */
-export async function applyDelay(action: Action, res: http.ServerResponse, ctx: RouteContext): Promise<boolean> {
+async function applyDelay(action: Action, res: http.ServerResponse, ctx: RouteContext): Promise<boolean> {
   if (action.type === 'hang') {
     ctx.hold(res);
     return false;
@@ -417,6 +451,53 @@ export async function applyDelay(action: Action, res: http.ServerResponse, ctx: 
     return false;
   }
   return true;
+}
+
+/** A request's path without its query string. */
+export function pathOf(req: FakeRequest): string {
+  return req.url.split('?')[0] ?? '';
+}
+
+/** The message of an error action (a default naming its status). */
+export function errorText(action: { status: number; message?: string }): string {
+  return action.message ?? `fake upstream error ${action.status}`;
+}
+
+/** What an answer holds: its text (if any) and its tool calls, in that order on the wire. */
+export function answerOf(action: Action): { text?: string; calls: ToolCall[] } {
+  if (action.type === 'text') return { text: action.text, calls: [] };
+  if (action.type === 'tool') return { ...(action.text !== undefined ? { text: action.text } : {}), calls: action.calls };
+  return { calls: [] };
+}
+
+/** The OpenAI APIs' (chat completions, Responses) error body for an HTTP status. */
+export function openaiError(status: number, message: string): Record<string, unknown> {
+  const type = status >= 500 ? 'server_error' : status === 429 ? 'rate_limit_exceeded' : 'invalid_request_error';
+  return { error: { message, type, param: null, code: null } };
+}
+
+/** The last message the user wrote: the last item whose `textOf` is some text besides white space. */
+export function lastUserMessage<T>(items: T[], textOf: (item: T) => string | undefined): { index: number; text: string } {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const text = textOf(items[i] as T);
+    if (text?.trim()) return { index: i, text };
+  }
+  return { index: -1, text: '' };
+}
+
+/** One tool output read from a request (`name` when the request says which call it answers). */
+export function toolOutput(callId: string, text: string, name: string | undefined): ToolOutput {
+  return { callId, text, ...(name ? { name } : {}) };
+}
+
+/** The names a request lists (offered tools, declarations), the nameless left out. */
+export function namesOf(list: unknown[], nameOf: (item: Record<string, unknown>) => string): string[] {
+  return list.map((x) => nameOf(asRecord(x))).filter((n) => n !== '');
+}
+
+/** The shell tool call most CLIs offer: `{command, description}` and what else the CLI asks for. */
+export function shellCall(name: string, command: string, extra: Record<string, unknown> = {}): ToolCall {
+  return { name, input: { command, description: 'Run the command the fake model was told to run', ...extra } };
 }
 
 // Small helpers for reading untyped JSON.

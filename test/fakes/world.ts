@@ -4,11 +4,14 @@
 // read runs and requests with. The verbs run without blocking the event loop: the fake lives in the
 // test's process (a spawnSync would hold its answers until the wait times out).
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, type TestContext } from 'node:test';
 import { MARK_KEY, testBox, type Box } from '../support/box.js';
+import { pidsWithCmdline } from '../support/procs.js';
+import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
 import { assertOk, type RunOpts, type RunOut, type Verb } from '../support/run.js';
+import { untilInRun } from '../support/wait.js';
 import { startAnthropic } from './anthropic.js';
 import { cliSetup, requireCli, type CliName } from './env.js';
 import { startOpenAIChat } from './openai-chat.js';
@@ -110,6 +113,38 @@ export async function waitDone(b: Box, name: string, t?: { diagnostic(m: string)
   assert.equal(a?.status, 'done', JSON.stringify(j));
   t?.diagnostic(`${name} run ${a.run}: ${a.outcome} in ${a.durationMs} ms (start-subagent to done)`);
   return a;
+}
+
+/** Starts run `big` (`start` being the rest of its start-subagent arguments) on `prompt` written to a
+ * file (`--prompt-file`); returns its status once done, asserted succeeded. */
+export async function startBig(b: Box, start: string[], prompt: string, t?: { diagnostic(m: string): void }): Promise<any> {
+  const file = join(b.dir, 'prompt.txt');
+  writeFileSync(file, prompt);
+  assertOk(b.run('start-subagent', ['--name', 'big', ...start, '--prompt-file', file]), 'start');
+  const a = await waitDone(b, 'big', t);
+  assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
+  return a;
+}
+
+/** Starts run `long` of `cli` in the box's project on `TOOL:<tool>:sleep 300; echo <marker>` and waits until
+ * `what` (the tool's shell, the marker in its command line) runs; returns the run's record. */
+export async function startLongTool(b: CliBox, cli: CliName, marker: string, tool: string, what: string): Promise<any> {
+  const cmd = `sleep 300; echo ${marker}`;
+  assertOk(b.run('start-subagent', ['--name', 'long', '--cli', cli, '--cwd', b.project, '--prompt', `TOOL:${tool}:${cmd}`]), 'start');
+  await untilInRun(what, runDirPath(b.registry, 'long'), () => pidsWithCmdline(marker).length > 0);
+  return recordOf(b.registry, 'long');
+}
+
+/** Resumes the cancelled run `long` (session `sessionId`) with `REPLY:<uniq(label)>`; asserts it succeeded in the
+ * same session with that answer (`result` labels the result's check); returns the answer. */
+export async function resumeAfterCancel(b: Box, sessionId: string, label: string, t: { diagnostic(m: string): void }, result = 'result'): Promise<string> {
+  const later = uniq(label);
+  assertOk(b.run('resume-subagent', ['--name', 'long', '--prompt', `REPLY:${later}`]), 'resume after cancel');
+  const r = await waitDone(b, 'long', t);
+  assert.equal(r.outcome, 'succeeded', `${r.error} ${stderrTail(b.registry, 'long', 2)}`);
+  assert.equal(r.sessionId, sessionId);
+  assert.equal(assertOk(b.run('result', ['--name', 'long', '--json']), result).lastAssistantText, later);
+  return later;
 }
 
 /** Model requests whose last user text holds `needle`; with `main`, not the ones the fake answered apart (titles, classifiers). */

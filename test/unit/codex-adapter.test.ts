@@ -11,6 +11,8 @@ import { runUsage } from '../../lib/agents/shared/stream.js';
 import { SubagentError } from '../../lib/base/errors.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
+import { withTempDir } from '../support/temp.js';
+import { usage } from '../support/usage.js';
 
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'agents', 'codex');
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -26,17 +28,6 @@ function parse(name: string, opts: RunOptions = {}, feed: string[] = lines(name)
   for (const l of feed) p.line(l);
   return { p, messages };
 }
-
-const usage = (input: number, output: number, extra: Partial<Record<string, number>> = {}) => ({
-  inputTokens: input,
-  outputTokens: output,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  reasoningTokens: 0,
-  totalTokens: input + output,
-  costUsd: null,
-  ...extra,
-});
 
 test('every codex fixture is covered by this file', () => {
   const covered = [
@@ -472,7 +463,7 @@ test('verdict: exit 0 without turn.completed did not finish; a state the parser 
 const PARENT = '01a2007a-6bd9-7fc1-9ce0-6cd5d7d08994';
 const CHILD = '01a2007a-6c58-73d2-87b7-9908ebb79c3f';
 
-function store(): { home: string; codexHome: string; cleanup(): void } {
+function store(): { home: string; codexHome: string; child: string; cleanup(): void } {
   const home = mkdtempSync(join(tmpdir(), 'codex-store-'));
   const codexHome = join(home, '.codex');
   const day = join(codexHome, 'sessions', '2026', '11', '21');
@@ -484,7 +475,18 @@ function store(): { home: string; codexHome: string; cleanup(): void } {
   put('sigint-during-tool.rollout.jsonl', '01a2007c-002c-75b3-bf73-983723bbb5ff');
   put('resume-4-turns.rollout.jsonl', '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6');
   put('plain-reply.rollout.jsonl', '01a2007a-062a-73a1-a57c-afc0accdc977');
-  return { home, codexHome, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+  const child = join(day, `rollout-2026-11-21T23-39-12-${CHILD}.jsonl`);
+  return { home, codexHome, child, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+/** Runs `fn` on a fresh store, removed afterwards. */
+async function withStore(fn: (s: ReturnType<typeof store>) => Promise<void>): Promise<void> {
+  const s = store();
+  try {
+    await fn(s);
+  } finally {
+    s.cleanup();
+  }
 }
 
 async function read(storeEnv: Record<string, string>, childId: string, sessionId: string | null = PARENT): Promise<{ found: boolean; messages: Message[] }> {
@@ -494,35 +496,28 @@ async function read(storeEnv: Record<string, string>, childId: string, sessionId
 }
 
 test("childMessages reads the child's rollout from $CODEX_HOME, or from $HOME/.codex", async () => {
-  const s = store();
-  try {
+  await withStore(async (s) => {
     const want = [
       { role: 'user', text: 'REPLY:child says hi' },
       { role: 'assistant', text: 'child says hi' },
     ];
     assert.deepEqual(await read({ CODEX_HOME: s.codexHome, HOME: '/nonexistent' }, CHILD), { found: true, messages: want });
     assert.deepEqual(await read({ HOME: s.home }, CHILD), { found: true, messages: want });
-  } finally {
-    s.cleanup();
-  }
+  });
 });
 
 test("childMessages refuses a thread that is not this run's child, an unknown id, and a path-like id", async () => {
-  const s = store();
-  try {
+  await withStore(async (s) => {
     const env = { CODEX_HOME: s.codexHome };
     assert.deepEqual(await read(env, CHILD, '01a2007a-0000-7000-8000-000000000000'), { found: false, messages: [] });
     assert.deepEqual(await read(env, '01a2007a-ffff-7fff-8fff-ffffffffffff'), { found: false, messages: [] });
     assert.deepEqual(await read(env, '../../etc/passwd'), { found: false, messages: [] });
     assert.deepEqual(await read({ CODEX_HOME: join(s.home, 'empty') }, CHILD), { found: false, messages: [] });
-  } finally {
-    s.cleanup();
-  }
+  });
 });
 
 test("childMessages: a rollout's tool calls, sub-agent calls and resumed turns come out in order", async () => {
-  const s = store();
-  try {
+  await withStore(async (s) => {
     const env = { CODEX_HOME: s.codexHome };
     // The parent's own rollout (as if it were someone's child: no parent check).
     const parent = await read(env, PARENT, null);
@@ -551,17 +546,12 @@ test("childMessages: a rollout's tool calls, sub-agent calls and resumed turns c
       four.messages.slice(0, 4).map((m) => m.text),
       ['REPLY:first turn answer', 'first turn answer', 'REPLY:second turn answer', 'second turn answer'],
     );
-  } finally {
-    s.cleanup();
-  }
+  });
 });
 
 test('childMessages: a command the sandbox refused (no item_completed, only response items) is still listed', async () => {
-  const s = store();
-  try {
-    const day = join(s.codexHome, 'sessions', '2026', '11', '21');
-    const file = readdirSync(day).find((f) => f.endsWith(`-${CHILD}.jsonl`))!;
-    const all = readFileSync(join(day, file), 'utf8').split('\n');
+  await withStore(async (s) => {
+    const all = readFileSync(s.child, 'utf8').split('\n');
     // As Codex 0.169 records a read-only-sandbox denial (captured): a function_call and its output only.
     const call = {
       type: 'response_item',
@@ -586,7 +576,7 @@ test('childMessages: a command the sandbox refused (no item_completed, only resp
     };
     const at = all.findIndex((l) => l.includes('"AgentMessage"'));
     all.splice(at, 0, JSON.stringify(call), JSON.stringify(out));
-    writeFileSync(join(day, file), all.join('\n'));
+    writeFileSync(s.child, all.join('\n'));
     const r = await read({ CODEX_HOME: s.codexHome }, CHILD);
     assert.deepEqual(r.messages, [
       { role: 'user', text: 'REPLY:child says hi' },
@@ -597,20 +587,15 @@ test('childMessages: a command the sandbox refused (no item_completed, only resp
       },
       { role: 'assistant', text: 'child says hi' },
     ]);
-  } finally {
-    s.cleanup();
-  }
+  });
 });
 
 test('childMessages falls back to response items for a rollout without item_completed events', async () => {
-  const s = store();
-  try {
-    const day = join(s.codexHome, 'sessions', '2026', '11', '21');
-    const file = readdirSync(day).find((f) => f.endsWith(`-${CHILD}.jsonl`))!;
-    const kept = readFileSync(join(day, file), 'utf8')
+  await withStore(async (s) => {
+    const kept = readFileSync(s.child, 'utf8')
       .split('\n')
       .filter((l) => !l.includes('"item_completed"'));
-    writeFileSync(join(day, file), kept.join('\n') + '\n{"torn":');
+    writeFileSync(s.child, kept.join('\n') + '\n{"torn":');
     const r = await read({ CODEX_HOME: s.codexHome }, CHILD);
     assert.deepEqual(r, {
       found: true,
@@ -619,9 +604,7 @@ test('childMessages falls back to response items for a rollout without item_comp
         { role: 'assistant', text: 'child says hi' },
       ],
     });
-  } finally {
-    s.cleanup();
-  }
+  });
 });
 
 // storeUsage: a run's token_usage_records, read from its rollout as Codex appends to it.
@@ -639,8 +622,7 @@ function threadTotals(ls: string[]) {
 }
 
 test("storeUsage: a new thread's rollout, found once the stream named the thread and read as it grows, sums its model responses — the stream's turn.completed figures", () => {
-  const home = mkdtempSync(join(tmpdir(), 'codex-usage-'));
-  try {
+  withTempDir('codex-usage-', (home) => {
     const thread = '01a2007a-6bd9-7fc1-9ce0-6cd5d7d08994';
     const q = { sessionId: null, cwd: '/w', storeEnv: { CODEX_HOME: home } };
     const reader = codex.open().storeUsage!(q);
@@ -676,14 +658,11 @@ test("storeUsage: a new thread's rollout, found once the stream named the thread
     );
     assert.deepEqual(reader.read(thread), totals.at(-1));
     assert.equal(reader.turns!(), 3, "the child's turns are its own thread's");
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
+  });
 });
 
 test("storeUsage: a resume reads only what its thread's rollout gains from the run's start (the earlier runs' records are not its), each turn its own share", () => {
-  const home = mkdtempSync(join(tmpdir(), 'codex-usage-'));
-  try {
+  withTempDir('codex-usage-', (home) => {
     const thread = '01a2007c-86cb-7dd1-9a18-08e1dd2dd4f6';
     const q = { sessionId: thread, cwd: '/w', storeEnv: { HOME: home } };
     const day = join(home, '.codex', 'sessions', '2026', '11', '21');
@@ -708,7 +687,5 @@ test("storeUsage: a resume reads only what its thread's rollout gains from the r
     }
     // A thread with no rollout reads nothing, and never throws.
     assert.equal(codex.open().storeUsage!({ ...q, sessionId: '01a2007c-0000-7000-8000-000000000000' }).read('01a2007c-0000-7000-8000-000000000000'), null);
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
+  });
 });

@@ -16,6 +16,8 @@ import { SubagentError } from '../../lib/base/errors.js';
 import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
+import { withTempDir } from '../support/temp.js';
+import { usage as plainUsage } from '../support/usage.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'copilot');
 
@@ -388,20 +390,8 @@ test("childMessages: the child's events from its session's events.jsonl in the r
   }
 });
 
-/** A usage of the fake's counts: no cache, no reasoning, no cost. */
-const plainUsage = (input: number, output: number) => ({
-  inputTokens: input,
-  outputTokens: output,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  reasoningTokens: 0,
-  totalTokens: input + output,
-  costUsd: null,
-});
-
 test("storeUsage: a run's session.usage_records appended to its session's events.jsonl since the run began — run 1, then a resumed run 2 that counts only its own", () => {
-  const home = mkdtempSync(join(tmpdir(), 'copilot-usage-'));
-  try {
+  withTempDir('copilot-usage-', (home) => {
     const session = '126b911e-a86d-454a-b679-b9c6594d767f';
     const dir = join(home, '.copilot', 'session-state', session);
     const log = join(dir, 'events.jsonl');
@@ -447,14 +437,11 @@ test("storeUsage: a run's session.usage_records appended to its session's events
       'made after the log was written',
     );
     for (const sessionId of [null, '../session-state', 'x/y']) assert.equal(copilot.open().storeUsage!({ ...q, sessionId }).read(), null, String(sessionId));
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
+  });
 });
 
 test("usageReader: a sub-agent's model calls count (the task-child-tool session: as Copilot's session.shutdown sums them); cached input is not input", () => {
-  const home = mkdtempSync(join(tmpdir(), 'copilot-usage-'));
-  try {
+  withTempDir('copilot-usage-', (home) => {
     const log = join(home, 'events.jsonl');
     const reader = usageReader(log);
     cpSync(join(FIX, 'store', 'session-state', 'b8b5862c-c6f4-46f0-bfe9-c165f60b10b2', 'events.jsonl'), log);
@@ -479,7 +466,5 @@ test("usageReader: a sub-agent's model calls count (the task-child-tool session:
       totalTokens: 1050,
       costUsd: null,
     });
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
+  });
 });

@@ -1,8 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { identityOf, isAlive, bootId } from '../../lib/proc/identity.js';
 import { parseStat } from '../../lib/proc/linux.js';
@@ -10,6 +9,7 @@ import { acquireLock, releaseLock, UNREADABLE_GRACE_MS } from '../../lib/registr
 import { replaceFileDurably } from '../../lib/registry/durable.js';
 import type { SubagentError } from '../../lib/base/errors.js';
 import { laterStartTime } from '../support/procs.js';
+import { withTempDir } from '../support/temp.js';
 
 test('stat is parsed after the last ")" even when the command name holds ") ("', () => {
   const line = '4242 (evil) (name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000000 100 18446744073709551615';
@@ -43,8 +43,7 @@ test('a zombie is not alive', async () => {
 });
 
 test('a lock is exclusive, records its owner, and is released', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'lock-'));
-  try {
+  withTempDir('lock-', (dir) => {
     const path = join(dir, 'x.lock');
     const h = acquireLock(path);
     const owner = JSON.parse(readFileSync(path, 'utf8'));
@@ -55,14 +54,11 @@ test('a lock is exclusive, records its owner, and is released', () => {
     );
     releaseLock(h);
     assert.equal(existsSync(path), false);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a lock whose owner is dead is taken over; fresh unreadable owner data is waited for, old is not', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'lock-'));
-  try {
+  withTempDir('lock-', (dir) => {
     const path = join(dir, 'x.lock');
     const dead = spawnSync('/bin/sh', ['-c', 'echo $$']);
     writeFileSync(path, JSON.stringify({ pid: Number(String(dead.stdout).trim()), startTime: '1', bootId: bootId() }));
@@ -76,14 +72,11 @@ test('a lock whose owner is dead is taken over; fresh unreadable owner data is w
     utimesSync(path, old, old);
     releaseLock(acquireLock(path, 1000));
     assert.equal(existsSync(path), false);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a durable replace that cannot write leaves the old file and no temp file', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'durable-'));
-  try {
+  withTempDir('durable-', (dir) => {
     const path = join(dir, 'record.json');
     replaceFileDurably(path, 'old');
     assert.equal(readFileSync(path, 'utf8'), 'old');
@@ -94,7 +87,5 @@ test('a durable replace that cannot write leaves the old file and no temp file',
       (e: SubagentError) => e.code === 'E_REGISTRY_UNWRITABLE',
     );
     assert.deepEqual(spawnSync('ls', ['-A', dir], { encoding: 'utf8' }).stdout.trim().split('\n'), ['record.json']);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

@@ -10,14 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SupervisorLog } from '../../lib/supervisor/log.js';
 import { untilItLands } from '../../lib/supervisor/retry.js';
+import { withTempDir } from '../support/temp.js';
 
 test('a log line the disk refuses (/dev/full: ENOSPC) is dropped and counted, and the next line that lands says so', (t) => {
   if (!existsSync('/dev/full')) {
     t.skip('no /dev/full here');
     return;
   }
-  const dir = mkdtempSync(join(tmpdir(), 'subagents-log-'));
-  try {
+  withTempDir('subagents-log-', (dir) => {
     const full = openSync('/dev/full', 'w');
     const log = new SupervisorLog(full);
     assert.doesNotThrow(() => log.write('one'));
@@ -34,9 +34,7 @@ test('a log line the disk refuses (/dev/full: ENOSPC) is dropped and counted, an
     assert.equal(lines.length, 2);
     assert.match(lines[0]!, /three \(2 earlier lines lost: the log could not be written\)$/);
     assert.match(lines[1]!, /four$/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a write that fails is tried again until it lands; given up only once the run directory is gone', async () => {
