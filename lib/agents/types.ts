@@ -165,6 +165,12 @@ export interface AgentRun {
    * the record and a `stream` cap take — until the stream reports a usage of its own, which then stands.
    */
   storeUsage?(q: SessionQuery): StoreUsage;
+  /**
+   * The reason of a failure the stream cannot tell, from the line of stderr the core adds to its error
+   * (the last `Error:` line, else the last line): asked only when the verdict says `crashed` and the agent
+   * exited with a status. Copilot prints a sign-in failure there only, with nothing on stdout.
+   */
+  stderrReason?(said: string): VerdictReason | null;
 }
 
 /** The reasons a verdict may give; the core adds `cancelled`, `spawn-failed` and the `max-*` of the caps it holds. */

@@ -398,7 +398,10 @@ export class Supervision {
     const verdict = end.kind === 'spawn-failed' ? { outcome: 'failed' as const, error: end.error, reason: null } : end.run.verdict(exit);
     if (verdict.outcome === 'failed' && end.kind === 'exited' && !s?.fatalError) {
       const said = lastLine(join(this.dir, FILES.stderr));
-      if (said) verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
+      if (said) {
+        verdict.error = `${verdict.error ?? 'failed'}; stderr: ${said}`;
+        if (verdict.reason === 'crashed' && exit.signal === null) verdict.reason = end.run.stderrReason?.(said) ?? 'crashed';
+      }
     }
     return (current) => {
       if (current.status === 'done') return null;

@@ -224,3 +224,16 @@ test('a child the stream ends after the cancel was requested is recorded cancell
   );
   assert.ok(Date.parse(a.children[0].finishedAt) >= Date.parse(a.children[0].startedAt));
 });
+
+test('a CLI that says why it failed on stderr only: copilot not signed in is failed with reason auth, its Error line in the error', () => {
+  const said = join(FIXTURES, 'copilot', 'no-auth.stderr');
+  fakeCli('copilot', `cat '${said}' >&2\nexit 1`);
+  const name = 'noauth/copilot';
+  const s = box.run('start-subagent', ['--cli', 'copilot', '--name', name, '--prompt', 'hello'], { env: withFakes });
+  assert.equal(s.code, 0, s.stdout + s.stderr);
+  const a = waitTerminal(box, [name], { env: withFakes })[name];
+  assert.equal(a.outcome, 'failed');
+  assert.equal(a.reason, 'auth');
+  assert.equal(a.exitCode, 1);
+  assert.equal(a.error, 'copilot exited with status 1; stderr: Error: No authentication information found.');
+});

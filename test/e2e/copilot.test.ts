@@ -184,6 +184,20 @@ test("API errors are outcome failed with Copilot's own message: HTTP 500 after i
   assert.equal(requestsWith(await server(), 'is anyone there').length, 0, 'no new session was started to answer it');
 });
 
+test('not signed in (no GitHub token, no provider key): failed with reason auth, with the line Copilot printed', async (t) => {
+  if (!requireCli(t, 'copilot')) return;
+  const b = await box(t, 'noauth');
+  // The box's bring-your-own-key setup taken away: Copilot then has nothing to sign in with.
+  const unset = { COPILOT_OFFLINE: undefined, COPILOT_PROVIDER_BASE_URL: undefined, COPILOT_PROVIDER_API_KEY: undefined };
+  assertOk(b.run('start-subagent', ['--name', 'noauth', '--cli', 'copilot', '--cwd', b.project, '--prompt', 'REPLY:never asked'], { env: unset }), 'start');
+  const a = await waitDone(b, 'noauth', t);
+  assert.equal(a.outcome, 'failed', JSON.stringify(a));
+  assert.equal(a.exitCode, 1);
+  assert.equal(a.reason, 'auth');
+  assert.equal(a.error, 'copilot exited with status 1; stderr: Error: No authentication information found.');
+  assert.equal(requestsWith(await server(), 'REPLY:never asked').length, 0, 'no model request');
+});
+
 test('cancel during a long bash tool leaves no process of the run; the cancelled session resumes', async (t) => {
   if (!requireCli(t, 'copilot')) return;
   const b = await box(t, 'cancel');

@@ -65,7 +65,16 @@ function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
 }
 
 test('every fixture of the copilot CLI is covered by this file (store/ and usage/ by the store tests at the end)', () => {
-  for (const f of readdirSync(FIX)) assert.ok(f === 'store' || f === 'usage' || f in EXITS, `fixture ${f} has no test`);
+  for (const f of readdirSync(FIX)) assert.ok(f === 'store' || f === 'usage' || f === 'no-auth.stderr' || f in EXITS, `fixture ${f} has no test`);
+});
+
+test('no-auth.stderr: not signed in, Copilot says so on stderr only; its Error line is the reason auth, other lines are not', () => {
+  const said = readFileSync(join(FIX, 'no-auth.stderr'), 'utf8').split('\n')[0]!;
+  assert.equal(said, 'Error: No authentication information found.');
+  const run = copilot.open();
+  assert.deepEqual(run.verdict({ code: 1, signal: null }).reason, 'crashed', 'the stream alone cannot tell');
+  assert.equal(run.stderrReason?.(said), 'auth');
+  assert.equal(run.stderrReason?.("Error: No session, task, or name matched '0d4d0000-0000-4000-8000-000000000004'."), null);
 });
 
 test('adapter identity: program, signal, supports, store env, a UUID chosen for each new session', () => {

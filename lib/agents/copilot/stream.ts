@@ -206,6 +206,15 @@ export class CopilotRun implements AgentRun {
     inferChildren(this.state, v.outcome === 'succeeded' ? 'done' : 'failed');
     return v;
   }
+
+  /**
+   * Copilot 1.0.102 signed in to nothing (no token, no provider key): "Error: No authentication information
+   * found." on stderr, exit 1, nothing on stdout (test/fixtures/agents/copilot/no-auth.stderr). Its other
+   * words about the model API are read as the stream's are.
+   */
+  stderrReason(said: string): VerdictReason | null {
+    return apiErrorReason(null, said);
+  }
 }
 
 /** The reason of a `session.error`: its `errorType`, else its HTTP status and words. */
