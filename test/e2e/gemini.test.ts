@@ -179,6 +179,25 @@ test('API errors are failed with the CLI message: HTTP 500, 429 and 401, and an 
   assert.equal(r.sessionId, g.sessionId, 'the record keeps the session it tried to resume');
 });
 
+test('a shell call a rule asks to confirm is refused headless: the run failed, permission-denied, and the command never ran', async (t) => {
+  if (!requireCli(t, 'gemini')) return;
+  const b = await box(t, 'confirm');
+  // The box's policy allows the shell; a rule that asks instead is what a user's own policy may say.
+  const policy = b.files.find((f) => f.endsWith('.toml'))!;
+  writeFileSync(policy, '[[rule]]\ntoolName = "run_shell_command"\ndecision = "ask_user"\npriority = 100\n');
+  const made = join(b.project, 'made');
+  assertOk(b.run('start-subagent', ['--name', 'ask', '--cli', 'gemini', '--cwd', b.project, '--prompt', `TOOL:Bash:touch ${made} && echo made`]), 'start');
+  const a = await waitDone(b, 'ask', t);
+  assert.equal(a.outcome, 'failed', JSON.stringify(a));
+  assert.equal(a.reason, 'permission-denied');
+  assert.equal(a.exitCode, 0, 'Gemini itself reports success');
+  assert.match(
+    a.error,
+    /^gemini was refused permission for 1 tool call: run_shell_command: touch .*made && echo made \(grant what the task needs: docs\/agents\/gemini\.md, "Permissions"\)(; stderr: .*requires user confirmation.*)?$/,
+  );
+  assert.throws(() => readFileSync(made), 'the command never ran');
+});
+
 test('cancel during a long shell tool: SIGTERM to the whole tree, no process left, cancelled; the session resumes', async (t) => {
   if (!requireCli(t, 'gemini')) return;
   const b = await box(t, 'cancel');

@@ -39,6 +39,7 @@ const EXIT: Record<string, { code: number | null; signal: string | null }> = {
   'stream-error.ndjson': { code: 244, signal: null },
   'max-turns.ndjson': { code: 53, signal: null },
   'shell-not-allowed.ndjson': { code: 0, signal: null },
+  'shell-needs-confirmation.ndjson': { code: 0, signal: null },
   'empty-answer.ndjson': { code: 0, signal: null },
   'sigterm-during-tool.ndjson': { code: 0, signal: null },
   'multi-turn.ndjson': { code: 0, signal: null },
@@ -282,6 +283,18 @@ test('max-turns: FatalTurnLimitedError, exit 53; the usage of the turns it had',
   assert.equal(o.kind, 'turn-limit');
   assert.equal(o.state.toolUses, 1);
   assert.equal(o.state.usage?.totalTokens, 10208);
+});
+
+test('shell-needs-confirmation: a call a rule asks to confirm is refused headless; the run failed, permission-denied, naming the call', () => {
+  const { messages, run } = parse('shell-needs-confirmation.ndjson');
+  assert.equal(messages[0]?.tool?.status, 'error');
+  assert.match(messages[0]?.tool?.output ?? '', /requires user confirmation, which is not supported in non-interactive mode/);
+  assert.deepEqual(run.verdict(EXIT['shell-needs-confirmation.ndjson']!), {
+    outcome: 'failed',
+    error:
+      'gemini was refused permission for 1 tool call: run_shell_command: touch /tmp/cap/made && echo made (grant what the task needs: docs/agents/gemini.md, "Permissions")',
+    reason: 'permission-denied',
+  });
 });
 
 test('shell-not-allowed: the refused call is a tool error the model saw; the run succeeds', () => {

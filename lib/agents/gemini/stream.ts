@@ -4,7 +4,7 @@ import { fields, isObject, num, str } from '../../base/json.js';
 import type { AgentRun, Exit, Message, RunOptions, SessionQuery, StoreUsage, StreamState, Verdict, VerdictReason } from '../types.js';
 import { endChild, inferChildren, runningChild } from '../shared/children.js';
 import { emptyState, eventOf } from '../shared/stream.js';
-import { ToolCalls } from '../shared/tools.js';
+import { denialsError, ToolCalls, toolHeadline } from '../shared/tools.js';
 import type { ChildSettler } from './children.js';
 import { errorText } from './errors.js';
 import { AGENT_TOOL, toolInput, toolMessage } from './tools.js';
@@ -70,6 +70,9 @@ export function usageFromStats(stats: unknown): Usage | null {
 // The run.
 
 /** One Gemini run's `stream-json` stream, and its verdict. */
+/** Gemini 0.61's answer to a call a rule asks to confirm (`ask_user`), headless (fixture shell-needs-confirmation). */
+const NEEDS_CONFIRMATION = /requires user confirmation, which is not supported in non-interactive mode/;
+
 export class GeminiRun implements AgentRun {
   readonly state: GeminiStreamState = { ...emptyState(), result: 'none', lastError: null, apiStatus: null, errorType: null };
   readonly storeUsage?: (q: SessionQuery) => StoreUsage;
@@ -77,6 +80,8 @@ export class GeminiRun implements AgentRun {
   /** Tool calls announced and not answered yet, by tool_id, in order. */
   private readonly tools = new ToolCalls<{ name: string; args: unknown }>(this.state);
   private readonly children = new Map<string, ChildAgent>();
+  /** Tool calls refused for want of a confirmation (headless: nobody can give one), by tool_id: what each was. */
+  private readonly refused = new Map<string, string>();
   /** The assistant text of the current turn, as its deltas arrive; a message once something else comes. */
   private text: string | null = null;
   /**
@@ -187,7 +192,9 @@ export class GeminiRun implements AgentRun {
     const id = str(ev.tool_id) ?? '';
     const call = this.tools.close(id) ?? { name: 'tool', args: undefined };
     const status = str(ev.status);
-    this.emit(toolMessage(call.name, call.args, str(ev.output) ?? str(fields(ev.error).message), status));
+    const said = str(ev.output) ?? str(fields(ev.error).message);
+    this.emit(toolMessage(call.name, call.args, said, status));
+    if (status !== 'success' && said !== null && NEEDS_CONFIRMATION.test(said)) this.refused.set(id, toolHeadline(call.name, call.args));
     const child = this.children.get(id);
     if (child) endChild(child, status === 'success' ? 'done' : 'failed');
   }
@@ -208,7 +215,7 @@ export class GeminiRun implements AgentRun {
   }
 
   verdict(exit: Exit): Verdict {
-    const v = verdictOf(exit, this.state);
+    const v = verdictOf(exit, this.state, this.refused);
     inferChildren(this.state, v.outcome === 'succeeded' ? 'done' : 'failed');
     return v;
   }
@@ -230,10 +237,16 @@ const EXIT_MEANINGS: Record<number, string> = {
   130: 'cancelled',
 };
 
-function verdictOf(exit: Exit, s: GeminiStreamState): Verdict {
+/**
+ * How a run ended. A run whose tool calls were refused because they needed a confirmation nobody can give
+ * headless failed (`permission-denied`, as Claude's and Qwen's refusals), whatever the model answered.
+ */
+function verdictOf(exit: Exit, s: GeminiStreamState, refused: Map<string, string>): Verdict {
   const where = s.sessionId === null ? ' before it started the session' : s.result === 'none' ? ' before it reported a result' : '';
   if (s.fatalError) return { outcome: 'failed', error: s.fatalError, reason: reasonOf(exit, s) };
   if (exit.signal) return { outcome: 'failed', error: `gemini was killed by ${exit.signal}${where}`, reason: reasonOf(exit, s) };
+  if (exit.code === 0 && s.result === 'success' && refused.size > 0)
+    return { outcome: 'failed', error: denialsError('gemini', refused), reason: 'permission-denied' };
   if (exit.code === 0 && s.result === 'success') return { outcome: 'succeeded', error: null, reason: null };
   if (exit.code === 0) return { outcome: 'failed', error: `gemini exited with status 0${where || ' without a result'}`, reason: reasonOf(exit, s) };
   const meaning = exit.code === null ? undefined : EXIT_MEANINGS[exit.code];

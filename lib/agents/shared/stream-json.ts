@@ -7,7 +7,7 @@ import { upsertChild } from './children.js';
 import { childAnswerText } from './handback.js';
 import { emptyState, eventOf, runUsage } from './stream.js';
 import { UsageTally } from './stream-json-usage.js';
-import { OUTPUT_MAX, ToolCalls, toolHeadline, toolInputSummary } from './tools.js';
+import { denialsError, OUTPUT_MAX, ToolCalls, toolHeadline, toolInputSummary, VERDICT_ERROR_MAX } from './tools.js';
 
 /**
  * The stream-json format of Claude Code (`--output-format stream-json --verbose`, measured with 2.1.197
@@ -50,8 +50,6 @@ export interface StreamJsonOptions {
   /** With `usageScope: 'session'`, what the session's earlier runs reported (`RunOptions.threadUsageBefore`). */
   usageBefore?: Usage | null;
 }
-
-const ERROR_MAX = 1000;
 
 /** The text of a content value: a string, or blocks with `text` (tool_result content, Agent answers). */
 function contentText(v: unknown): string {
@@ -127,7 +125,7 @@ function resultError(r: JsonObject, cli: string): string {
   if (subtype !== 'success' && !why.includes(subtype)) why = `${label}: ${why}`;
   const status = r.api_error_status;
   if (typeof status === 'number' && !why.includes(String(status))) why = `API error ${status}: ${why}`;
-  return capCounted(why, ERROR_MAX);
+  return capCounted(why, VERDICT_ERROR_MAX);
 }
 
 /** The reason of a result line that said is_error: its subtype, or for an API error its status and words. */
@@ -153,16 +151,6 @@ function resultReason(r: JsonObject): VerdictReason {
     default:
       return 'unknown';
   }
-}
-
-const DENIALS_SHOWN = 3;
-
-/** What the permission denials say, in words: how many, the first few, and where to allow them. */
-function denialsError(cli: CliName, denials: Map<string, string>): string {
-  const labels = [...denials.values()];
-  const shown = labels.slice(0, DENIALS_SHOWN).join('; ') + (labels.length > DENIALS_SHOWN ? `; and ${labels.length - DENIALS_SHOWN} more` : '');
-  const calls = labels.length === 1 ? '1 tool call' : `${labels.length} tool calls`;
-  return capCounted(`${cli} was refused permission for ${calls}: ${shown} (grant what the task needs: docs/agents/${cli}.md, "Permissions")`, ERROR_MAX);
 }
 
 /** A run of a CLI that speaks stream-json: a run's stdout, or (with `childId`) a child's transcript file. */

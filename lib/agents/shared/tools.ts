@@ -1,5 +1,5 @@
 import { capCounted, obj } from '../../base/json.js';
-import type { StreamState } from '../types.js';
+import type { CliName, StreamState } from '../types.js';
 
 /**
  * Tool calls as the transcript keeps them (short, readable traces, never whole inputs or outputs), and
@@ -98,4 +98,19 @@ export class ToolCalls<Call> {
     }
     return out;
   }
+}
+
+const DENIALS_SHOWN = 3;
+/** As long as a verdict's error in words may be. */
+export const VERDICT_ERROR_MAX = 1000;
+
+/** What a run's permission denials (by tool call: what each was) say, in words: how many, the first few, and where to allow them. */
+export function denialsError(cli: CliName, denials: Map<string, string>): string {
+  const labels = [...denials.values()];
+  const shown = labels.slice(0, DENIALS_SHOWN).join('; ') + (labels.length > DENIALS_SHOWN ? `; and ${labels.length - DENIALS_SHOWN} more` : '');
+  const calls = labels.length === 1 ? '1 tool call' : `${labels.length} tool calls`;
+  return capCounted(
+    `${cli} was refused permission for ${calls}: ${shown} (grant what the task needs: docs/agents/${cli}.md, "Permissions")`,
+    VERDICT_ERROR_MAX,
+  );
 }
