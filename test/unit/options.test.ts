@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../support/paths.js';
 import { SubagentError } from '../../lib/base/errors.js';
-import { BATCH_FIELDS, START_OPTIONS, flagOptions, helpLines, optionsTable } from '../../lib/commands/options.js';
+import { BATCH_FIELDS, START_OPTIONS, flagOptions, helpLines, optionsTable, type Verb } from '../../lib/commands/options.js';
 import { lineOptions, parseLine } from '../../lib/commands/batch-line.js';
 import {
   cancelGraceMs,
@@ -173,4 +173,27 @@ test('the environment: a bad value is E_ARG_INVALID naming its variable; unset i
       }),
     (e: unknown) => e instanceof SubagentError && e.code === 'E_INTERNAL' && e.details.variable === undefined,
   );
+});
+
+/** The flags named in the first cell of each row of a verb page's OPTIONS table. */
+function pageFlags(page: string): Set<string> {
+  const text = readFileSync(join(ROOT, 'docs', 'verbs', page), 'utf8');
+  const section = text.slice(text.indexOf('## OPTIONS'), text.indexOf('\n## ', text.indexOf('## OPTIONS') + 1));
+  const flags = new Set<string>();
+  for (const row of section.split('\n').filter((l) => l.startsWith('| `'))) {
+    const first = row.split(' | ')[0]!;
+    for (const m of first.matchAll(/`--([a-z][a-z-]*)/g)) flags.add(m[1]!);
+  }
+  return flags;
+}
+
+test("the verb pages' OPTIONS tables (written by hand) name exactly the options of the table, and the verb's own flags", () => {
+  const own: Record<Verb, string[]> = { start: ['batch', 'registry', 'help', 'version'], resume: ['registry', 'help', 'version'] };
+  for (const [verb, page] of [
+    ['start', 'start-subagent.md'],
+    ['resume', 'resume-subagent.md'],
+  ] as const) {
+    const want = new Set([...flagOptions(verb).map((o) => o.flag!), ...own[verb]]);
+    assert.deepEqual([...pageFlags(page)].sort(), [...want].sort(), `docs/verbs/${page}`);
+  }
 });
