@@ -38,6 +38,6 @@ export type {
 } from './registry/record.js';
 export { REASONS } from './registry/record.js';
 export type { CapOptions } from './commands/caps.js';
-export type { AgentAdapter, CliName, Message } from './agents/types.js';
+export type { AgentAdapter, AgentRun, CliName, Message } from './agents/types.js';
 export { validateName } from './registry/names.js';
 export { locateRegistry, type RegistryLocation } from './registry/locate.js';
