@@ -689,3 +689,28 @@ test("storeUsage: a resume reads only what its thread's rollout gains from the r
     assert.equal(codex.open().storeUsage!({ ...q, sessionId: '01a2007c-0000-7000-8000-000000000000' }).read('01a2007c-0000-7000-8000-000000000000'), null);
   });
 });
+
+test("a child's status that names a property of Object ('constructor', 'toString') is no final status: the child stays running", () => {
+  const all = lines('spawn-subagent.jsonl');
+  const spawned = all.slice(0, 5); // up to the spawn_agent call's end: the child pending_init
+  const child = '01a2007a-6c58-73d2-87b7-9908ebb79c3f';
+  for (const status of ['constructor', 'toString', '__proto__']) {
+    const odd = JSON.stringify({
+      type: 'item.completed',
+      item: {
+        id: 'item_9',
+        type: 'collab_tool_call',
+        tool: 'wait',
+        receiver_thread_ids: [child],
+        agents_states: { [child]: { status, message: null } },
+        status: 'completed',
+      },
+    });
+    const { p } = parse('spawn-subagent.jsonl', {}, [...spawned, odd]);
+    assert.deepEqual(
+      p.state.children.map((c) => [c.id, c.status]),
+      [[child, 'running']],
+      status,
+    );
+  }
+});

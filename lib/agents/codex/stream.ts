@@ -55,15 +55,15 @@ export function usageFromCodex(u: CodexUsage): Usage {
   };
 }
 
-/** The final statuses of a sub-agent in `agents_states`, as ours. */
-const CHILD_FINAL: Record<string, ChildAgent['status']> = {
-  completed: 'done',
-  shutdown: 'done',
-  errored: 'failed',
-  interrupted: 'failed',
-  not_found: 'unknown',
-  notfound: 'unknown',
-};
+/** The final statuses of a sub-agent in `agents_states`, as ours (a Map: a status is the stream's text, never a key of Object's). */
+const CHILD_FINAL: ReadonlyMap<string, ChildAgent['status']> = new Map([
+  ['completed', 'done'],
+  ['shutdown', 'done'],
+  ['errored', 'failed'],
+  ['interrupted', 'failed'],
+  ['not_found', 'unknown'],
+  ['notfound', 'unknown'],
+]);
 
 /** A readable error out of Codex's message, which is often the API's JSON error body. */
 export function errorText(message: string): string {
@@ -198,7 +198,7 @@ export class CodexRun implements AgentRun {
     const child = this.children.get(id);
     if (!child) return;
     const s = agentState(v);
-    const final = CHILD_FINAL[s.status.replace(/_/g, '')] ?? CHILD_FINAL[s.status];
+    const final = CHILD_FINAL.get(s.status.replace(/_/g, '')) ?? CHILD_FINAL.get(s.status);
     if (final) {
       endChild(child, final);
     } else if (s.status === 'pending_init' || s.status === 'running') {
