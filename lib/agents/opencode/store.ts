@@ -104,7 +104,10 @@ export function sessionFromStore(file: string, id: string): JsonObject | null {
       const data = parseObject(String(p.data));
       if (!data) continue;
       const messageID = String(p.message_id);
-      byMessage.set(messageID, [...(byMessage.get(messageID) ?? []), { ...data, id: String(p.id), sessionID: id, messageID }]);
+      const part = { ...data, id: String(p.id), sessionID: id, messageID };
+      const list = byMessage.get(messageID);
+      if (list) list.push(part);
+      else byMessage.set(messageID, [part]);
     }
     return {
       info: { id, parentID: session.parent_id ?? undefined },
