@@ -120,7 +120,7 @@ function unified(status: 'rejected' | 'allowed_warning', reset: number): Record<
 const SUBSCRIBER = { ANTHROPIC_API_KEY: null, CLAUDE_CODE_OAUTH_TOKEN: 'sk-ant-oat01-fake-token-for-tests' };
 
 for (const version of cliVersions('claude')) {
-  test(`claude ${version}: a subscriber's 5-hour limit (429, unified headers) is rate-limit with its reset everywhere, the hook's SUBAGENT_RESETS_AT too; a limit near is a warning of a run that succeeds; signed in with an API key Claude says no time: null`, async (t) => {
+  test(`claude ${version}: a subscriber's 5-hour limit (429, unified headers) is rate-limit with its reset everywhere, the hook's SUBAGENT_RESETS_AT too; a limit near is a warning, shown while the run goes (status, the table) and after, of a run that succeeds; signed in with an API key Claude says no time: null`, async (t) => {
     const reset = ahead(40);
     const warnReset = ahead(3600);
     const limit = uniq('LIMIT');
@@ -131,17 +131,42 @@ for (const version of cliVersions('claude')) {
         { type: 'error', error: { type: 'rate_limit_error', message: "This request would exceed your account's rate limit. Please try again later." } },
         { 'retry-after': String(Math.max(1, reset - ahead(0))), 'x-should-retry': 'false', ...unified('rejected', reset) },
       );
-    const handler = byMarker({
-      [limit]: rejected,
-      [near]: (): Action => ({ type: 'text', text: 'fine, for now', headers: unified('allowed_warning', warnReset) }),
-    });
+    // A limit near on the first answer (a tool call); the next answer comes slowly, so the run is seen running with its warning.
+    const handler = (req: FakeRequest): Action | undefined => {
+      const c = req.conversation;
+      if (!c?.lastUserText.includes(near)) return byMarker({ [limit]: rejected })(req);
+      if (c.toolOutputs.length === 0)
+        return {
+          type: 'tool',
+          calls: [{ name: 'Bash', input: { command: 'echo near', description: 'say near' } }],
+          headers: unified('allowed_warning', warnReset),
+        };
+      // The provider sends its headers on every answer (without them Claude 2.1.197 says the limit is clear).
+      return { type: 'text', text: 'fine, for now', delayMs: 6000, headers: unified('allowed_warning', warnReset) };
+    };
     const w = await limitWorld(t, 'claude', handler, { version, env: SUBSCRIBER });
     if (!w) return;
     const hookOut = join(w.box.dir, 'resets-at.txt');
+    const seenRunning = (async () => {
+      const warning = { window: 'five_hour', utilization: 0.92, resetsAt: isoOf(warnReset) };
+      await until(
+        'the run near its limit is seen running with its warning',
+        async () => {
+          const s = await w.box.runAsync('status', ['--name', 'near']);
+          const e = s.json?.agents?.[0];
+          return e?.status === 'running' && JSON.stringify(e.limitWarning) === JSON.stringify(warning);
+        },
+        60_000,
+        250,
+      );
+      const table = await w.box.runAsync('status', ['--name', 'near', '--format', 'table'], { env: { COLUMNS: '200' } });
+      assert.match(table.stdout, /running \(limit 92%\)/, table.stdout);
+    })();
     const [a, warned] = await Promise.all([
       w.end('limit', `REPLY:never ${limit}`, ['--on-end', `printf '%s' "$SUBAGENT_RESETS_AT" > '${hookOut}'`]),
       w.end('near', `REPLY:fine ${near}`),
     ]);
+    await seenRunning;
     limited(w, a, isoOf(reset));
     assert.match(a.error, /limit · resets/);
     assert.equal(a.limitWarning, null);
