@@ -104,6 +104,7 @@ export function newRecord(s: RunSettings): RunRecord {
     hookTimeoutSec: s.hookTimeoutSec,
     cancelGraceMs: s.cancelGraceMs,
     keepChildren: s.keepChildren,
+    limitWarning: null,
   };
 }
 
@@ -144,6 +145,7 @@ function recordNotPlaced(dir: string, error: string): void {
           outcome: 'failed',
           error,
           endReason: 'executor-failed',
+          resetsAt: null,
           finishedAt: nowIso(),
           elapsedMs: null,
           eventBytesAtEnd: null,

@@ -31,6 +31,19 @@ export const REASONS = [
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
+/**
+ * A provider's usage, rate or spend limit that is near but not reached, as the CLI warned of it (Claude
+ * Code's `rate_limit_event` with status `allowed_warning`): shown, never a failure (docs/contract.md).
+ */
+export interface LimitWarning {
+  /** The limit's window as the CLI names it (`five_hour`, `seven_day`…), null when it does not say. */
+  window: string | null;
+  /** How much of it is used, 0 to 1, null when the CLI does not say. */
+  utilization: number | null;
+  /** When the window resets (ISO-8601), null when the CLI does not say. */
+  resetsAt: string | null;
+}
+
 /** The caps of a run (--max-cost, --max-tokens, --max-turns, --max-time); null: no cap. */
 export interface Caps {
   maxCostUsd: number | null;
@@ -217,6 +230,11 @@ interface RecordCore {
    * (docs/contract.md, "A done run is final"). Written only when true.
    */
   keepChildren: boolean;
+  /**
+   * The last warning the CLI gave of a limit near (written by the supervisor), null when none or when a
+   * later word of the CLI said the limit is clear. Written only when set.
+   */
+  limitWarning: LimitWarning | null;
 }
 
 /** The end's fields of a run that has not ended: all null (they are in the JSON, as null). */
@@ -241,6 +259,11 @@ export interface RunEnd {
   endReason: EndReason | null;
   /** Why the run did not succeed (REASONS), null when it succeeded. */
   reason: Reason | null;
+  /**
+   * With reason `rate-limit`: when the limit resets (ISO-8601), as the CLI said it; null when it did not
+   * say, and for every other reason. Written only when set.
+   */
+  resetsAt: string | null;
   /**
    * The run's duration on the monotonic clock, written by its supervisor with the end (time.ts
    * elapsedSinceMs): `durationMs` prefers it to finishedAt − startedAt, which a wall-clock step distorts.
@@ -291,11 +314,12 @@ type StoredRecord = Omit<
   | 'hookTimeoutSec'
   | 'cancelGraceMs'
   | 'keepChildren'
+  | 'limitWarning'
 > &
-  Partial<Pick<RecordCore, 'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren'>> &
+  Partial<Pick<RecordCore, 'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'limitWarning'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
-  Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
-  Partial<Pick<RunEnd, 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
+  Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
+  Partial<Pick<RunEnd, 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
     status: StoredStatus;
     outcome: Outcome | null;
     finishedAt: string | null;
@@ -327,10 +351,20 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     hookTimeoutSec: s.hookTimeoutSec ?? DEFAULT_HOOK_TIMEOUT_SEC,
     cancelGraceMs: s.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
     keepChildren: s.keepChildren ?? false,
+    limitWarning: s.limitWarning ?? null,
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
-    if (outcome !== null || finishedAt !== null || exitCode !== null || signal !== null || error !== null || endReason !== null || (s.reason ?? null) !== null)
+    if (
+      outcome !== null ||
+      finishedAt !== null ||
+      exitCode !== null ||
+      signal !== null ||
+      error !== null ||
+      endReason !== null ||
+      (s.reason ?? null) !== null ||
+      (s.resetsAt ?? null) !== null
+    )
       throw corrupt(path, `wrong shape (a ${s.status} run has the fields of an end)`);
     return { ...core, status: s.status, outcome, finishedAt, exitCode, signal, error, endReason, reason: null };
   }
@@ -342,10 +376,16 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     outcome,
     finishedAt,
     reason: s.reason !== undefined ? s.reason : impliedReason(outcome, s.endReason),
+    resetsAt: s.resetsAt ?? null,
     elapsedMs: s.elapsedMs ?? null,
     eventBytesAtEnd: s.eventBytesAtEnd ?? null,
     leftovers: s.leftovers ?? [],
   };
+}
+
+/** When the rate limit that ended a done run resets (ISO-8601); null for any other run, and when the CLI did not say. */
+export function resetsAtOf(r: RunRecord): string | null {
+  return r.status === 'done' ? r.resetsAt : null;
 }
 
 /** The reason of a done record written before the field existed: what its end implies. */
@@ -441,9 +481,26 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('hookTimeoutSec', (v) => typeof v === 'number' && v > 0);
   optional('cancelGraceMs', (v) => typeof v === 'number' && v >= 0);
   optional('keepChildren', (v) => typeof v === 'boolean');
+  optional('resetsAt', (v) => v === null || isIsoTime(v));
+  optional('limitWarning', (v) => v === null || isLimitWarning(v));
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   return problems.length === 0;
+}
+
+function isIsoTime(v: unknown): boolean {
+  return typeof v === 'string' && !Number.isNaN(Date.parse(v));
+}
+
+function isLimitWarning(v: unknown): v is LimitWarning {
+  const w = v as Record<string, unknown>;
+  return (
+    typeof w === 'object' &&
+    w !== null &&
+    (w.window === null || typeof w.window === 'string') &&
+    (w.utilization === null || typeof w.utilization === 'number') &&
+    (w.resetsAt === null || isIsoTime(w.resetsAt))
+  );
 }
 
 function isCount(v: unknown): boolean {
@@ -480,8 +537,8 @@ function isCaps(v: unknown): boolean {
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren false; an end's elapsedMs and eventBytesAtEnd
- * null, no leftovers), is left out, so a record read and written back keeps its bytes.
+ * that today's writers leave out in that case (keepChildren false, no limitWarning; an end's elapsedMs,
+ * eventBytesAtEnd and resetsAt null, no leftovers), is left out, so a record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
   const out: Record<string, unknown> = {};
@@ -494,6 +551,6 @@ export function serialiseRecord(record: RunRecord): string {
 
 function leftOut(key: string, value: unknown): boolean {
   if (key === 'keepChildren') return value === false;
-  if (key === 'elapsedMs' || key === 'eventBytesAtEnd') return value === null;
+  if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;
 }

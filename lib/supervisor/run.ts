@@ -20,7 +20,7 @@ import { doneObservation, runProbe } from '../runs/observe.js';
 import { skippedLines } from '../runs/transcript.js';
 import { usageBefore } from '../runs/usage.js';
 import { capGuard, type CapGuard, type Crossed } from './caps.js';
-import { endOf } from './end.js';
+import { endOf, limitReset } from './end.js';
 import { ENGINE_END_EXIT, askedSignal, cancelRequested, engineEndGrace, placedOnEngine } from './engine-end.js';
 import type { Log } from './log.js';
 import { Progress } from './progress.js';
@@ -407,10 +407,12 @@ export class Supervision {
       if (current.status === 'done') return null;
       const r = current.cancel || !own ? current : { ...current, cancel: own };
       const cancelled = r.cancel !== null;
+      const ended = endOf(r, verdict, end.kind === 'exited' ? { adapter: end.adapter, state: end.run.state } : null);
       return {
         ...r,
         status: 'done',
-        ...endOf(r, verdict, end.kind === 'exited' ? { adapter: end.adapter, state: end.run.state } : null),
+        ...ended,
+        resetsAt: limitReset(ended, s),
         exitCode: exit.code,
         signal: exit.signal,
         endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
@@ -424,6 +426,7 @@ export class Supervision {
         children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), { open, since: r.cancel?.requestedAt }) : (s?.children ?? r.children),
         skippedLines: end.kind === 'exited' ? end.skipped : r.skippedLines,
         lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
+        limitWarning: s ? s.limitWarning : r.limitWarning,
         ...(end.kind === 'exited' ? { eventBytes: end.eventBytes, eventBytesAtEnd: end.eventBytes } : { eventBytesAtEnd: null }),
         leftovers: end.kind === 'exited' ? end.leftovers : [],
       };
@@ -514,6 +517,7 @@ function cancelledBeforeStart(r: RunRecord, cancel: CancelRequest | null): RunRe
     signal: null,
     error: 'cancelled before the agent started',
     endReason: 'cancelled-before-start',
+    resetsAt: null,
     finishedAt: now,
     cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
     elapsedMs: null,

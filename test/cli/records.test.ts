@@ -73,6 +73,16 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   // The monotonic duration, when the supervisor recorded one, over the wall clock's.
   '12-elapsed': { ...TODAY, durationMs: 1200 },
   '13-done': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0 },
+  // A rate limit the CLI said when resets (issue 25): the time beside the reason; a limit near, shown on a success.
+  '13-rate-limit': { ...TODAY, outcome: 'failed', reason: 'rate-limit', resetsAt: '2026-11-27T19:00:00.000Z', exitCode: 1 },
+  '13-limit-warning': {
+    ...TODAY,
+    outcome: 'succeeded',
+    reason: null,
+    resetsAt: null,
+    exitCode: 0,
+    limitWarning: { window: 'five_hour', utilization: 0.92, resetsAt: '2026-11-27T22:00:00.000Z' },
+  },
   '13-keep-children': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, durationMs: 919, lastWorkAt: '2026-11-27T18:01:26.168Z' },
   '13-ended-by-cancel': {
     ...TODAY,

@@ -35,6 +35,7 @@ const EXITS: Record<string, { code: number | null; signal: string | null }> = {
   'error-500.jsonl': { code: 1, signal: null },
   'error-401.jsonl': { code: 1, signal: null },
   'error-429.jsonl': { code: 1, signal: null },
+  'error-429-retry-after.jsonl': { code: 1, signal: null },
   'prompt-budget.jsonl': { code: 1, signal: null },
   'sigterm-bash.jsonl': { code: null, signal: 'SIGTERM' },
   'sigterm-bash-result.jsonl': { code: null, signal: 'SIGTERM' },
@@ -476,4 +477,12 @@ test("usageReader: a sub-agent's model calls count (the task-child-tool session:
       costUsd: null,
     });
   });
+});
+
+test('error-429-retry-after: a 429 with Retry-After is rate-limit; Copilot says no reset time (none in its events), so none is recorded', () => {
+  const p = parse('error-429-retry-after.jsonl');
+  const v = verdictOf('error-429-retry-after.jsonl', p);
+  assert.equal(v.reason, 'rate-limit');
+  assert.match(v.error ?? '', /429 Rate limit reached for requests/);
+  assert.equal(p.state.resetsAt, null);
 });
