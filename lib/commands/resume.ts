@@ -5,10 +5,10 @@ import { validateName } from '../registry/names.js';
 import { createRun, latestRun } from '../registry/store.js';
 import { observeLatest } from '../runs/observe.js';
 import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, type Context } from './context.js';
-import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
+import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type Admission, type StartResult } from './launch.js';
 import { promptBytes } from './prompt.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
-import { requestedLimit } from './settings.js';
+import { requestedLimit, requestedMemoryFloor } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchOptions } from './run-watch.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
@@ -30,6 +30,8 @@ export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, C
   extraArgs?: string[] | null | undefined;
   /** Sets the registry's concurrency limit (0 removes it); default SUBAGENT_MAX_CONCURRENT. */
   maxConcurrent?: number | undefined;
+  /** Sets the registry's free-memory floor in bytes (0 removes it); default SUBAGENT_MIN_FREE_MEMORY. */
+  minFreeMemory?: number | undefined;
 }
 
 /** What resume resolves to: a start's result with `mode: "resume"`. */
@@ -38,14 +40,14 @@ export type ResumeResult = StartResult;
 /** resume-subagent: a new run of a finished name, in the same session and cwd. */
 export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   const { env, cwd: callerCwd } = callerOf(o);
-  const limit = requestedLimit(o.maxConcurrent, env);
+  const admission = { limit: requestedLimit(o.maxConcurrent, env), floor: requestedMemoryFloor(o.minFreeMemory, env) };
   checkCaps(o);
   const name = validateName(o.name);
   const prompt = promptBytes(o.prompt);
   const place = placeOf(o, 'write');
   refuseUntrustedHook(place, o.onEnd);
   const { registry } = place;
-  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, limit, env, callerCwd, adopt: place.adopt }));
+  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, admission, env, callerCwd, adopt: place.adopt }));
 }
 
 /** A resume's options, checked and resolved at its entrance. */
@@ -53,7 +55,7 @@ interface ResumeSettings {
   registry: string;
   name: string;
   prompt: Buffer;
-  limit: number | undefined;
+  admission: Admission;
   env: NodeJS.ProcessEnv;
   callerCwd: string;
   /** Adopts a registry named explicitly, once the run is published (lib/registry/trust.ts). */
@@ -61,7 +63,7 @@ interface ResumeSettings {
 }
 
 async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
-  const { registry, name, prompt, limit, env, callerCwd } = s;
+  const { registry, name, prompt, admission, env, callerCwd } = s;
   const previous = observeLatest(registry, name);
   if (!previous) {
     throw new SubagentError('E_SESSION_NOT_FOUND', `no run named "${name}" was ever started in ${registry}`, {
@@ -105,9 +107,9 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const watch = watchFields(o, env, last);
   // The run's own executor (and its options), unless this resume names another.
   const placement = placementFrom(o, env, last.executor);
-  checkLimitFor(placement, o.maxConcurrent);
+  checkLimitFor(placement, o.maxConcurrent, o.minFreeMemory);
   // The first write: every option and setting was checked above.
-  const queueTicket = placement.name === 'local' ? queueTicketFor(registry, limit) : null;
+  const queueTicket = placement.name === 'local' ? queueTicketFor(registry, admission) : null;
   const record = newRecord({
     name,
     run: last.run + 1,

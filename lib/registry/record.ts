@@ -21,6 +21,7 @@ export const REASONS = [
   'max-cost',
   'max-tokens',
   'max-time',
+  'max-memory',
   'permission-denied',
   'crashed',
   'exit-code',
@@ -31,16 +32,26 @@ export const REASONS = [
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
-/** The caps of a run (--max-cost, --max-tokens, --max-turns, --max-time); null: no cap. */
+/** The caps of a run (--max-cost, --max-tokens, --max-turns, --max-time, --max-memory); null: no cap. */
 export interface Caps {
   maxCostUsd: number | null;
   maxTokens: number | null;
   maxTurns: number | null;
   /** Seconds of the agent's running (wall clock); a caller may leave it out (none). A record's caps always have it. */
   maxTimeSec?: number | null;
+  /** Bytes of resident memory of the agent's process tree; a caller may leave it out (none). A record's caps always have it. */
+  maxMemoryBytes?: number | null;
 }
 
-export const NO_CAPS: Required<Caps> = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null };
+export const NO_CAPS: Required<Caps> = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null };
+
+/** The resident memory of a run's process tree, as its supervisor last measured it (docs/memory.md). */
+export interface MemoryUse {
+  /** At the last sample (for a done run: the last before its agent exited). */
+  rssBytes: number;
+  /** The most seen at any sample of the run. */
+  peakRssBytes: number;
+}
 
 /** How long an end hook may run before it is killed (SUBAGENT_HOOK_TIMEOUT_SEC; a record that predates the field). */
 export const DEFAULT_HOOK_TIMEOUT_SEC = 60;
@@ -217,6 +228,8 @@ interface RecordCore {
    * (docs/contract.md, "A done run is final"). Written only when true.
    */
   keepChildren: boolean;
+  /** The memory of the agent's process tree, once the supervisor has measured it; written only then. */
+  memory: MemoryUse | null;
 }
 
 /** The end's fields of a run that has not ended: all null (they are in the JSON, as null). */
@@ -291,8 +304,9 @@ type StoredRecord = Omit<
   | 'hookTimeoutSec'
   | 'cancelGraceMs'
   | 'keepChildren'
+  | 'memory'
 > &
-  Partial<Pick<RecordCore, 'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren'>> &
+  Partial<Pick<RecordCore, 'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'memory'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
   Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
   Partial<Pick<RunEnd, 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
@@ -312,7 +326,7 @@ export const LOCAL_PLACEMENT: Placement = { name: 'local', args: [], jobId: null
 function upgrade(s: StoredRecord, path: string): RunRecord {
   const core = {
     ...s,
-    caps: s.caps ? { ...s.caps, maxTimeSec: s.caps.maxTimeSec ?? null } : NO_CAPS,
+    caps: s.caps ? { ...s.caps, maxTimeSec: s.caps.maxTimeSec ?? null, maxMemoryBytes: s.caps.maxMemoryBytes ?? null } : NO_CAPS,
     storeEnv: s.storeEnv ?? {},
     queueTicket: s.queueTicket ?? null,
     worktree: s.worktree ?? null,
@@ -327,6 +341,7 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     hookTimeoutSec: s.hookTimeoutSec ?? DEFAULT_HOOK_TIMEOUT_SEC,
     cancelGraceMs: s.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
     keepChildren: s.keepChildren ?? false,
+    memory: s.memory ?? null,
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
@@ -441,6 +456,7 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('hookTimeoutSec', (v) => typeof v === 'number' && v > 0);
   optional('cancelGraceMs', (v) => typeof v === 'number' && v >= 0);
   optional('keepChildren', (v) => typeof v === 'boolean');
+  optional('memory', (v) => v === null || isMemoryUse(v));
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   return problems.length === 0;
@@ -474,26 +490,39 @@ function isCaps(v: unknown): boolean {
     typeof c === 'object' &&
     c !== null &&
     (['maxCostUsd', 'maxTokens', 'maxTurns'] as const).every((k) => c[k] === null || typeof c[k] === 'number') &&
-    (c.maxTimeSec === undefined || c.maxTimeSec === null || typeof c.maxTimeSec === 'number')
+    (['maxTimeSec', 'maxMemoryBytes'] as const).every((k) => c[k] === undefined || c[k] === null || typeof c[k] === 'number')
   );
+}
+
+function isMemoryUse(v: unknown): boolean {
+  const m = v as Record<string, unknown>;
+  return typeof m === 'object' && m !== null && isCount(m.rssBytes) && isCount(m.peakRssBytes);
 }
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren false; an end's elapsedMs and eventBytesAtEnd
- * null, no leftovers), is left out, so a record read and written back keeps its bytes.
+ * that today's writers leave out in that case (keepChildren false; memory not measured, no memory cap; an
+ * end's elapsedMs and eventBytesAtEnd null, no leftovers), is left out, so a record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
   const out: Record<string, unknown> = {};
   for (const key in record) {
     const value = record[key as keyof RunRecord];
-    if (!leftOut(key, value)) out[key] = value;
+    if (!leftOut(key, value)) out[key] = key === 'caps' ? storedCaps(value as Required<Caps>) : value;
   }
   return JSON.stringify(out, null, 1) + '\n';
 }
 
+/** The caps as written: the memory cap only when there is one (records before it lack it, and mean none). */
+function storedCaps(caps: Required<Caps>): Caps {
+  if (caps.maxMemoryBytes !== null) return caps;
+  const { maxMemoryBytes: _none, ...rest } = caps;
+  return rest;
+}
+
 function leftOut(key: string, value: unknown): boolean {
   if (key === 'keepChildren') return value === false;
+  if (key === 'memory') return value === null;
   if (key === 'elapsedMs' || key === 'eventBytesAtEnd') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;
 }

@@ -1,5 +1,5 @@
 import type { Observation } from './observe.js';
-import type { Caps, ChildAgent, Outcome, Reason, RunRecord, Status, Usage } from '../registry/record.js';
+import type { Caps, ChildAgent, MemoryUse, Outcome, Reason, RunRecord, Status, Usage } from '../registry/record.js';
 import { durationMs } from '../base/time.js';
 import { stallOf } from './stall.js';
 
@@ -51,6 +51,8 @@ export interface AgentEntry {
   usage: Usage | null;
   /** This run's spend caps. */
   caps: Caps;
+  /** The resident memory of the run's processes as its supervisor last sampled it (docs/memory.md); null before the first sample. */
+  memory: MemoryUse | null;
   children: ChildAgent[];
   extraArgs: string[];
   files: string[];
@@ -116,6 +118,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     skippedLines: r.skippedLines,
     usage: r.usage,
     caps: r.caps,
+    memory: r.memory,
     children: r.children,
     extraArgs: r.extraArgs,
     files: r.files,

@@ -293,7 +293,7 @@ describe('real outputs against the schemas', () => {
       50,
     );
     check('status.schema.json', j, 'status with a queue');
-    assert.deepEqual(j.queue, { limit: 1, running: 1, queued: 1 });
+    assert.deepEqual(j.queue, { limit: 1, running: 1, queued: 1, minFreeMemory: null, availableMemory: null });
     assert.equal(j.agents.find((a: any) => a.name === 'q/second').queuePosition, 1);
     // Cancelling a queued run (no agent yet), then the running one.
     const c = assertOk(box.run('cancel', ['--name', 'q/second'], { env }), 'cancel queued');

@@ -62,6 +62,7 @@ test('every option has a flag or a field, and a key is one field of a line at mo
     'maxTokens',
     'maxTurns',
     'maxTime',
+    'maxMemory',
   ]);
 });
 
