@@ -31,7 +31,7 @@ export type RunSettings = Pick<
   RunRecord,
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
-  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps'>> &
+  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps' | 'newSession'>> &
   WatchFields;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
@@ -112,6 +112,7 @@ export function newRecord(s: RunSettings): RunRecord {
     cancelGraceMs: s.cancelGraceMs,
     keepChildren: s.keepChildren,
     memory: null,
+    newSession: s.newSession ?? false,
   };
 }
 

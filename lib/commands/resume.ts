@@ -50,8 +50,17 @@ export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, admission, env, callerCwd, adopt: place.adopt }));
 }
 
+/**
+ * A revive's resume (lib/commands/revive.ts): `newSession` opens the session anew, as run 1 would, with
+ * the run's `files` — the session never began, so the CLI has nothing to resume.
+ */
+export interface Revival {
+  newSession: boolean;
+  files: string[];
+}
+
 /** A resume's options, checked and resolved at its entrance. */
-interface ResumeSettings {
+export interface ResumeSettings {
   registry: string;
   name: string;
   prompt: Buffer;
@@ -60,9 +69,10 @@ interface ResumeSettings {
   callerCwd: string;
   /** Adopts a registry named explicitly, once the run is published (lib/registry/trust.ts). */
   adopt: () => void;
+  revival?: Revival;
 }
 
-async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
+export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
   const { registry, name, prompt, admission, env, callerCwd } = s;
   const previous = observeLatest(registry, name);
   if (!previous) {
@@ -89,7 +99,8 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   }
   checkRunDirectory(name, last);
   const adapter = await loadAdapter(last.cli);
-  if (adapter.cli !== 'shell' && !last.sessionId) {
+  const newSession = s.revival?.newSession === true && adapter.cli !== 'shell';
+  if (adapter.cli !== 'shell' && !last.sessionId && !newSession) {
     throw new SubagentError('E_SESSION_NOT_FOUND', `"${name}" has no session id to resume (run ${last.run} never reported one)`, {
       name,
       run: last.run,
@@ -103,7 +114,9 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const model = o.model ?? last.model;
   const variant = o.variant ?? last.variant;
   const extraArgs = o.extraArgs ?? last.extraArgs;
-  adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId, caps });
+  const files = s.revival?.files ?? [];
+  const sessionId = newSession ? adapter.chooseSessionId() : last.sessionId;
+  adapter.launch({ mode: newSession ? 'new' : 'resume', cwd: last.cwd, model, variant, agent: last.agent, files, extraArgs, sessionId, caps });
   const watch = watchFields(o, env, last);
   // The run's own executor (and its options), unless this resume names another.
   const placement = placementFrom(o, env, last.executor);
@@ -118,9 +131,10 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     model,
     variant,
     agent: last.agent,
-    files: [],
+    files,
     extraArgs,
-    sessionId: last.sessionId,
+    sessionId,
+    newSession,
     parent: last.parent,
     depth: last.depth,
     worktree: last.worktree,

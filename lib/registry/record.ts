@@ -230,6 +230,11 @@ interface RecordCore {
   keepChildren: boolean;
   /** The memory of the agent's process tree, once the supervisor has measured it; written only then. */
   memory: MemoryUse | null;
+  /**
+   * A later run that opens its session anew (a revive of a run whose session never began: docs/revive.md),
+   * as run 1 does. Written only when true.
+   */
+  newSession: boolean;
 }
 
 /** The end's fields of a run that has not ended: all null (they are in the JSON, as null). */
@@ -305,8 +310,9 @@ type StoredRecord = Omit<
   | 'cancelGraceMs'
   | 'keepChildren'
   | 'memory'
+  | 'newSession'
 > &
-  Partial<Pick<RecordCore, 'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'memory'>> &
+  Partial<Pick<RecordCore, 'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'memory' | 'newSession'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
   Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
   Partial<Pick<RunEnd, 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
@@ -342,6 +348,7 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     cancelGraceMs: s.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
     keepChildren: s.keepChildren ?? false,
     memory: s.memory ?? null,
+    newSession: s.newSession ?? false,
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
@@ -456,6 +463,7 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('hookTimeoutSec', (v) => typeof v === 'number' && v > 0);
   optional('cancelGraceMs', (v) => typeof v === 'number' && v >= 0);
   optional('keepChildren', (v) => typeof v === 'boolean');
+  optional('newSession', (v) => typeof v === 'boolean');
   optional('memory', (v) => v === null || isMemoryUse(v));
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
@@ -501,7 +509,7 @@ function isMemoryUse(v: unknown): boolean {
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren false; memory not measured, no memory cap; an
+ * that today's writers leave out in that case (keepChildren and newSession false; memory not measured, no memory cap; an
  * end's elapsedMs and eventBytesAtEnd null, no leftovers), is left out, so a record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
@@ -521,7 +529,7 @@ function storedCaps(caps: Required<Caps>): Caps {
 }
 
 function leftOut(key: string, value: unknown): boolean {
-  if (key === 'keepChildren') return value === false;
+  if (key === 'keepChildren' || key === 'newSession') return value === false;
   if (key === 'memory') return value === null;
   if (key === 'elapsedMs' || key === 'eventBytesAtEnd') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;

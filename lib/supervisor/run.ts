@@ -458,10 +458,10 @@ function unique(seen: Seen[]): LeftoverProcess[] {
   return [...byPid.values()];
 }
 
-/** What the adapter is asked to launch: a new session for run 1, else a resume of the run's session. */
+/** What the adapter is asked to launch: a new session for run 1 (or a run that opens its session anew), else a resume of the run's session. */
 function launchInput(record: RunRecord): LaunchInput {
   return {
-    mode: record.run === 1 ? 'new' : 'resume',
+    mode: record.run === 1 || record.newSession ? 'new' : 'resume',
     cwd: record.cwd,
     model: record.model,
     variant: record.variant,

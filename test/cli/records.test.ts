@@ -95,6 +95,8 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
     caps: { ...NO_CAPS, maxMemoryBytes: 1024 * 1024 * 1024 },
     memory: { rssBytes: 36_814_848, peakRssBytes: 36_814_848 },
   },
+  // A revived run whose session never began: it opened its session anew (run 2).
+  '14-new-session': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, run: 2, resumeCount: 1 },
 };
 
 test('every record shape ever written has its expected entry here', () => {
