@@ -5,7 +5,7 @@ import { compareNames, listNames } from '../registry/store.js';
 import type { Usage } from '../registry/record.js';
 import { DoneCache, parseViews, spliceViews, type CachedView, type Stamp } from '../registry/done-cache.js';
 import { queueView, readLimit } from '../registry/queue.js';
-import { entryOf, type AgentEntry } from '../runs/entry.js';
+import { BRIEF_FIELDS, entryOf, projectEntry, type AgentEntry } from '../runs/entry.js';
 import { usageOfName } from '../runs/usage.js';
 import { JobViews } from '../runs/placed.js';
 
@@ -115,15 +115,15 @@ export function snapshot(registry: string, names: string[], strict: boolean, cac
   return s;
 }
 
-/** Every name of the registry, or those under `prefix/`. */
-export function listedNames(registry: string, prefix: string | undefined): string[] {
-  const all = listNames(registry);
+/** Every name of the registry, or those under `prefix/`; the status cache's, when it proves them. */
+export function listedNames(registry: string, prefix: string | undefined, cache?: DoneCache | null): string[] {
+  const all = cache ? cache.listedNames() : listNames(registry);
   return prefix !== undefined ? all.filter((n) => n.startsWith(prefix + '/')) : all;
 }
 
 /** A status cache for a plain listing (docs/design.md, "The status cache"), unless its fast path is off. */
-export function listingCache(registry: string, prefix: string | undefined, env: NodeJS.ProcessEnv): DoneCache | null {
-  return fastPath('status-cache', env) ? new DoneCache(registry, prefix === undefined) : null;
+export function listingCache(registry: string, prefix: string | undefined, env: NodeJS.ProcessEnv, brief = false): DoneCache | null {
+  return fastPath('status-cache', env) ? new DoneCache(registry, prefix === undefined, brief) : null;
 }
 
 /**
@@ -143,7 +143,10 @@ export function rowsOf(registry: string, s: Snapshot): Rows {
       queued: o.status === 'scheduled' && position !== undefined,
       queuePosition: position ?? null,
     });
-    if (stamp) s.cache!.remember(stamp.name, stamp.stamp, o.record.queueTicket !== null, JSON.stringify(entry));
+    if (stamp) {
+      const views = { full: JSON.stringify(entry), brief: JSON.stringify(projectEntry(entry, BRIEF_FIELDS)) };
+      s.cache!.remember(stamp.name, stamp.stamp, o.record.queueTicket !== null, o.record.run, views);
+    }
     return { kind: 'fresh', entry };
   });
   s.cache?.save();
@@ -158,9 +161,12 @@ export function entriesOf(rows: ListingRow[]): AgentEntry[] {
   return rows.flatMap((r) => (r.kind === 'cached' ? (parseViews(r.stretch) as AgentEntry[]) : [r.entry]));
 }
 
-/** The line's bytes of the rows, the `agents` array's items: each fresh entry's JSON, the cache's stretches as they are. */
-export function itemsOf(rows: ListingRow[]): Buffer[] {
-  return spliceViews(rows.map((r) => (r.kind === 'cached' ? r.stretch : JSON.stringify(r.entry))));
+/**
+ * The line's bytes of the rows, the `agents` array's items: each fresh entry's JSON (only `fields` of it,
+ * when given), the cache's stretches as they are (a cache opened for brief views serves those).
+ */
+export function itemsOf(rows: ListingRow[], fields: readonly string[] | null = null): Buffer[] {
+  return spliceViews(rows.map((r) => (r.kind === 'cached' ? r.stretch : JSON.stringify(fields ? projectEntry(r.entry, fields) : r.entry))));
 }
 
 /** The name a row is sorted by: a stretch's first. */
