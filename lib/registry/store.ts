@@ -21,6 +21,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
  *                                                 /supervisor.json who supervises it, until the record says
  *   <registry>/tmp/                               unpublished new names (renamed into agents/ whole)
  *   <registry>/made-here.json                     who made (or adopted) it, and where (lib/registry/trust.ts)
+ *   <registry>/journal                            the changes a listing's cache must see (lib/registry/journal.ts)
  * A name or a run appears by one rename of a complete directory, so nobody ever sees half of one.
  */
 export const FILES = {

@@ -155,7 +155,7 @@ let holder: Identity | null = null;
  * A process the bench owns, alive until its clean-up: the supervisor of the big registries' running
  * runs (a run is `running` while its supervisor's identity is alive).
  */
-function runningHolder(): Identity {
+export function runningHolder(): Identity {
   if (holder && isAlive(holder)) return holder;
   const child = track(spawn('sleep', ['86400'], { stdio: 'ignore' }));
   child.unref();
