@@ -79,7 +79,7 @@ export interface CachedView {
   last: number;
 }
 
-/** When a fresh read of a name's latest record began: its ctime then (the cache keeps only settled records). */
+/** A fresh read's record's ctime, taken after the read (the cache keeps only settled records). */
 export interface Stamp {
   ctimeMs: number;
 }
@@ -257,7 +257,7 @@ export class DoneCache {
     return this.names[this.entries[ENTRY * i + NAME]!] ?? '';
   }
 
-  /** Taken before a name's latest record (run `run` of the name whose directory is `dir`) is read. Null when it is missing. */
+  /** The ctime of a name's latest record (run `run` of the name whose directory is `dir`), taken after it was read. Null when it is missing. */
   stamp(dir: string, run: number): Stamp | null {
     const s = statSync(`${dir}/${run}/record.json`, { throwIfNoEntry: false });
     return s === undefined ? null : { ctimeMs: s.ctimeMs };

@@ -212,7 +212,9 @@ export async function bigRegistry(n: number): Promise<BigRegistry> {
     const supervisor = { pid: sup.pid, startTime: sup.startTime, bootId: template.supervisor?.bootId ?? '' };
     const running = { ...template, name, runId: randomUUID(), status: 'running', outcome: null, exitCode: null, signal: null, finishedAt: null };
     for (const k of ['reason', 'endReason', 'error']) if (k in running) running[k] = null;
-    writeFileSync(join(dir, 'record.json'), JSON.stringify({ ...running, supervisor }, null, 1) + '\n');
+    // its supervisor and its agent alive, as a running run's are
+    const agentProcess = { ...template.agentProcess, pid: sup.pid, startTime: sup.startTime, bootId: supervisor.bootId };
+    writeFileSync(join(dir, 'record.json'), JSON.stringify({ ...running, supervisor, agentProcess }, null, 1) + '\n');
   }
   const buildMs = monoMs() - t0;
   // Finished runs are listed from the status cache once their records are 2 s old (docs/design.md, "The
