@@ -91,6 +91,13 @@ function text(args: Args, key: string): string | undefined {
   return v;
 }
 
+function strings(args: Args, key: string): string[] | undefined {
+  const v = args[key];
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((n) => typeof n !== 'string')) throw badArg(key, 'an array of strings');
+  return v as string[];
+}
+
 function flag(args: Args, key: string): boolean | undefined {
   const v = args[key];
   if (v === undefined || v === null) return undefined;
@@ -195,20 +202,28 @@ export const TOOLS: Tool[] = [
         description: `how long to wait (default ${DEFAULT_WAIT_SEC}, at most ${MAX_WAIT_SEC})`,
       },
       requireSuccess: { type: 'boolean', description: 'a tool error E_RUN_FAILED when a selected run did not succeed' },
+      brief: {
+        type: 'boolean',
+        description:
+          'each run with only the fields an orchestrator acts on (name, status, outcome, reason, run, exitCode, finishedAt, stalled, resetsAt): about a sixth of the bytes',
+      },
+      fields: { type: 'array', items: { type: 'string' }, description: 'each run with only these fields, in this order' },
     }),
     call: async (args, ctx, signal) => {
-      knownFields(args, ['names', 'prefix', 'all', 'wait', 'waitTerminal', 'timeoutSec', 'requireSuccess']);
-      const names = args.names;
-      if (names !== undefined && (!Array.isArray(names) || names.some((n) => typeof n !== 'string'))) throw badArg('names', 'an array of names');
+      knownFields(args, ['names', 'prefix', 'all', 'wait', 'waitTerminal', 'timeoutSec', 'requireSuccess', 'brief', 'fields']);
+      const names = strings(args, 'names');
+      const fields = strings(args, 'fields');
       const waiting = flag(args, 'wait') || flag(args, 'waitTerminal');
       return status({
-        names: names as string[] | undefined,
+        names,
         prefix: text(args, 'prefix'),
         all: flag(args, 'all'),
         wait: flag(args, 'wait'),
         waitTerminal: flag(args, 'waitTerminal'),
         timeoutSec: waiting ? waitSec(args) : undefined,
         requireSuccess: flag(args, 'requireSuccess'),
+        brief: flag(args, 'brief'),
+        fields,
         signal,
         ...ctx,
       });

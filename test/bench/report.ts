@@ -121,7 +121,8 @@ does fewer repetitions, to try the bench itself out; \`BENCH_ONLY="floor,row 2"\
 titles start so and prints their table without writing this page.
 
 Each row is measured by its own file of test/bench/: the floor by floor.ts, row 1 by start.ts, row 2 by
-status.ts, row 3 by wait.ts, row 4 by fanout.ts, row 5 by memory.ts, row 6 by big-log.ts, row 7 by
+status.ts (its anchor, the seed contract's own implementation, by anchor.ts: \`SUBAGENT_BENCH_ANCHOR\` names a
+checkout of it when the npm registry does not have it), row 3 by wait.ts, row 4 by fanout.ts, row 5 by memory.ts, row 6 by big-log.ts, row 7 by
 slurm.ts, the A/B by fast-paths.ts and the profiles by where-time-goes.ts; run.ts runs them in order and
 report.ts writes this page.
 

@@ -30,7 +30,8 @@
  * fast paths on and the plain paths and adds its row, method and figures to results.ts; on another Node
  * only the default (fast paths on), for the table of Nodes side by side:
  *
- *   floor.ts        `node -e 0`, the floor           status.ts     row 2, status on 1 000 / 10 000 runs
+ *   floor.ts        `node -e 0`, the floor           status.ts     row 2, status on 100 / 1 000 / 10 000 runs
+ *   anchor.ts       row 2's anchor, opencode-subagent 5.0.5 (SUBAGENT_BENCH_ANCHOR)
  *   start.ts        row 1, start-subagent            wait.ts       row 3, status --wait-terminal latency
  *   fanout.ts       row 4, 200 concurrent starts     memory.ts     row 5, supervisor memory
  *   big-log.ts      row 6, result / search, 50 MB    slurm.ts      row 7, runs on Slurm
@@ -61,7 +62,7 @@ import { writeReport } from './report.js';
 
 await section('floor: node -e 0', () => floorRow(MAIN, true));
 await section('row 1: start-subagent', () => startRow(MAIN, true));
-await section('row 2: status with 1 000 and 10 000 runs', () => statusRow(MAIN, true));
+await section('row 2: status with 100, 1 000 and 10 000 runs, and the anchor', () => statusRow(MAIN, true));
 await section('row 3: status --wait-terminal latency', () => waitRow(MAIN, true));
 await section('row 4: 200 concurrent starts', fanoutRow);
 await section('row 5: supervisor memory', () => memoryRow(MAIN, true));

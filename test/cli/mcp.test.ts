@@ -98,6 +98,10 @@ describe('subagent-mcp with the official MCP client', () => {
     );
     // An ordinary run: the verbs see it as they see their own.
     assert.equal(statusOf(box, 'm/one').run, 2);
+    const brief = await call(c, 'status', { names: ['m/one'], brief: true });
+    assert.deepEqual(Object.keys(brief.agents[0]), ['name', 'status', 'outcome', 'reason', 'run', 'exitCode', 'finishedAt', 'stalled']);
+    assert.deepEqual((await call(c, 'status', { names: ['m/one'], fields: ['run', 'name'] })).agents[0], { run: 2, name: 'm/one' });
+    await callError(c, 'status', { fields: ['colour'] }, 'E_ARG_INVALID');
   });
 
   test('batch: every line started; a bad line is E_BATCH_INCOMPLETE that still lists what started', async () => {
