@@ -91,8 +91,13 @@ export async function search(o: SearchOptions): Promise<SearchResult> {
   });
 }
 
-/** Texts are handed to the matcher in batches of about this many characters: a 50 MB log is never held whole. */
-const BATCH_CHARS = 4 * 1024 * 1024;
+/**
+ * Texts are handed to the matcher in batches of about this many characters: a 50 MB log is never held
+ * whole. A batch holds an object and a string per line (a shell run's 50 MB is 500 000 lines): at 4 MiB
+ * a search of that log peaked at 224–258 MB RSS and took twice as long as at 256 KiB (75–96 MB;
+ * docs/benchmarks.md, row 6).
+ */
+const BATCH_CHARS = 256 * 1024;
 
 /** The matches of a search, gathered batch by batch in transcript order. */
 class Matches {
