@@ -69,20 +69,6 @@ test('every fixture of the claude CLI is covered by this file', () => {
   for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
 });
 
-test('adapter identity: program, signal, supports, store env', () => {
-  assert.equal(claude.cli, 'claude');
-  assert.equal(claude.program, 'claude');
-  assert.equal(claude.gracefulSignal, 'SIGINT');
-  assert.equal(claude.stream, 'ndjson');
-  assert.deepEqual(claude.supports, { model: true, variant: true, agent: true, files: false });
-  assert.deepEqual([...claude.storeEnvKeys], ['HOME', 'CLAUDE_CONFIG_DIR']);
-  assert.deepEqual(claude.caps, { cost: 'native', tokens: 'stream', turns: 'native' });
-  const a = claude.chooseSessionId();
-  const b = claude.chooseSessionId();
-  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  assert.notEqual(a, b);
-});
-
 test('launch: new run with our session id, flags mapped, extra args last, no prompt on argv', () => {
   const l = claude.launch(
     launchInput({

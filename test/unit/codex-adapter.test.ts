@@ -64,22 +64,6 @@ test('every codex fixture is covered by this file', () => {
   ]);
 });
 
-test('the adapter declares what codex can do', () => {
-  assert.equal(codex.cli, 'codex');
-  assert.equal(codex.program, 'codex');
-  assert.deepEqual(codex.supports, { model: true, variant: true, agent: false, files: false });
-  assert.deepEqual(
-    codex.caps,
-    { cost: null, tokens: 'stream', turns: 'stream' },
-    'no cost; tokens and turns (one usage record a model response) from its rollout as the run goes (storeUsage)',
-  );
-  assert.equal(codex.gracefulSignal, 'SIGINT');
-  assert.equal(codex.stream, 'ndjson');
-  assert.deepEqual([...codex.storeEnvKeys], ['CODEX_HOME', 'HOME']);
-  assert.equal(codex.chooseSessionId(), null);
-  assert.equal(typeof codex.childMessages, 'function');
-});
-
 test('launch: a new run reads the prompt from stdin; model, variant and extra args map to codex flags', () => {
   const base = { cwd: '/w d', agent: null, files: [], sessionId: null, caps: NO_CAPS };
   const plain = codex.launch({ ...base, mode: 'new', model: null, variant: null, extraArgs: [] });

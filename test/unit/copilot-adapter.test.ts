@@ -77,18 +77,6 @@ test('no-auth.stderr: not signed in, Copilot says so on stderr only; its Error l
   assert.equal(run.stderrReason?.("Error: No session, task, or name matched '0d4d0000-0000-4000-8000-000000000004'."), null);
 });
 
-test('adapter identity: program, signal, supports, store env, a UUID chosen for each new session', () => {
-  assert.equal(copilot.cli, 'copilot');
-  assert.equal(copilot.program, 'copilot');
-  assert.equal(copilot.gracefulSignal, 'SIGTERM', 'the npm loader passes no signal on: cancel signals every process');
-  assert.equal(copilot.stream, 'ndjson');
-  assert.deepEqual(copilot.supports, { model: true, variant: true, agent: true, files: false });
-  assert.deepEqual([...copilot.storeEnvKeys], ['COPILOT_HOME', 'HOME']);
-  const a = copilot.chooseSessionId();
-  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  assert.notEqual(copilot.chooseSessionId(), a);
-});
-
 test('launch: a new run takes our session id, the flags, then the caller arguments last', () => {
   const id = '11111111-2222-4333-8444-555555555555';
   assert.deepEqual(copilot.launch(launchInput({ sessionId: id })), {

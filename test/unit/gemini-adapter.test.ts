@@ -93,18 +93,6 @@ test('every fixture of the gemini CLI is covered by this file', () => {
   for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
 });
 
-test('adapter identity: program, signal, supports, store env, session id chosen by us', () => {
-  assert.equal(gemini.cli, 'gemini');
-  assert.equal(gemini.program, 'gemini');
-  assert.equal(gemini.gracefulSignal, 'SIGTERM', 'SIGINT/SIGTERM leave the shell tool running: the core signals the whole tree');
-  assert.equal(gemini.stream, 'ndjson');
-  assert.deepEqual(gemini.supports, { model: true, variant: false, agent: false, files: false });
-  assert.deepEqual([...gemini.storeEnvKeys], ['HOME', 'GEMINI_CLI_HOME']);
-  const a = gemini.chooseSessionId();
-  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  assert.notEqual(a, gemini.chooseSessionId());
-});
-
 test('launch: a new run passes the chosen id, -m and the extra args last, with the relauncher off', () => {
   const id = '6b1f3c1e-1d2a-4c3b-9e4f-000000000001';
   assert.deepEqual(gemini.launch(launchInput({ sessionId: id })), {

@@ -80,18 +80,6 @@ test('every fixture of the qwen CLI is covered by this file', () => {
   for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
 });
 
-test('adapter identity: program, signal, supports, store env, a UUID session id of ours', () => {
-  assert.equal(qwen.cli, 'qwen');
-  assert.equal(qwen.program, 'qwen');
-  assert.equal(qwen.gracefulSignal, 'SIGTERM', 'its launchers pass no signal on: cancel must reach the inner process');
-  assert.equal(qwen.stream, 'ndjson');
-  assert.deepEqual(qwen.supports, { model: true, variant: false, agent: false, files: false });
-  assert.deepEqual([...qwen.storeEnvKeys], ['HOME', 'QWEN_HOME', 'QWEN_RUNTIME_DIR']);
-  const a = qwen.chooseSessionId();
-  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  assert.notEqual(a, qwen.chooseSessionId());
-});
-
 test('launch: a new run with our session id, --model, extra args last, no prompt on argv', () => {
   const l = qwen.launch(launchInput({ sessionId: 'aaaaaaaa-1111-4111-8111-111111111111', model: 'qwen3-coder-plus', extraArgs: ['--approval-mode', 'yolo'] }));
   assert.equal(l.command, 'qwen');
