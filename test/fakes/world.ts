@@ -8,10 +8,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, type TestContext } from 'node:test';
 import { MARK_KEY, testBox, type Box } from '../support/box.js';
-import { pidsWithCmdline } from '../support/procs.js';
-import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
+import { stderrTail } from '../support/registry.js';
 import { assertOk, type RunOpts, type RunOut, type Verb } from '../support/run.js';
-import { untilInRun } from '../support/wait.js';
 import { startAnthropic } from './anthropic.js';
 import { cliSetup, requireCli, type CliName } from './env.js';
 import { startOpenAIChat } from './openai-chat.js';
@@ -126,13 +124,9 @@ export async function startBig(b: Box, start: string[], prompt: string, t?: { di
   return a;
 }
 
-/** Starts run `long` of `cli` in the box's project on `TOOL:<tool>:sleep 300; echo <marker>` and waits until
- * `what` (the tool's shell, the marker in its command line) runs; returns the run's record. */
-export async function startLongTool(b: CliBox, cli: CliName, marker: string, tool: string, what: string): Promise<any> {
-  const cmd = `sleep 300; echo ${marker}`;
-  assertOk(b.run('start-subagent', ['--name', 'long', '--cli', cli, '--cwd', b.project, '--prompt', `TOOL:${tool}:${cmd}`]), 'start');
-  await untilInRun(what, runDirPath(b.registry, 'long'), () => pidsWithCmdline(marker).length > 0);
-  return recordOf(b.registry, 'long');
+/** Starts run `name` of `cli` in the box's project (`--cwd`) on `prompt`, `more` after it; start's line, asserted ok (`start <name>`). */
+export function startIn(b: CliBox, cli: CliName, name: string, prompt: string, more: string[] = []): any {
+  return assertOk(b.run('start-subagent', ['--name', name, '--cli', cli, '--cwd', b.project, '--prompt', prompt, ...more]), `start ${name}`);
 }
 
 /** Resumes the cancelled run `long` (session `sessionId`) with `REPLY:<uniq(label)>`; asserts it succeeded in the
