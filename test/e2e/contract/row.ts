@@ -24,15 +24,19 @@ export interface Ctx {
   wait(name: string): Promise<any>;
 }
 
-/** How a row's test gets its world: null when the pinned CLI is missing (skipped, or failed under CI). `fake`: the options of a fake of the test's own, for a row whose tests each have one. */
+/**
+ * How a row's test gets its world: null when the pinned CLI is missing (skipped, or failed under CI).
+ * `fake`: the options of the test's own fake, for a row whose tests each have one (`worlds`); a row whose
+ * tests share the file's fake (`boxed`) has none to give, and a scenario that needs them is the former's.
+ */
 export type Open = (t: TestContext, label: string, fake?: FakeOptions) => Promise<Ctx | null>;
 
 /** A row whose tests share one fake for the file (`server`) and each have a box of `cliBox`; with `cwd`, runs work in the box's project (`--cwd`). */
-export function boxed(cli: CliName, server: () => Promise<FakeServer>, o: CliBoxOptions & { cwd: boolean; prefix?: string }): Open {
+export function boxed(cli: CliName, server: () => Promise<FakeServer>, o: CliBoxOptions & { cwd: boolean }): Open {
   return async (t, label) => {
     if (!requireCli(t, cli, o.version)) return null;
     const srv = await server();
-    const b = cliBox(t, cli, `e2e-${o.prefix ?? cli}-${label}`, srv.url, o);
+    const b = cliBox(t, cli, `e2e-${cli}-${label}`, srv.url, o);
     const where = o.cwd ? ['--cwd', b.project] : [];
     return {
       t,
