@@ -1,4 +1,4 @@
-// test-order: first — among the three longest files (real agent CLIs; opencode): started before all others (scripts/test.sh).
+// test-order: first — among the longest files (real agent CLIs; OpenCode's runs are the slowest to start, and its API-error test waits out its retries): started before all others (scripts/test.sh).
 // OpenCode's own end-to-end tests, beside its row of the contract suite (test/e2e/contract/opencode.ts, run
 // by test/e2e/contract-*.test.ts): the real, pinned OpenCode (test/.clis, 1.18.33) against the fake chat-completions
 // server (test/fakes/openai-chat.ts) on 127.0.0.1. Each test has its own sandbox: registry, HOME and

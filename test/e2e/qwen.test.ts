@@ -1,4 +1,4 @@
-// test-order: first — among the three longest files (real agent CLIs; qwen): started before all others (scripts/test.sh).
+// test-order: first — among the longest files (real agent CLIs; its failures test waits out Qwen's retries of an HTTP 500, ~90 s): started before all others (scripts/test.sh).
 // Qwen Code's own end-to-end tests, beside its row of the contract suite (test/e2e/contract/qwen.ts, run
 // by test/e2e/contract-*.test.ts): the real, pinned Qwen Code (test/.clis, 0.24.4) against the fake chat-completions
 // server (test/fakes/openai-chat.ts, Qwen's flavour) on 127.0.0.1. Each test has its own sandbox:
