@@ -3,7 +3,7 @@
 // (test/fakes/anthropic.ts). Each test has its own sandbox: registry, HOME and CLAUDE_CONFIG_DIR (so its
 // own transcripts). Its extras: test/e2e/claude.test.ts.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAnthropic } from '../../fakes/anthropic.js';
 import { cliVersions } from '../../fakes/env.js';
@@ -88,6 +88,31 @@ function row(version: string): Row {
           assistantOnly.matches.map((m: any) => m.run),
           [2],
         );
+      },
+    },
+    errors: {
+      title: title("an HTTP 500 from the API (no retries) → outcome failed with Claude's error; a bad --agent → failed with its stderr"),
+      failures() {
+        const why = uniq('boom');
+        return [
+          { name: 'e500', prompt: `ERROR:500:${why}`, exit: 1, error: [/500/, new RegExp(why)] },
+          { name: 'e400', prompt: `ERROR:400:${why}`, exit: 1, error: [/400/, new RegExp(why)] },
+          {
+            name: 'badagent',
+            prompt: 'REPLY:never',
+            extra: ['--agent', 'no-such-agent'],
+            exit: 1,
+            error: [/before reporting a result/, /no-such-agent' not found/],
+          },
+        ];
+      },
+      end(c) {
+        // --file has no Claude equivalent: refused before anything is recorded
+        writeFileSync(join(c.b.dir, 'f.txt'), 'x');
+        const refused = c.b.run('start-subagent', ['--name', 'withfile', '--cli', 'claude', '--file', 'f.txt', '--prompt', 'REPLY:x']);
+        assert.equal(refused.code, 1);
+        assert.equal(refused.json?.code, 'E_ARG_UNSUPPORTED');
+        assert.equal(existsSync(join(c.b.registry, 'agents', 'withfile')), false);
       },
     },
     cancel: {

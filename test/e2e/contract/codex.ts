@@ -34,6 +34,18 @@ const inTool: FakeOptions = { handler: (req) => ((req.conversation?.toolOutputs.
 export const codexRow: Row = {
   cli: 'codex',
   open: worlds('codex'),
+  errors: {
+    title: 'codex: HTTP 500, HTTP 400 and a failed stream give outcome failed with the error',
+    failures() {
+      const a = tag();
+      const opened = (_c: unknown, r: any) => assert.match(r.sessionId, UUID, `${r.name}: the thread opened before the failure`);
+      return [
+        { name: 'e500', prompt: 'ERROR:500', exit: 1, error: /high demand/, checked: opened },
+        { name: 'e400', prompt: `ERROR:400:bad request ${a}`, exit: 1, error: new RegExp(`bad request ${a} \\(invalid_request_error\\)`), checked: opened },
+        { name: 'efail', prompt: `FAIL:model exploded ${a}`, exit: 1, error: new RegExp(`model exploded ${a}`), checked: opened },
+      ];
+    },
+  },
   cancel: {
     title: 'codex: cancel during a long tool command leaves no process of the run',
     marker: 'cx-cancel-',

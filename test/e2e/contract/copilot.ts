@@ -2,8 +2,11 @@
 // bring-your-own-key mode against the fake chat-completions server (test/fakes/openai-chat.ts). Each test
 // has its own sandbox: registry, HOME and COPILOT_HOME (so its own sessions). Its extras:
 // test/e2e/copilot.test.ts.
+//
+// Copilot retries a 5xx or a 429 five times (1 s apart with the fake's `retry-after-ms: 0`, ~16 s with
+// its own back-off) and no setting shortens it: an HTTP 500 costs ~6 s here.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIChat } from '../../fakes/openai-chat.js';
 import type { FakeRequest } from '../../fakes/script.js';
@@ -12,7 +15,7 @@ import { pidsWithEnv } from '../../support/procs.js';
 import { readJson, recordOf, runDirPath } from '../../support/registry.js';
 import { assertOk } from '../../support/run.js';
 import { until } from '../../support/wait.js';
-import { boxed, lookAround, sameText, searchChildPrompt, type Row } from './row.js';
+import { boxed, lookAround, resumeLost, sameText, searchChildPrompt, type Row } from './row.js';
 
 export const server = fileServer(startOpenAIChat);
 
@@ -66,6 +69,43 @@ export const copilotRow: Row = {
       const history = JSON.stringify(second!.body);
       for (const earlier of [`TOOL:Bash:echo ${one}`, `done: ${one}`]) assert.ok(history.includes(earlier), `the earlier turn was sent again: ${earlier}`);
       assert.equal(second!.conversation?.model, 'other-model', 'run 2 keeps the model of run 1');
+    },
+  },
+  errors: {
+    title:
+      "API errors are outcome failed with Copilot's own message: HTTP 500 after its retries, HTTP 401; a resume of a session Copilot no longer has fails with its stderr",
+    failures: () => [
+      {
+        name: 'e500',
+        prompt: 'ERROR:500:fake upstream failure for the e2e test',
+        exit: 1,
+        error: /^Failed to get response from the AI model; retried 5 times .*Last error: 500 fake upstream failure for the e2e test$/,
+        checked(c) {
+          const tries = requestsWith(c.srv, 'ERROR:500:fake upstream failure');
+          c.t.diagnostic(`HTTP 500: ${tries.length} requests in ${tries.at(-1)!.receivedAt - tries[0]!.receivedAt} ms`);
+          assert.equal(tries.length, 6, 'one request and five retries');
+        },
+      },
+      {
+        name: 'e401',
+        prompt: 'ERROR:401:fake bad key for the e2e test',
+        exit: 1,
+        error: /^Authentication failed with provider at http:\/\/127\.0\.0\.1:\d+\/v1 \(HTTP 401\)\. Check your COPILOT_PROVIDER_API_KEY/,
+        checked: (c) => assert.equal(assertOk(c.b.run('result', ['--name', 'e401', '--json']), 'result e401').lastAssistantText, null),
+      },
+    ],
+    also: (c) => c.start('gone', 'REPLY:here today'),
+    // A session id Copilot does not know: it must fail (exit 1, its message on stderr), never start a new session.
+    async end(c) {
+      const forget = (g: any) => rmSync(join(c.b.env.COPILOT_HOME!, 'session-state', g.sessionId), { recursive: true, force: true });
+      await resumeLost(
+        c,
+        forget,
+        'REPLY:is anyone there',
+        1,
+        (g) => `copilot exited with status 1; stderr: Error: No session, task, or name matched '${g.sessionId}'.`,
+      );
+      assert.equal(requestsWith(c.srv, 'is anyone there').length, 0, 'no new session was started to answer it');
     },
   },
   cancel: {

@@ -3,7 +3,7 @@
 // ~/.gemini: settings, policy, chats) and TMPDIR, and its runs work in a project directory (the CLI files
 // its sessions per project). Its extras: test/e2e/gemini.test.ts.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startGoogleGenAI } from '../../fakes/google-genai.js';
 import type { FakeRequest } from '../../fakes/script.js';
@@ -11,7 +11,7 @@ import { bigPromptLines, fileServer, requestsWith, resumeAfterCancel, uniq } fro
 import type { Box } from '../../support/box.js';
 import { recordOf, runDirPath } from '../../support/registry.js';
 import { assertOk } from '../../support/run.js';
-import { boxed, sameText, type Row } from './row.js';
+import { boxed, resumeLost, sameText, type Ctx, type Row } from './row.js';
 
 export const server = fileServer(startGoogleGenAI);
 
@@ -82,6 +82,48 @@ export const geminiRow: Row = {
         assert.equal(e.code, 1, e.stdout);
         assert.equal(e.json?.code, 'E_ARG_UNSUPPORTED', `${flag}: ${e.stdout}`);
       }
+    },
+  },
+  errors: {
+    title: 'API errors are failed with the CLI message: HTTP 500, 429 and 401, and an unknown resume id',
+    failures() {
+      // The exit status is the HTTP status mod 256.
+      const own = (c: Ctx, a: any) => {
+        assert.ok(!a.error.includes('stderr:'), `${a.name}: the CLI's own verdict, nothing of stderr added`);
+        assert.equal(a.sessionId, recordOf(c.b.registry, a.name).sessionId);
+      };
+      return [
+        {
+          name: 'e500',
+          prompt: 'ERROR:500:fake upstream failure for the e2e test',
+          exit: 244,
+          error: /^API Error: fake upstream failure for the e2e test \(HTTP 500 INTERNAL\)$/,
+          checked: own,
+        },
+        {
+          name: 'e429',
+          prompt: 'ERROR:429:fake quota exhausted',
+          exit: 173,
+          error: /^API Error: fake quota exhausted\nPlease wait and try again later/,
+          checked: own,
+        },
+        { name: 'e401', prompt: 'ERROR:401:fake bad key', exit: 145, error: /^API Error: fake bad key \(HTTP 401 UNAUTHENTICATED\)$/, checked: own },
+      ];
+    },
+    also: (c) => c.start('gone', 'REPLY:first'),
+    async end(c) {
+      const e500 = requestsWith(c.srv, 'ERROR:500:fake upstream failure for the e2e test');
+      assert.equal(e500.length, 1, 'maxAttempts 1 in the test settings: no retry');
+      // The session is gone from the CLI's store: the resume fails with the CLI's reason (exit 42, stderr).
+      const chats = join(c.b.dir, '.gemini', 'tmp', 'project', 'chats');
+      const forget = (g: any) => {
+        const file = readdirSync(chats).find((n) => n.endsWith(`-${g.sessionId.slice(0, 8)}.jsonl`));
+        assert.ok(file, `the session's chat file in ${chats}`);
+        rmSync(join(chats, file));
+      };
+      const error = /^gemini exited with status 42 \(bad input: .*\) before it started the session; stderr: Error resuming session: /;
+      const { g, g2 } = await resumeLost(c, forget, 'REPLY:again', 42, () => error);
+      assert.equal(g2.sessionId, g.sessionId, 'the record keeps the session it tried to resume');
     },
   },
   cancel: {

@@ -2,11 +2,17 @@
 // chat-completions server (test/fakes/openai-chat.ts). Each test has its own sandbox: registry, HOME and
 // XDG dirs (so its own opencode.db), and its runs work in a project directory (not HOME: OpenCode limits
 // itself in a home directory). Its extras: test/e2e/opencode.test.ts.
+//
+// OpenCode retries 5xx/429 silently (5 retries, 2 s doubling back-off, ~60 s) and no setting of its own
+// shortens that; it does honour the server's `retry-after-ms` header, which the fake sends as 0 on every
+// error status, so an HTTP 500 fails within seconds here.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIChat } from '../../fakes/openai-chat.js';
-import { bigPromptLines, fileServer, resumeAfterCancel, uniq } from '../../fakes/world.js';
+import { bigPromptLines, fileServer, requestsWith, resumeAfterCancel, uniq } from '../../fakes/world.js';
+import { recordOf, runDirPath } from '../../support/registry.js';
+import { untilInRun } from '../../support/wait.js';
 import { assertOk } from '../../support/run.js';
 import { boxed, lookAround, sameText, searchChildPrompt, type Row } from './row.js';
 
@@ -60,6 +66,51 @@ export const opencodeRow: Row = {
       const roles = new Set(both.matches.map((m: any) => m.role));
       for (const role of ['user', 'assistant', 'tool']) assert.ok(roles.has(role), `a ${role} match: ${JSON.stringify(both.matches)}`);
     },
+  },
+  errors: {
+    title: 'an API error (HTTP 400, and HTTP 500 after its retries) is outcome failed with the error; a permission auto-reject (exit 0, no answer) too',
+    failures: () => [
+      {
+        name: 'e400',
+        prompt: 'ERROR:400:fake bad request for the e2e test',
+        exit: 1,
+        error: /APIError: fake bad request for the e2e test \(HTTP 400\)/,
+        checked: (_c, e) => assert.match(e.sessionId ?? '', /^ses_/, 'the session id comes with the error event'),
+      },
+      {
+        name: 'denied',
+        // OpenCode creates its database on first use with no lock of its own: two first runs at once in a new
+        // store race and one exits 1 ("Failed query: CREATE TABLE …"). The second run starts once the first has
+        // a session, i.e. once the store exists (opencode.prepare() fixes this when the supervisor calls it).
+        // (untilInRun: OpenCode's boot took over 60 s on the loaded shared machine.)
+        before: (c) => untilInRun('the first run to open a session', runDirPath(c.b.registry, 'e400'), () => recordOf(c.b.registry, 'e400').sessionId),
+        // Reading a file outside the project asks for a permission; headless OpenCode rejects it and exits 0:
+        // the run gave no answer.
+        prompt: 'TOOL:read:{"filePath":"/etc/hostname"}',
+        exit: 0,
+        error: /auto-rejected \(read: \/etc\/hostname\)/,
+        checked(c, d) {
+          assert.equal(d.toolUses, 1);
+          const res = assertOk(c.b.run('result', ['--name', 'denied', '--json']), 'result denied');
+          assert.equal(res.lastAssistantText, null, 'no answer is null, not ""');
+        },
+      },
+      {
+        name: 'e500',
+        prompt: 'ERROR:500:fake upstream failure for the e2e test',
+        exit: 1,
+        // HTTP 500: retried (retries are not failures), then failed with the API's error.
+        error: /APIError: fake upstream failure for the e2e test \(HTTP 500\)/,
+        checked(c) {
+          const tries = requestsWith(c.srv, 'ERROR:500:fake upstream failure', { main: true });
+          c.t.diagnostic(`HTTP 500: ${tries.length} requests in ${tries.at(-1)!.receivedAt - tries[0]!.receivedAt} ms`);
+          assert.ok(tries.length >= 2, `OpenCode retried the 500 (${tries.length} requests)`);
+          // With its own back-off the retries take ~60 s (2+4+8+16+30 s); `retry-after-ms: 0` makes them immediate.
+          assert.ok(tries.at(-1)!.receivedAt - tries[0]!.receivedAt < 20_000, 'the retries followed retry-after-ms, not the default back-off');
+        },
+      },
+    ],
+    order: ['e400', 'e500', 'denied'],
   },
   cancel: {
     title: 'cancel during a long bash tool leaves no process of the run',

@@ -2,15 +2,18 @@
 // chat-completions server (test/fakes/openai-chat.ts, Qwen's flavour). Each test has its own sandbox:
 // registry, HOME (so its own ~/.qwen: settings and sessions) and a project directory its runs work in.
 // Its extras: test/e2e/qwen.test.ts.
+//
+// Qwen retries a 5xx 6 times with back-off (7 requests, ~70–90 s) and nothing shortens that (its
+// settings' maxRetries is its OpenAI client's, not this loop); a 429 honours `retry-after-ms`.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startOpenAIChat } from '../../fakes/openai-chat.js';
 import { fileServer, items, requestsWith, uniq, userTexts } from '../../fakes/world.js';
-import { runDirPath, stderrTail } from '../../support/registry.js';
+import { recordOf, runDirPath, stderrTail } from '../../support/registry.js';
 import { assertOk } from '../../support/run.js';
 import { until } from '../../support/wait.js';
-import { bigPromptBlock, boxed, type Row } from './row.js';
+import { bigPromptBlock, boxed, resumeLost, type Row } from './row.js';
 
 /** A prompt holding this gets an HTTP 429 that asks for a 1 ms wait (Qwen's own retries then take no time). */
 export const RATE_LIMITED = 'RATELIMITED-BY-THE-FAKE';
@@ -23,6 +26,9 @@ export const server = fileServer(() =>
 );
 
 export const qwenBox = boxed('qwen', server, { cwd: true, env: { SUBAGENT_WAIT_TIMEOUT_SEC: '300', SUBAGENT_CANCEL_GRACE_MS: '5000' } });
+
+/** The word of the errors test's failures. */
+let why = '';
 
 export const qwenRow: Row = {
   cli: 'qwen',
@@ -58,6 +64,57 @@ export const qwenRow: Row = {
         `run 2 (${a2.usage.inputTokens} in) is one request, run 1 (${a1.usage.inputTokens}) two`,
       );
     },
+  },
+  errors: {
+    title: "failures are recorded failed with Qwen's own words: HTTP 500 (after its retries), 401, 429, an unknown resume id; unsupported flags are refused",
+    failures() {
+      why = uniq('boom');
+      return [
+        {
+          name: 'e500',
+          prompt: `ERROR:500:${why}`,
+          exit: 1,
+          error: `[API Error: 500 ${why}]`,
+          checked: (c) =>
+            assert.equal(requestsWith(c.srv, `ERROR:500:${why}`, { main: true }).length, 7, 'Qwen retries a 500 six times, whatever its settings say'),
+        },
+        { name: 'e401', prompt: `ERROR:401:${why}`, exit: 1, error: `[API Error: 401 ${why}]` },
+        { name: 'e429', prompt: `${RATE_LIMITED} ${why}`, exit: 1, error: '[API Error: 429 slow down]' },
+      ];
+    },
+    also: (c) => c.start('gone', 'REPLY:first'),
+    // The 500 run is started first and checked last, so the other failures are checked while it retries.
+    order: [
+      'e401',
+      'e429',
+      (c) =>
+        assert.equal(
+          requestsWith(c.srv, `${RATE_LIMITED} ${why}`, { main: true }).length,
+          7,
+          'a 429 is retried 6 times, here without waiting (retry-after-ms: 1)',
+        ),
+      async (c) => {
+        // A session Qwen no longer has: the resume fails with its message (on stderr), nothing new is made.
+        const forget = (g: any) => rmSync(join(c.b.dir, '.qwen', 'projects', c.b.project.replace(/[^A-Za-z0-9]/g, '-'), 'chats', `${g.sessionId}.jsonl`));
+        await resumeLost(c, forget, 'REPLY:second', 1, (g) => new RegExp(`No saved session found with ID ${g.sessionId}`));
+        assert.equal(requestsWith(c.srv, 'REPLY:second', { main: true }).length, 0, 'no model request');
+      },
+      (c) => {
+        // --agent, --variant, --file have no Qwen flag: refused before anything is recorded.
+        writeFileSync(join(c.b.dir, 'f.txt'), 'x');
+        for (const flag of [
+          ['--agent', 'reviewer'],
+          ['--variant', 'high'],
+          ['--file', join(c.b.dir, 'f.txt')],
+        ]) {
+          const refused = c.b.run('start-subagent', ['--name', 'refused', '--cli', 'qwen', ...flag, '--prompt', 'REPLY:x']);
+          assert.equal(refused.code, 1, refused.stdout);
+          assert.equal(refused.json?.code, 'E_ARG_UNSUPPORTED', `${flag[0]}: ${refused.stdout}`);
+        }
+        assert.throws(() => recordOf(c.b.registry, 'refused'));
+      },
+      'e500',
+    ],
   },
   cancel: {
     title: 'cancel during a long tool: SIGTERM reaches the inner qwen process, no process of the run is left, cancelled is recorded',

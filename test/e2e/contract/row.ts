@@ -8,6 +8,7 @@ import type { TestContext } from 'node:test';
 import { requireCli, type CliName } from '../../fakes/env.js';
 import type { FakeOptions, FakeRequest, FakeServer } from '../../fakes/script.js';
 import { cliBox, fakeWorld, grownText, uniq, waitDone, type CliBox, type CliBoxOptions } from '../../fakes/world.js';
+import { stderrTail } from '../../support/registry.js';
 import { assertOk } from '../../support/run.js';
 
 /** One contract test's world: the CLI's box and fake, and its start and wait. */
@@ -191,9 +192,34 @@ export interface BusySpec {
   reportedWhy: string;
 }
 
+/** A run that fails: started on `prompt` (with `extra`), it ends failed with the exit status `exit` and an error that holds `error` (a string) or matches it. */
+export interface Failure {
+  name: string;
+  prompt: string;
+  extra?: string[];
+  exit: number;
+  error: string | RegExp | RegExp[];
+  /** Before its start (after the runs before it started); once it is checked, the row's own checks of it. */
+  before?(c: Ctx): void | Promise<void>;
+  checked?(c: Ctx, a: any): void | Promise<void>;
+}
+
+/** The API's errors (an HTTP 500 among them), each run failed with the CLI's own words and exit status, and the row's other failures. */
+export interface ErrorsSpec {
+  title: string;
+  /** The failing runs, started in this order (the one whose CLI retries longest first). */
+  failures(c: Ctx): Failure[];
+  /** More runs the row checks, started after them. */
+  also?(c: Ctx): void | Promise<void>;
+  /** The order they are checked in: failures by name and the row's own steps between them (default: the failures as started, then `end`). */
+  order?: Array<string | ((c: Ctx) => void | Promise<void>)>;
+  end?(c: Ctx): void | Promise<void>;
+}
+
 export interface Row {
   cli: CliName;
   open: Open;
+  errors: ErrorsSpec;
   session?: SessionSpec;
   cancel: CancelSpec;
   child: ChildSpec;
@@ -223,4 +249,29 @@ export function searchChildPrompt(c: Ctx, name: string, child: string, why?: str
 /** The 300 KB prompt Claude and Qwen are given: `REPLY:<tag>`, then lines of quotes, back-slashes, tabs, `--`, `$HOME` and non-ASCII text. */
 export function bigPromptBlock(tag: string): string {
   return grownText(`REPLY:${tag}\n`, (i) => `line ${i}: ünïcödé ☃ "quotes" \\ back\\slash \t tab -- not-a-flag $HOME \`x\`\n`, 300 * 1024);
+}
+
+/**
+ * Run `gone` (started with the failures) succeeded; once `forget` took its session out of the CLI's store, a
+ * resume of it on `prompt` fails with the CLI's words (`error` of the run before: the whole of them, or a pattern) and `exit`;
+ * the run before and the failed resume.
+ */
+export async function resumeLost(
+  c: Ctx,
+  forget: (g: any) => void,
+  prompt: string,
+  exit: number,
+  error: (g: any) => string | RegExp,
+): Promise<{ g: any; g2: any }> {
+  const g = await c.wait('gone');
+  assert.equal(g.outcome, 'succeeded', `${g.error} ${stderrTail(c.b.registry, 'gone')}`);
+  forget(g);
+  assertOk(c.b.run('resume-subagent', ['--name', 'gone', '--prompt', prompt]), 'resume gone');
+  const g2 = await c.wait('gone');
+  assert.equal(g2.outcome, 'failed');
+  assert.equal(g2.exitCode, exit);
+  const want = error(g);
+  if (typeof want === 'string') assert.equal(g2.error, want);
+  else assert.match(g2.error, want, g2.error);
+  return { g, g2 };
 }
