@@ -1,11 +1,16 @@
 // The contract suite (test/e2e/contract/): every agent CLI of the table, start → wait → result with a tool
-// call, then a resume that continues the same session, and search over both runs — the real pinned CLIs
-// against the fake model servers on 127.0.0.1, each row's own checks in its hooks.
+// call, then a resume that continues the same session, and search over both runs; and, for the CLIs that
+// choose their own session id, status showing it while the run still runs (then cancelled) — the real
+// pinned CLIs against the fake model servers on 127.0.0.1, each row's own checks in its hooks.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { items, requestsWith, uniq } from '../fakes/world.js';
-import { stderrTail } from '../support/registry.js';
+import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
+import { readJson, runDirPath, stderrTail } from '../support/registry.js';
 import { assertOk } from '../support/run.js';
+import { until, untilInRun } from '../support/wait.js';
 import { ROWS } from './contract/rows.js';
 import type { SessionRun, SessionSpec } from './contract/row.js';
 
@@ -68,5 +73,36 @@ for (const row of ROWS) {
     const both = assertOk(b.run('search', ['--name', name, '--pattern', `${one}|${two}`]), 'search both');
     assert.deepEqual([...new Set(both.matches.map((m: any) => m.run))].sort(), [1, 2], JSON.stringify(both.matches));
     spec.end?.(x, both);
+  });
+}
+
+for (const row of ROWS) {
+  const spec = row.busy;
+  if (!spec) continue;
+  test(spec.title, async (t) => {
+    const c = await row.open(t, 'busy', spec.fake);
+    if (!c) return;
+    const { b } = c;
+    const marker = spec.marker();
+    const started = await c.start('busy', `TOOL:${spec.tool}:sleep 300; echo ${marker}`);
+    assert.equal(started.sessionId, null, spec.choosesWhy);
+    const dir = runDirPath(b.registry, 'busy');
+    // In its tool (so the cancel below does not race the CLI spawning it).
+    await untilInRun(spec.running, dir, () => pidsWithCmdline(marker).length > 0);
+    // Polled on the record (status is spawned, and a spawnSync would starve the fake in this process);
+    // then status itself must show it.
+    await untilInRun(spec.recorded, dir, () => readJson(join(dir, 'record.json')).sessionId);
+    const running = assertOk(await b.runAsync('status', ['--name', 'busy']), 'status').agents[0];
+    assert.equal(running.status, 'running', JSON.stringify(running));
+    const reported = readFileSync(join(dir, 'events.log'), 'utf8').match(spec.reported)?.[1];
+    assert.match(reported ?? '', spec.shape);
+    assert.equal(running.sessionId, reported, spec.reportedWhy);
+
+    assertOk(await b.runAsync('cancel', ['--name', 'busy']), 'cancel');
+    const a = await c.wait('busy');
+    assert.equal(a.outcome, 'cancelled');
+    assert.equal(a.sessionId, reported);
+    const runMarker = `SUBAGENT_RUN_ID=${readJson(join(dir, 'record.json')).runId}`;
+    await until('no process of the run', () => pidsWithEnv(runMarker).length === 0 && pidsWithCmdline(marker).length === 0);
   });
 }
