@@ -34,6 +34,7 @@ export type {
   Usage,
   ChildAgent,
   Reason,
+  LimitWarning,
   Caps,
 } from './registry/record.js';
 export { REASONS } from './registry/record.js';

@@ -1,4 +1,4 @@
-import type { Caps, ChildAgent, Reason, Usage } from '../registry/record.js';
+import type { Caps, ChildAgent, LimitWarning, Reason, Usage } from '../registry/record.js';
 import type { CliName } from './names.js';
 
 /**
@@ -100,6 +100,14 @@ export interface StreamState {
   skippedLines: number;
   /** When the stream last said anything (ISO time): the listing's "last activity". */
   lastActivityAt: string | null;
+  /**
+   * When a usage, rate or spend limit the CLI said was reached resets (ISO-8601), as the CLI said it
+   * (Claude's `rate_limit_event`, Codex's rollout, a `Retry-After` the CLI passed on); null when it did
+   * not say. The run's `resetsAt` when its verdict's reason is `rate-limit`.
+   */
+  resetsAt: string | null;
+  /** The CLI's last warning of a limit near but not reached (docs/contract.md): shown, never a failure; null when none. */
+  limitWarning: LimitWarning | null;
 }
 
 /** What a run is opened with (`AgentAdapter.open`). */

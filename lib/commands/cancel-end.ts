@@ -24,6 +24,7 @@ export function recordCancelledEnd(dir: string, signal: string, endReason: EndRe
       finishedAt: at,
       children: cancelledChildren(r.children, at, { since: r.cancel?.requestedAt }),
       endReason,
+      resetsAt: null,
       // Not this process's to measure or to know: the supervisor's.
       elapsedMs: null,
       eventBytesAtEnd: null,

@@ -2,7 +2,7 @@ import { observeRun } from '../runs/observe.js';
 import { promptHead } from '../runs/transcript.js';
 import { nameNotFound, validateName } from '../registry/names.js';
 import { listRuns, runDir } from '../registry/store.js';
-import type { Caps, Outcome, Reason, Status, Usage } from '../registry/record.js';
+import { resetsAtOf, type Caps, type Outcome, type Reason, type Status, type Usage } from '../registry/record.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 
 export interface HistoryOptions extends Context {
@@ -16,6 +16,8 @@ export interface HistoryRun {
   outcome: Outcome | null;
   /** Why a done run did not succeed (docs/contract.md, "Reasons"); null otherwise. */
   reason: Reason | null;
+  /** With reason `rate-limit`: when the limit resets (ISO-8601); null otherwise and when the CLI did not say. */
+  resetsAt: string | null;
   cli: string;
   model: string | null;
   /** The start of the run's prompt, as text. */
@@ -62,6 +64,7 @@ export async function history(o: HistoryOptions): Promise<HistoryResult> {
           status: ob.status,
           outcome: r.outcome,
           reason: ob.status === 'done' ? r.reason : null,
+          resetsAt: resetsAtOf(r),
           cli: r.cli,
           model: r.model,
           promptHead: promptHead(dir),

@@ -2,7 +2,7 @@ import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../base/errors.js';
 import { observeRun, requireLatest } from '../runs/observe.js';
 import { listRuns, runDir } from '../registry/store.js';
-import type { ChildAgent, Outcome, Reason, Status } from '../registry/record.js';
+import { resetsAtOf, type ChildAgent, type Outcome, type Reason, type Status } from '../registry/record.js';
 import { lastAnswer } from '../runs/transcript.js';
 import { validateName } from '../registry/names.js';
 import { childTranscript } from '../runs/children.js';
@@ -36,6 +36,8 @@ export interface RunAnswer {
   outcome: Outcome | null;
   /** Why a done run did not succeed (docs/contract.md, "Reasons"); null otherwise. */
   reason: Reason | null;
+  /** With reason `rate-limit`: when the limit resets (ISO-8601); null otherwise and when the CLI did not say. */
+  resetsAt: string | null;
   exitCode: number | null;
   /** What the agent last said; null when it has said nothing (yet): still running, or failed before answering. */
   lastAssistantText: string | null;
@@ -58,7 +60,18 @@ export interface RunsAnswer {
   runs: Array<
     Pick<
       RunAnswer,
-      'run' | 'status' | 'outcome' | 'reason' | 'exitCode' | 'sessionId' | 'lastAssistantText' | 'truncated' | 'bytes' | 'skippedLines' | 'lastAssistantBytes'
+      | 'run'
+      | 'status'
+      | 'outcome'
+      | 'reason'
+      | 'resetsAt'
+      | 'exitCode'
+      | 'sessionId'
+      | 'lastAssistantText'
+      | 'truncated'
+      | 'bytes'
+      | 'skippedLines'
+      | 'lastAssistantBytes'
     >
   >;
 }
@@ -118,6 +131,7 @@ export async function result(o: ResultOptions): Promise<ResultResult> {
       status: ob.status,
       outcome: ob.status === 'done' ? ob.record.outcome : null,
       reason: ob.status === 'done' ? ob.record.reason : null,
+      resetsAt: resetsAtOf(ob.record),
       exitCode: ob.record.exitCode,
       lastAssistantText: answer.text,
       truncated: answer.truncated,
@@ -156,6 +170,7 @@ async function answersSince(registry: string, name: string, since: number, lates
       status: r.status,
       outcome: r.status === 'done' ? r.record.outcome : null,
       reason: r.status === 'done' ? r.record.reason : null,
+      resetsAt: resetsAtOf(r.record),
       exitCode: r.record.exitCode,
       sessionId: r.record.sessionId,
       lastAssistantText: a.text,

@@ -21,6 +21,7 @@ export const REASONS = [
   'max-cost',
   'max-tokens',
   'max-time',
+  'max-memory',
   'permission-denied',
   'crashed',
   'exit-code',
@@ -31,16 +32,39 @@ export const REASONS = [
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
-/** The caps of a run (--max-cost, --max-tokens, --max-turns, --max-time); null: no cap. */
+/**
+ * A provider's usage, rate or spend limit that is near but not reached, as the CLI warned of it (Claude
+ * Code's `rate_limit_event` with status `allowed_warning`): shown, never a failure (docs/contract.md).
+ */
+export interface LimitWarning {
+  /** The limit's window as the CLI names it (`five_hour`, `seven_day`…), null when it does not say. */
+  window: string | null;
+  /** How much of it is used, 0 to 1, null when the CLI does not say. */
+  utilization: number | null;
+  /** When the window resets (ISO-8601), null when the CLI does not say. */
+  resetsAt: string | null;
+}
+
+/** The caps of a run (--max-cost, --max-tokens, --max-turns, --max-time, --max-memory); null: no cap. */
 export interface Caps {
   maxCostUsd: number | null;
   maxTokens: number | null;
   maxTurns: number | null;
   /** Seconds of the agent's running (wall clock); a caller may leave it out (none). A record's caps always have it. */
   maxTimeSec?: number | null;
+  /** Bytes of resident memory of the agent's process tree; a caller may leave it out (none). A record's caps always have it. */
+  maxMemoryBytes?: number | null;
 }
 
-export const NO_CAPS: Required<Caps> = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null };
+export const NO_CAPS: Required<Caps> = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null };
+
+/** The resident memory of a run's process tree, as its supervisor last measured it (docs/memory.md). */
+export interface MemoryUse {
+  /** At the last sample (for a done run: the last before its agent exited). */
+  rssBytes: number;
+  /** The most seen at any sample of the run. */
+  peakRssBytes: number;
+}
 
 /** How long an end hook may run before it is killed (SUBAGENT_HOOK_TIMEOUT_SEC; a record that predates the field). */
 export const DEFAULT_HOOK_TIMEOUT_SEC = 60;
@@ -217,6 +241,18 @@ interface RecordCore {
    * (docs/contract.md, "A done run is final"). Written only when true.
    */
   keepChildren: boolean;
+  /**
+   * The last warning the CLI gave of a limit near (written by the supervisor), null when none or when a
+   * later word of the CLI said the limit is clear. Written only when set.
+   */
+  limitWarning: LimitWarning | null;
+  /** The memory of the agent's process tree, once the supervisor has measured it; written only then. */
+  memory: MemoryUse | null;
+  /**
+   * A later run that opens its session anew (a revive of a run whose session never began: docs/revive.md),
+   * as run 1 does. Written only when true.
+   */
+  newSession: boolean;
 }
 
 /** The end's fields of a run that has not ended: all null (they are in the JSON, as null). */
@@ -241,6 +277,11 @@ export interface RunEnd {
   endReason: EndReason | null;
   /** Why the run did not succeed (REASONS), null when it succeeded. */
   reason: Reason | null;
+  /**
+   * With reason `rate-limit`: when the limit resets (ISO-8601), as the CLI said it; null when it did not
+   * say, and for every other reason. Written only when set.
+   */
+  resetsAt: string | null;
   /**
    * The run's duration on the monotonic clock, written by its supervisor with the end (time.ts
    * elapsedSinceMs): `durationMs` prefers it to finishedAt − startedAt, which a wall-clock step distorts.
@@ -291,11 +332,19 @@ type StoredRecord = Omit<
   | 'hookTimeoutSec'
   | 'cancelGraceMs'
   | 'keepChildren'
+  | 'limitWarning'
+  | 'memory'
+  | 'newSession'
 > &
-  Partial<Pick<RecordCore, 'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren'>> &
+  Partial<
+    Pick<
+      RecordCore,
+      'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'limitWarning' | 'memory' | 'newSession'
+    >
+  > &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
-  Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
-  Partial<Pick<RunEnd, 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
+  Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
+  Partial<Pick<RunEnd, 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
     status: StoredStatus;
     outcome: Outcome | null;
     finishedAt: string | null;
@@ -312,7 +361,7 @@ export const LOCAL_PLACEMENT: Placement = { name: 'local', args: [], jobId: null
 function upgrade(s: StoredRecord, path: string): RunRecord {
   const core = {
     ...s,
-    caps: s.caps ? { ...s.caps, maxTimeSec: s.caps.maxTimeSec ?? null } : NO_CAPS,
+    caps: s.caps ? { ...s.caps, maxTimeSec: s.caps.maxTimeSec ?? null, maxMemoryBytes: s.caps.maxMemoryBytes ?? null } : NO_CAPS,
     storeEnv: s.storeEnv ?? {},
     queueTicket: s.queueTicket ?? null,
     worktree: s.worktree ?? null,
@@ -327,10 +376,22 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     hookTimeoutSec: s.hookTimeoutSec ?? DEFAULT_HOOK_TIMEOUT_SEC,
     cancelGraceMs: s.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
     keepChildren: s.keepChildren ?? false,
+    limitWarning: s.limitWarning ?? null,
+    memory: s.memory ?? null,
+    newSession: s.newSession ?? false,
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
-    if (outcome !== null || finishedAt !== null || exitCode !== null || signal !== null || error !== null || endReason !== null || (s.reason ?? null) !== null)
+    if (
+      outcome !== null ||
+      finishedAt !== null ||
+      exitCode !== null ||
+      signal !== null ||
+      error !== null ||
+      endReason !== null ||
+      (s.reason ?? null) !== null ||
+      (s.resetsAt ?? null) !== null
+    )
       throw corrupt(path, `wrong shape (a ${s.status} run has the fields of an end)`);
     return { ...core, status: s.status, outcome, finishedAt, exitCode, signal, error, endReason, reason: null };
   }
@@ -342,10 +403,16 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     outcome,
     finishedAt,
     reason: s.reason !== undefined ? s.reason : impliedReason(outcome, s.endReason),
+    resetsAt: s.resetsAt ?? null,
     elapsedMs: s.elapsedMs ?? null,
     eventBytesAtEnd: s.eventBytesAtEnd ?? null,
     leftovers: s.leftovers ?? [],
   };
+}
+
+/** When the rate limit that ended a done run resets (ISO-8601); null for any other run, and when the CLI did not say. */
+export function resetsAtOf(r: RunRecord): string | null {
+  return r.status === 'done' ? r.resetsAt : null;
 }
 
 /** The reason of a done record written before the field existed: what its end implies. */
@@ -441,9 +508,28 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('hookTimeoutSec', (v) => typeof v === 'number' && v > 0);
   optional('cancelGraceMs', (v) => typeof v === 'number' && v >= 0);
   optional('keepChildren', (v) => typeof v === 'boolean');
+  optional('resetsAt', (v) => v === null || isIsoTime(v));
+  optional('limitWarning', (v) => v === null || isLimitWarning(v));
+  optional('newSession', (v) => typeof v === 'boolean');
+  optional('memory', (v) => v === null || isMemoryUse(v));
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   return problems.length === 0;
+}
+
+function isIsoTime(v: unknown): boolean {
+  return typeof v === 'string' && !Number.isNaN(Date.parse(v));
+}
+
+function isLimitWarning(v: unknown): v is LimitWarning {
+  const w = v as Record<string, unknown>;
+  return (
+    typeof w === 'object' &&
+    w !== null &&
+    (w.window === null || typeof w.window === 'string') &&
+    (w.utilization === null || typeof w.utilization === 'number') &&
+    (w.resetsAt === null || isIsoTime(w.resetsAt))
+  );
 }
 
 function isCount(v: unknown): boolean {
@@ -474,26 +560,39 @@ function isCaps(v: unknown): boolean {
     typeof c === 'object' &&
     c !== null &&
     (['maxCostUsd', 'maxTokens', 'maxTurns'] as const).every((k) => c[k] === null || typeof c[k] === 'number') &&
-    (c.maxTimeSec === undefined || c.maxTimeSec === null || typeof c.maxTimeSec === 'number')
+    (['maxTimeSec', 'maxMemoryBytes'] as const).every((k) => c[k] === undefined || c[k] === null || typeof c[k] === 'number')
   );
+}
+
+function isMemoryUse(v: unknown): boolean {
+  const m = v as Record<string, unknown>;
+  return typeof m === 'object' && m !== null && isCount(m.rssBytes) && isCount(m.peakRssBytes);
 }
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren false; an end's elapsedMs and eventBytesAtEnd
- * null, no leftovers), is left out, so a record read and written back keeps its bytes.
+ * that today's writers leave out in that case (keepChildren and newSession false, no limitWarning; memory not
+ * measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no leftovers), is left out, so a
+ * record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
   const out: Record<string, unknown> = {};
   for (const key in record) {
     const value = record[key as keyof RunRecord];
-    if (!leftOut(key, value)) out[key] = value;
+    if (!leftOut(key, value)) out[key] = key === 'caps' ? storedCaps(value as Required<Caps>) : value;
   }
   return JSON.stringify(out, null, 1) + '\n';
 }
 
+/** The caps as written: the memory cap only when there is one (records before it lack it, and mean none). */
+function storedCaps(caps: Required<Caps>): Caps {
+  if (caps.maxMemoryBytes !== null) return caps;
+  const { maxMemoryBytes: _none, ...rest } = caps;
+  return rest;
+}
+
 function leftOut(key: string, value: unknown): boolean {
-  if (key === 'keepChildren') return value === false;
-  if (key === 'elapsedMs' || key === 'eventBytesAtEnd') return value === null;
+  if (key === 'keepChildren' || key === 'newSession') return value === false;
+  if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning' || key === 'memory') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;
 }

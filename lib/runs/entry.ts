@@ -1,5 +1,16 @@
 import type { Observation } from './observe.js';
-import type { Caps, ChildAgent, Outcome, Reason, RunRecord, Status, Usage } from '../registry/record.js';
+import {
+  resetsAtOf,
+  type Caps,
+  type ChildAgent,
+  type LimitWarning,
+  type MemoryUse,
+  type Outcome,
+  type Reason,
+  type RunRecord,
+  type Status,
+  type Usage,
+} from '../registry/record.js';
 import { durationMs } from '../base/time.js';
 import { stallOf } from './stall.js';
 
@@ -14,6 +25,10 @@ export interface AgentEntry {
   outcome: Outcome | null;
   /** Why a done run did not succeed (docs/contract.md, "Reasons"); null otherwise. */
   reason: Reason | null;
+  /** With reason `rate-limit`: when the limit resets (ISO-8601), as the CLI said; null otherwise and when it did not say. */
+  resetsAt: string | null;
+  /** The CLI's last warning of a limit near but not reached (shown, never a failure), or null. */
+  limitWarning: LimitWarning | null;
   /** Why the status is not what the record alone says (e.g. `unknown`: the supervisor died). */
   statusReason: string | null;
   cli: string;
@@ -51,6 +66,8 @@ export interface AgentEntry {
   usage: Usage | null;
   /** This run's spend caps. */
   caps: Caps;
+  /** The resident memory of the run's processes as its supervisor last sampled it (docs/memory.md); null before the first sample. */
+  memory: MemoryUse | null;
   children: ChildAgent[];
   extraArgs: string[];
   files: string[];
@@ -85,6 +102,8 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     status: o.status,
     outcome: o.status === 'done' ? r.outcome : null,
     reason: o.status === 'done' ? r.reason : null,
+    resetsAt: resetsAtOf(r),
+    limitWarning: r.limitWarning,
     statusReason: o.statusReason,
     cli: r.cli,
     model: r.model,
@@ -116,6 +135,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     skippedLines: r.skippedLines,
     usage: r.usage,
     caps: r.caps,
+    memory: r.memory,
     children: r.children,
     extraArgs: r.extraArgs,
     files: r.files,

@@ -5,6 +5,7 @@ import { TEST_KNOBS } from '../base/checkpoint.js';
 import { nowIso } from '../base/time.js';
 import { childProcess } from '../proc/child-process.js';
 import { PRIVATE_FILE } from '../registry/private.js';
+import { resetsAtOf } from '../registry/record.js';
 import { trustOf, unsafeReason, type Found } from '../registry/trust.js';
 import { entryOf } from './entry.js';
 import type { Observation } from './observe.js';
@@ -92,6 +93,8 @@ export function announceEnd(o: Observation, found: Found, report: (why: string) 
       SUBAGENT_STATUS: o.status,
       SUBAGENT_OUTCOME: o.status === 'done' ? (r.outcome ?? '') : '',
       SUBAGENT_REASON: o.status === 'done' ? (r.reason ?? '') : '',
+      // When a rate-limit resets, for a hook that would start the run again then; empty when unknown.
+      SUBAGENT_RESETS_AT: resetsAtOf(r) ?? '',
       SUBAGENT_RUN: String(r.run),
       SUBAGENT_DIR: registry,
       SUBAGENT_RUN_DIR: o.dir,

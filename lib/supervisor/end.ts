@@ -25,3 +25,11 @@ export function endOf(r: RunRecord, verdict: Verdict, ran: { adapter: AgentAdapt
   if (verdict.outcome === 'succeeded') return { outcome: 'succeeded', error: verdict.error, reason: null };
   return { outcome: 'failed', error: verdict.error, reason: verdict.reason ?? 'unknown' };
 }
+
+/**
+ * When the limit that ended a run resets, as its CLI said (`StreamState.resetsAt`): only for an end whose
+ * reason is `rate-limit`; null for every other end and when the CLI did not say.
+ */
+export function limitReset(end: EndFields, state: StreamState | null): string | null {
+  return end.reason === 'rate-limit' && state ? state.resetsAt : null;
+}

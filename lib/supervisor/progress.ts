@@ -78,7 +78,7 @@ export class Progress {
     if (streamed || stored) this.onRead();
     const s = this.run.state;
     const skipped = skippedLines(this.run, this.follower);
-    const snapshot = JSON.stringify([s.sessionId, s.toolUses, s.usage, s.children, skipped]);
+    const snapshot = JSON.stringify([s.sessionId, s.toolUses, s.usage, s.children, skipped, s.limitWarning]);
     const activity = s.lastActivityAt;
     if (snapshot === this.lastWritten && !activity) return;
     // Until the write lands, the next tick writes again even when nothing new was read.
@@ -92,6 +92,7 @@ export class Progress {
         usage: s.usage,
         children: s.children,
         skippedLines: skipped,
+        limitWarning: s.limitWarning,
         lastActivityAt: activity ?? r.lastActivityAt,
         eventBytes: this.follower.position,
       };

@@ -13,16 +13,17 @@ import { firstSignalToWholeTree, stopRun, waitGone } from '../proc/stop.js';
 import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
 import { PRIVATE_FILE } from '../registry/private.js';
 import { leaveQueue, waitForSlot } from '../registry/queue.js';
-import { cancelledChildren, type CancelRequest, type LeftoverProcess, type RunRecord } from '../registry/record.js';
+import { cancelledChildren, type CancelRequest, type LeftoverProcess, type MemoryUse, type RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { announceEnd } from '../runs/hooks.js';
 import { doneObservation, runProbe } from '../runs/observe.js';
 import { skippedLines } from '../runs/transcript.js';
 import { usageBefore } from '../runs/usage.js';
 import { capGuard, type CapGuard, type Crossed } from './caps.js';
-import { endOf } from './end.js';
+import { endOf, limitReset } from './end.js';
 import { ENGINE_END_EXIT, askedSignal, cancelRequested, engineEndGrace, placedOnEngine } from './engine-end.js';
 import type { Log } from './log.js';
+import { MemoryWatch } from './memory.js';
 import { Progress } from './progress.js';
 import { untilItLands } from './retry.js';
 import { StallWatch, stallEnd } from './stall.js';
@@ -92,6 +93,8 @@ export class Supervision {
   /** The first stop asked for, in memory: what the end records when the intent could not be written. */
   private stopping: { cause: StopCause; request: CancelRequest } | null = null;
   private ending = false;
+  /** The memory of the agent's processes, as last sampled while it ran (lib/supervisor/memory.ts). */
+  private memory: MemoryUse | null = null;
   private leave!: (code: number) => void;
   private readonly left = new Promise<number>((resolve) => (this.leave = resolve));
 
@@ -244,7 +247,7 @@ export class Supervision {
     checkpoint('running');
   }
 
-  /** Follows the running agent — its progress, its caps, its stalls — until it exits; resolves with its exit. */
+  /** Follows the running agent — its progress, its caps, its stalls, its memory — until it exits; resolves with its exit. */
   private async follow(f: Followed, child: Waited, caps: CapGuard): Promise<AgentExit> {
     const onRead = (): void => {
       this.settleChildren(f, false);
@@ -254,10 +257,14 @@ export class Supervision {
     progress.start();
     const stall = new StallWatch(this.dir, f.record, child.pid, this.log, () => this.stop({ kind: 'stalled' }));
     stall.start();
+    const memory = new MemoryWatch(this.dir, f.record, child.pid, this.log, (crossed) => this.stop({ kind: 'cap', crossed }));
+    memory.start();
     const exit = await child.exited;
     if (this.onEngine && exit.signal !== null) await engineEndGrace(this.dir);
     progress.stop();
     stall.stop();
+    memory.close();
+    this.memory = memory.use;
     caps.close();
     checkpoint('agent-exited');
     return exit;
@@ -407,10 +414,12 @@ export class Supervision {
       if (current.status === 'done') return null;
       const r = current.cancel || !own ? current : { ...current, cancel: own };
       const cancelled = r.cancel !== null;
+      const ended = endOf(r, verdict, end.kind === 'exited' ? { adapter: end.adapter, state: end.run.state } : null);
       return {
         ...r,
         status: 'done',
-        ...endOf(r, verdict, end.kind === 'exited' ? { adapter: end.adapter, state: end.run.state } : null),
+        ...ended,
+        resetsAt: limitReset(ended, s),
         exitCode: exit.code,
         signal: exit.signal,
         endReason: end.kind === 'spawn-failed' ? 'spawn-failed' : null,
@@ -424,8 +433,10 @@ export class Supervision {
         children: cancelled ? cancelledChildren(s?.children ?? r.children, nowIso(), { open, since: r.cancel?.requestedAt }) : (s?.children ?? r.children),
         skippedLines: end.kind === 'exited' ? end.skipped : r.skippedLines,
         lastActivityAt: s?.lastActivityAt ?? r.lastActivityAt,
+        limitWarning: s ? s.limitWarning : r.limitWarning,
         ...(end.kind === 'exited' ? { eventBytes: end.eventBytes, eventBytesAtEnd: end.eventBytes } : { eventBytesAtEnd: null }),
         leftovers: end.kind === 'exited' ? end.leftovers : [],
+        memory: this.memory ?? r.memory,
       };
     };
   }
@@ -450,10 +461,10 @@ function unique(seen: Seen[]): LeftoverProcess[] {
   return [...byPid.values()];
 }
 
-/** What the adapter is asked to launch: a new session for run 1, else a resume of the run's session. */
+/** What the adapter is asked to launch: a new session for run 1 (or a run that opens its session anew), else a resume of the run's session. */
 function launchInput(record: RunRecord): LaunchInput {
   return {
-    mode: record.run === 1 ? 'new' : 'resume',
+    mode: record.run === 1 || record.newSession ? 'new' : 'resume',
     cwd: record.cwd,
     model: record.model,
     variant: record.variant,
@@ -514,6 +525,7 @@ function cancelledBeforeStart(r: RunRecord, cancel: CancelRequest | null): RunRe
     signal: null,
     error: 'cancelled before the agent started',
     endReason: 'cancelled-before-start',
+    resetsAt: null,
     finishedAt: now,
     cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
     elapsedMs: null,

@@ -1,4 +1,5 @@
 import type { AgentEntry } from '../runs/entry.js';
+import { formatSize } from '../base/size.js';
 import { displayWidth, fit, pad, printable } from './width.js';
 
 /**
@@ -32,11 +33,30 @@ export function useColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): b
 export function ago(iso: unknown, now: number): string {
   if (typeof iso !== 'string') return '-';
   const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (!Number.isFinite(s)) return '-';
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
-  return `${Math.floor(s / 86400)}d ago`;
+  return Number.isFinite(s) ? `${span(s)} ago` : '-';
+}
+
+/** Whole seconds as people say them, in the largest unit: 45s, 4m, 3h, 2d. */
+function span(s: number): string {
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/** `, resets in 4m` (or `, reset 2m ago`) for a rate-limited run whose CLI said when; empty otherwise. */
+function resets(a: Row, now: number): string {
+  if (a.reason !== 'rate-limit' || typeof a.resetsAt !== 'string') return '';
+  const s = Math.round((Date.parse(a.resetsAt) - now) / 1000);
+  if (!Number.isFinite(s)) return '';
+  return s > 0 ? `, resets in ${span(s)}` : `, reset ${ago(a.resetsAt, now)}`;
+}
+
+/** ` (limit 92%)` for a running run whose CLI warned that a limit is near; empty otherwise. */
+function nearLimit(a: Row): string {
+  const w = a.limitWarning;
+  if (!w) return '';
+  return w.utilization === null ? ' (limit near)' : ` (limit ${Math.round(w.utilization * 100)}%)`;
 }
 
 /** The last output, or the last sign of work when that is later (CPU time: docs/stalls.md), else the last change. */
@@ -63,12 +83,17 @@ function tokens(a: Row): string {
   return u.costUsd != null ? `${k} $${u.costUsd.toFixed(u.costUsd < 1 ? 3 : 2)}` : k;
 }
 
-/** The STATUS cell: a failure says why (`failed (rate-limit)`) unless `short` (a cancel needs no more than its outcome). */
+/**
+ * The STATUS cell: a failure says why (`failed (rate-limit)`, with when a rate limit resets: `failed
+ * (rate-limit, resets in 4m)`) unless `short` (a cancel needs no more than its outcome); a running run
+ * warned of a limit near says how near (`running (limit 92%)`).
+ */
 export function stateOf(a: Row, now: number, short = false): string {
-  if (a.status === 'done') return a.outcome === 'failed' && a.reason && !short ? `failed (${String(a.reason)})` : String(a.outcome ?? 'done');
+  if (a.status === 'done') return a.outcome === 'failed' && a.reason && !short ? `failed (${String(a.reason)}${resets(a, now)})` : String(a.outcome ?? 'done');
   // "stalled 4m": running, without a sign of work for 4 minutes.
   if (a.status === 'running' && a.stalled) return `stalled ${ago(a.stalledSince, now).replace(/ ago$/, '')}`;
   if (a.status === 'scheduled' && a.queued) return `queued #${a.queuePosition}`;
+  if (a.status === 'running' && !short) return `running${nearLimit(a)}`;
   return String(a.status);
 }
 
@@ -94,6 +119,7 @@ const COLUMNS: Column[] = [
   { head: 'ELAPSED', get: (a, now) => elapsed(a, now), keep: 60, right: true },
   { head: 'TOOLS', get: (a) => String(a.toolUses ?? 0), keep: 20, right: true },
   { head: 'TOKENS/COST', get: (a) => tokens(a), keep: 10, right: true },
+  { head: 'MEM', get: (a) => (a.memory ? formatSize(a.memory.rssBytes) : '-'), keep: 15, right: true },
   { head: 'LAST ACTIVITY', get: (a, now) => ago(lastSign(a), now), keep: 50 },
 ];
 

@@ -23,14 +23,16 @@ export interface ToolCall {
 }
 
 export type Action =
-  /** Answer with text (stop reason "end of turn"). */
-  | { type: 'text'; text: string; delayMs?: number }
-  /** Answer with tool calls (optionally preceded by text), stop reason "tool use". */
-  | { type: 'tool'; calls: ToolCall[]; text?: string; delayMs?: number }
+  /** Answer with text (stop reason "end of turn"); `headers` are added to the HTTP answer (a provider's
+   * rate-limit headers on a request it allowed). */
+  | { type: 'text'; text: string; delayMs?: number; headers?: Record<string, string> }
+  /** Answer with tool calls (optionally preceded by text), stop reason "tool use"; `headers` as for text. */
+  | { type: 'tool'; calls: ToolCall[]; text?: string; delayMs?: number; headers?: Record<string, string> }
   /** HTTP error status with the API's JSON error body. `retryAfterMs` is sent as a `retry-after-ms`
    * header (default 0; null = no header). OpenCode has no setting for its retries of 5xx/429 (5 retries,
-   * 2 s doubling back-off, ~60 s) but honours this header, so by default its retries are immediate. */
-  | { type: 'error'; status: number; message?: string; retryAfterMs?: number | null; delayMs?: number }
+   * 2 s doubling back-off, ~60 s) but honours this header, so by default its retries are immediate.
+   * `headers` are added to the answer (a provider's limit signal: `retry-after`, rate-limit headers). */
+  | { type: 'error'; status: number; message?: string; retryAfterMs?: number | null; delayMs?: number; headers?: Record<string, string> }
   /** HTTP 200 and a stream that then fails (Responses: response.failed; Anthropic: an `error` event;
    * chat completions: an `error` chunk). */
   | { type: 'fail'; message: string; delayMs?: number }
@@ -339,6 +341,9 @@ export function startApi<Call>(options: FakeOptions, api: ApiAdapter<Call>): Pro
     req.action = action;
     if (!(await applyDelay(action, res, ctx))) return true;
     if (res.destroyed) return true;
+    // Set before the API writes its head, which adds them to its own.
+    if ((action.type === 'text' || action.type === 'tool' || action.type === 'error') && action.headers)
+      for (const [k, v] of Object.entries(action.headers)) res.setHeader(k, v);
     api.write(req, res, action, conv, call);
     return true;
   });

@@ -8,8 +8,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, type TestContext } from 'node:test';
 import { MARK_KEY, testBox, type Box } from '../support/box.js';
-import { stderrTail } from '../support/registry.js';
+import { pidsWithCmdline } from '../support/procs.js';
+import { recordOf, runDirPath, stderrTail } from '../support/registry.js';
 import { assertOk, type RunOpts, type RunOut, type Verb } from '../support/run.js';
+import { untilInRun } from '../support/wait.js';
 import { startAnthropic } from './anthropic.js';
 import { cliSetup, requireCli, type CliName } from './env.js';
 import { startOpenAIChat } from './openai-chat.js';
@@ -122,6 +124,15 @@ export async function startBig(b: Box, start: string[], prompt: string, t?: { di
   const a = await waitDone(b, 'big', t);
   assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(b.registry, 'big')}`);
   return a;
+}
+
+/** Starts run `long` of `cli` in the box's project on `TOOL:<tool>:sleep 300; echo <marker>` and waits until
+ * `what` (the tool's shell, the marker in its command line) runs; returns the run's record. */
+export async function startLongTool(b: CliBox, cli: CliName, marker: string, tool: string, what: string): Promise<any> {
+  const cmd = `sleep 300; echo ${marker}`;
+  assertOk(b.run('start-subagent', ['--name', 'long', '--cli', cli, '--cwd', b.project, '--prompt', `TOOL:${tool}:${cmd}`]), 'start');
+  await untilInRun(what, runDirPath(b.registry, 'long'), () => pidsWithCmdline(marker).length > 0);
+  return recordOf(b.registry, 'long');
 }
 
 /** Starts run `name` of `cli` in the box's project (`--cwd`) on `prompt`, `more` after it; start's line, asserted ok (`start <name>`). */

@@ -57,6 +57,8 @@ test('every fixture of the claude CLI is covered by this file', () => {
     'max-turns-2.1.331.ndjson',
     'partial-messages.ndjson',
     'plain-reply.ndjson',
+    'rate-limit-rejected.ndjson',
+    'rate-limit-warning.ndjson',
     'resume-1-first-with-session-id.ndjson',
     'resume-2-resume.ndjson',
     'sigint-bash.ndjson',
@@ -681,6 +683,8 @@ test('the adapter knows 2.1.197 and 2.1.331, the versions test/clis/pins.json pi
     'agent-slow.ndjson',
     'bash-sleep47.ndjson',
     'plain.ndjson',
+    'rate-limit-rejected.ndjson',
+    'rate-limit-warning.ndjson',
     'resume.ndjson',
     'sigint-bash.ndjson',
     'sigint-during-api.ndjson',
@@ -887,4 +891,28 @@ test("2.1.331 transcript: a background child's transcript on disk (new record ty
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+});
+
+test('rate-limit-rejected (2.1.197 and 2.1.331, a subscriber at a 5-hour limit): rate-limit, and when it resets from its rate_limit_event', () => {
+  for (const name of ['rate-limit-rejected.ndjson', '2.1.331/rate-limit-rejected.ndjson']) {
+    const p = parseFixture(name);
+    assert.deepEqual(p.verdict({ code: 1, signal: null }).reason, 'rate-limit', name);
+    assert.match(p.verdict({ code: 1, signal: null }).error ?? '', /hit your (session|5-hour) limit · resets/, name);
+    assert.equal(p.state.resetsAt, '2026-11-28T01:57:32.000Z', `${name}: rate_limit_info.resetsAt (epoch seconds)`);
+    assert.equal(p.state.limitWarning, null, name);
+  }
+  // Signed in with an API key Claude says no time (no rate_limit_event): none is made up.
+  assert.equal(parseFixture('api-error-429.ndjson').state.resetsAt, null);
+});
+
+test('rate-limit-warning (2.1.197 and 2.1.331, a limit near: allowed_warning): a warning with its window, use and reset; the run succeeds', () => {
+  for (const name of ['rate-limit-warning.ndjson', '2.1.331/rate-limit-warning.ndjson']) {
+    const p = parseFixture(name);
+    assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null }, name);
+    assert.deepEqual(p.state.limitWarning, { window: 'five_hour', utilization: 0.92, resetsAt: '2026-11-28T01:57:36.000Z' }, name);
+    assert.equal(p.state.resetsAt, null, name);
+  }
+  // A later event that says the limit is clear takes the warning back.
+  const clear = JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'allowed', resetsAt: 1795831056, rateLimitType: 'five_hour' } });
+  assert.equal(parseText(`${readFileSync(join(FIX, 'rate-limit-warning.ndjson'), 'utf8')}${clear}\n`).state.limitWarning, null);
 });

@@ -49,6 +49,8 @@ test('every codex fixture is covered by this file', () => {
     'sigterm-during-tool.jsonl',
     'spawn-subagent.jsonl',
     'usage-limit.jsonl',
+    'usage-limit-resets.jsonl',
+    'limit-warning.jsonl',
   ];
   assert.deepEqual(
     readdirSync(FIXTURES)
@@ -57,11 +59,13 @@ test('every codex fixture is covered by this file', () => {
     covered.sort(),
   );
   assert.deepEqual(readdirSync(join(FIXTURES, 'rollouts')).sort(), [
+    'limit-warning.rollout.jsonl',
     'plain-reply.rollout.jsonl',
     'resume-4-turns.rollout.jsonl',
     'sigint-during-tool.rollout.jsonl',
     'spawn-subagent.child.rollout.jsonl',
     'spawn-subagent.parent.rollout.jsonl',
+    'usage-limit.rollout.jsonl',
   ]);
 });
 
@@ -660,4 +664,39 @@ test("a child's status that names a property of Object ('constructor', 'toString
       status,
     );
   }
+});
+
+/** Runs `stream` (a fixture) with its thread's rollout in a temp store, read by the run's store reader after the exit, as the supervisor does; its run. */
+function withRollout(stream: string, rollout: string, thread: string): CodexRun {
+  let run: CodexRun | null = null;
+  withTempDir('codex-limits-', (home) => {
+    const day = join(home, 'sessions', '2026', '11', '28');
+    mkdirSync(day, { recursive: true });
+    const { p } = parse(stream);
+    const reader = p.storeUsage!({ sessionId: null, cwd: '/w', storeEnv: { CODEX_HOME: home } });
+    copyFileSync(join(FIXTURES, 'rollouts', rollout), join(day, `rollout-2026-11-28T01-57-27-${thread}.jsonl`));
+    reader.read(thread);
+    run = p;
+  });
+  return run!;
+}
+
+test("usage-limit-resets: a ChatGPT plan at its limit (429 usage_limit_reached, x-codex-* headers): rate-limit, and when it resets from the rollout's rate_limits (the stream has none)", () => {
+  const p = withRollout('usage-limit-resets.jsonl', 'usage-limit.rollout.jsonl', '01a21fdf-2680-7c93-85f8-5f943b8f12c4');
+  const v = p.verdict({ code: 1, signal: null });
+  assert.equal(v.reason, 'rate-limit');
+  assert.match(v.error ?? '', /hit your usage limit.*try again at/);
+  assert.equal(p.state.resetsAt, '2026-11-28T01:57:32.000Z', 'the used-up window (primary, 100 %) resets_at');
+  assert.equal(p.state.limitWarning, null);
+  // Without its rollout (a reader of the log alone) nothing is made up of the words' "try again at 1:57 AM".
+  assert.equal(parse('usage-limit-resets.jsonl').p.state.resetsAt, null);
+  assert.equal(parse('api-error-429.jsonl').p.state.resetsAt, null);
+});
+
+test('limit-warning: a window at 91 % (past the 75 % where Codex warns) is a warning; the run succeeds', () => {
+  const p = withRollout('limit-warning.jsonl', 'limit-warning.rollout.jsonl', '01a21fdf-25b0-7ac1-a241-799f282fdef4');
+  assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.state.limitWarning, { window: 'five_hour', utilization: 0.91, resetsAt: '2026-11-28T01:57:33.000Z' });
+  assert.equal(p.state.resetsAt, null);
+  assert.ok(p.state.usage, 'the usage records are read as before');
 });

@@ -39,7 +39,7 @@ const EXITS: Record<string, { code: number | null; signal: string | null }> = {
     'resume-1.jsonl',
     'resume-2.jsonl',
   ),
-  ...endedAs(exited(1), 'error-500.jsonl', 'error-401.jsonl', 'error-429.jsonl', 'prompt-budget.jsonl'),
+  ...endedAs(exited(1), 'error-500.jsonl', 'error-401.jsonl', 'error-429.jsonl', 'error-429-retry-after.jsonl', 'prompt-budget.jsonl'),
   ...endedAs(exited(null, 'SIGTERM'), 'sigterm-bash.jsonl', 'sigterm-bash-result.jsonl', 'sigterm-task.jsonl'),
 };
 
@@ -442,4 +442,12 @@ test("usageReader: a sub-agent's model calls count (the task-child-tool session:
     );
     assert.deepEqual(reader2.read(), plainUsage(300, 50, { cacheReadTokens: 600, cacheWriteTokens: 100, reasoningTokens: 20, totalTokens: 1050 }));
   });
+});
+
+test('error-429-retry-after: a 429 with Retry-After is rate-limit; Copilot says no reset time (none in its events), so none is recorded', () => {
+  const p = parse('error-429-retry-after.jsonl');
+  const v = verdictOf('error-429-retry-after.jsonl', p);
+  assert.equal(v.reason, 'rate-limit');
+  assert.match(v.error ?? '', /429 Rate limit reached for requests/);
+  assert.equal(p.state.resetsAt, null);
 });

@@ -37,6 +37,7 @@ const EXIT: Record<string, { code: number | null; signal: string | null }> = {
   'resume-unknown-id.ndjson': exited(42),
   'api-error-500.ndjson': exited(244),
   'api-error-429.ndjson': exited(173),
+  'quota-retry-after.ndjson': exited(173),
   'api-error-401.ndjson': exited(145),
   'stream-error.ndjson': exited(244),
   'max-turns.ndjson': exited(53),
@@ -751,4 +752,13 @@ test("storeUsage: each run of a resumed session reads only what its chats gain (
 
   // A session with no chat reads nothing, and never throws.
   assert.equal(gemini.open().storeUsage!({ ...q, sessionId: '00000000-0000-4000-8000-000000000000' }).read(), null);
+});
+
+test('quota-retry-after: a 429 with Google\'s RetryInfo (retryDelay 7s) is rate-limit, reset 7 s after the result (Gemini CLI\'s "Suggested retry after 7s.")', () => {
+  const { verdict, state } = outcome('quota-retry-after.ndjson');
+  assert.equal(verdict.reason, 'rate-limit');
+  assert.match(verdict.error ?? '', /Suggested retry after 7s/);
+  assert.equal(state.resetsAt, '2026-11-28T01:57:41.198Z');
+  // A 429 whose words give no wait: no reset time.
+  assert.equal(outcome('api-error-429.ndjson').state.resetsAt, null);
 });

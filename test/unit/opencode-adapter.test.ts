@@ -462,3 +462,11 @@ sleep 0.3
   assert.ok(existsSync(join(dir, 'data2', 'opencode', 'opencode.db')));
   assert.equal(readFileSync(calls, 'utf8'), 'db path\ndb path\n');
 });
+
+test("error-429-retry-after: the provider's Retry-After, which OpenCode passes on in the error's responseHeaders, from the event's time: when the limit resets", () => {
+  const { p } = parse('error-429-retry-after.jsonl');
+  assert.equal(p.verdict({ code: 1, signal: null }).reason, 'rate-limit');
+  assert.equal(p.state.resetsAt, '2026-11-28T01:57:50.012Z', 'retry-after: 1 (retry-after-ms: 0 asks no wait) after 1795831069012');
+  // retry-after-ms 0 and no retry-after: no reset time.
+  assert.equal(parse('error-429-retried.jsonl').p.state.resetsAt, null);
+});

@@ -71,6 +71,7 @@ test('every fixture of the qwen CLI is covered by this file', () => {
     'permission-denied.ndjson',
     'plain-reply.ndjson',
     'rate-limit-429.ndjson',
+    'rate-limit-retry-after.ndjson',
     'resume-1.ndjson',
     'resume-2.ndjson',
     'sigterm-agent-background.ndjson',
@@ -421,4 +422,13 @@ test("transcriptReader: Qwen's own additions to a user turn are not the child's 
       ['tool', 'read_file: /etc/hosts', 'incomplete', 'c1'],
     ],
   );
+});
+
+test('rate-limit-retry-after: a 429 with Retry-After (Qwen waits it out, 7 attempts) is rate-limit; Qwen says no reset time, so none is recorded', () => {
+  const p = parseFixture('rate-limit-retry-after.ndjson');
+  const v = p.verdict({ code: 1, signal: null });
+  assert.equal(v.reason, 'rate-limit');
+  assert.match(v.error ?? '', /API Error: 429 Rate limit reached for requests/);
+  assert.equal(p.state.resetsAt, null);
+  assert.equal(p.state.limitWarning, null);
 });

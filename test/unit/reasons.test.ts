@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiErrorReason } from '../../lib/base/api-error.js';
-import { REASONS, parseRecord } from '../../lib/registry/record.js';
+import { REASONS, parseRecord, resetsAtOf, serialiseRecord } from '../../lib/registry/record.js';
 import { cancelledEnd } from '../../lib/runs/reason.js';
 import { FIXTURES, ROOT } from '../support/paths.js';
+import { stateOf } from '../../lib/views/table.js';
 
 test('the reasons are one list: the code, the table of docs/contract.md and the schema', () => {
   const contract = readFileSync(join(ROOT, 'docs', 'contract.md'), 'utf8');
@@ -71,4 +72,45 @@ test('cancelledEnd: a caller’s cancel is cancelled; the supervisor’s at a ca
     error: 'stopped at --max-cost 1',
     reason: 'max-cost',
   });
+});
+
+test('resetsAt and limitWarning: read when there (and checked), absent in older records, written only when set', () => {
+  const done = readFileSync(join(FIXTURES, 'records', '13-done.json'), 'utf8');
+  const running = readFileSync(join(FIXTURES, 'records', '13-running.json'), 'utf8');
+  const parsed = parseRecord(done, 'record.json');
+  assert.equal(parsed.status === 'done' && parsed.resetsAt, null, 'a record written before the field: no reset time');
+  assert.equal(parsed.limitWarning, null, 'nor a warning');
+  assert.equal(serialiseRecord(parsed), done, 'and none is written');
+  const limited = { ...JSON.parse(done), outcome: 'failed', reason: 'rate-limit', resetsAt: '2026-11-28T05:00:00.000Z' };
+  const read = parseRecord(JSON.stringify(limited), 'record.json');
+  assert.equal(read.status === 'done' && read.resetsAt, '2026-11-28T05:00:00.000Z');
+  assert.equal(resetsAtOf(read), '2026-11-28T05:00:00.000Z');
+  const bad =
+    (over: Record<string, unknown>, base = done) =>
+    () =>
+      parseRecord(JSON.stringify({ ...JSON.parse(base), ...over }), 'record.json');
+  assert.throws(bad({ resetsAt: 'at dawn' }), /bad field: resetsAt/);
+  assert.throws(bad({ resetsAt: '2026-11-28T05:00:00.000Z' }, running), /a running run has the fields of an end/);
+  assert.throws(bad({ limitWarning: { window: 5, utilization: null, resetsAt: null } }), /bad field: limitWarning/);
+  const warned = parseRecord(
+    JSON.stringify({ ...JSON.parse(running), limitWarning: { window: 'five_hour', utilization: 0.92, resetsAt: null } }),
+    'record.json',
+  );
+  assert.deepEqual(warned.limitWarning, { window: 'five_hour', utilization: 0.92, resetsAt: null }, 'a running run shows its warning');
+  assert.equal(resetsAtOf(warned), null, 'a run not done has no reset time');
+});
+
+test("the table's STATUS cell: when a rate limit resets (where the CLI said), how near a warned running run's limit is", () => {
+  const now = Date.parse('2026-11-28T02:00:00.000Z');
+  const row = (over: Record<string, unknown>) =>
+    ({ status: 'done', outcome: 'failed', reason: 'rate-limit', resetsAt: null, limitWarning: null, stalled: false, ...over }) as never;
+  assert.equal(stateOf(row({ resetsAt: '2026-11-28T02:04:10.000Z' }), now), 'failed (rate-limit, resets in 4m)');
+  assert.equal(stateOf(row({ resetsAt: '2026-11-28T01:58:00.000Z' }), now), 'failed (rate-limit, reset 2m ago)');
+  assert.equal(stateOf(row({}), now), 'failed (rate-limit)', 'the CLI did not say');
+  assert.equal(stateOf(row({ resetsAt: '2026-11-28T02:04:10.000Z' }), now, true), 'failed', 'short: the outcome alone');
+  assert.equal(stateOf(row({ reason: 'auth' }), now), 'failed (auth)');
+  const running = { status: 'running', outcome: null, reason: null };
+  assert.equal(stateOf(row({ ...running, limitWarning: { window: 'five_hour', utilization: 0.92, resetsAt: null } }), now), 'running (limit 92%)');
+  assert.equal(stateOf(row({ ...running, limitWarning: { window: null, utilization: null, resetsAt: null } }), now), 'running (limit near)');
+  assert.equal(stateOf(row(running), now), 'running');
 });

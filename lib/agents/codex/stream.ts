@@ -1,12 +1,14 @@
 import type { ChildAgent, Usage } from '../../registry/record.js';
 import { nowIso } from '../../base/time.js';
-import { fields, num, parseObject, str } from '../../base/json.js';
+import { fields, num, parseObject, str, type JsonObject } from '../../base/json.js';
 import type { AgentRun, Exit, Message, RunOptions, SessionQuery, StoreUsage, StreamState, Verdict } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
 import { endChild, inferChildren, runningChild } from '../shared/children.js';
 import { emptyState, eventOf, runUsage } from '../shared/stream.js';
 import { ToolCalls } from '../shared/tools.js';
 import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
+import type { LimitsSeen } from './usage.js';
+import { isoOfEpochSeconds } from '../shared/limits.js';
 
 /**
  * Codex's `--json` stream (OpenAI Codex 0.169; docs/agents/codex.md): one JSON event per line,
@@ -80,6 +82,32 @@ export function errorText(message: string): string {
 }
 
 // ------------------------------------------------------------------------------------------------
+// Rate limits.
+/** Where Codex's own terminal UI starts warning of a window (its RATE_LIMIT_WARNING_THRESHOLDS begin at 75 %). */
+const WARNS_AT_PERCENT = 75;
+
+/** Codex's windows by their length, in the words Claude's stream uses for the same windows. */
+function windowName(minutes: unknown, slot: string): string {
+  return minutes === 300 ? 'five_hour' : minutes === 10080 ? 'seven_day' : slot;
+}
+
+/**
+ * A rate-limit snapshot of the rollout into the run's state: a window used up (100 %) is a limit reached,
+ * `resetsAt` the latest of such windows' `resets_at` (epoch seconds); else the fullest window past
+ * WARNS_AT_PERCENT is a warning. A later snapshot stands for the earlier ones.
+ */
+function rateLimitsInto(state: StreamState, limits: JsonObject): void {
+  const windows = (['primary', 'secondary'] as const)
+    .map((slot) => ({ slot, w: fields(limits[slot]) }))
+    .filter(({ w }) => typeof w.used_percent === 'number')
+    .map(({ slot, w }) => ({ window: windowName(w.window_minutes, slot), used: w.used_percent as number, resetsAt: isoOfEpochSeconds(w.resets_at) }));
+  const reached = windows.filter((w) => w.used >= 100).sort((a, b) => String(b.resetsAt).localeCompare(String(a.resetsAt)));
+  state.resetsAt = reached[0]?.resetsAt ?? null;
+  const near = reached.length > 0 ? undefined : windows.filter((w) => w.used >= WARNS_AT_PERCENT).sort((a, b) => b.used - a.used)[0];
+  state.limitWarning = near ? { window: near.window, utilization: near.used / 100, resetsAt: near.resetsAt } : null;
+}
+
+// ------------------------------------------------------------------------------------------------
 // The run.
 
 /**
@@ -95,12 +123,14 @@ export class CodexRun implements AgentRun {
   private readonly onMessage: ((m: Message) => void) | undefined;
   private readonly threadUsageBefore: Usage | null | undefined;
 
-  constructor(
-    run: RunOptions = {},
-    readonly storeUsage?: (q: SessionQuery) => StoreUsage,
-  ) {
+  readonly storeUsage?: (q: SessionQuery) => StoreUsage;
+
+  /** `reader`: the rollout's usage reader (usage.ts), which also hands this run the rate-limit snapshots it reads. */
+  constructor(run: RunOptions = {}, reader?: (q: SessionQuery, limitsSeen: LimitsSeen) => StoreUsage) {
     this.onMessage = run.onMessage;
     this.threadUsageBefore = run.threadUsageBefore;
+    // Codex's rate limits are in its rollout only (its --json stream has none): read with the usage.
+    if (reader) this.storeUsage = (q) => reader(q, (limits) => rateLimitsInto(this.state, limits));
   }
 
   line(text: string): void {

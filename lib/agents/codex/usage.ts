@@ -1,5 +1,5 @@
 import { fileSize, LineFollower } from '../../base/lines.js';
-import { fields, num, parseObject, str } from '../../base/json.js';
+import { fields, isObject, num, parseObject, str, type JsonObject } from '../../base/json.js';
 import type { Usage } from '../../registry/record.js';
 import type { SessionQuery, StoreUsage } from '../types.js';
 import { codexHome, findRollout } from './store.js';
@@ -17,8 +17,13 @@ import { usageFromCodex } from './stream.js';
  * stream shows none (its `turn.started` is the whole run).
  */
 
-/** The mark of the one line read: every other line (some are tens of KB) is passed by without parsing it. */
+/** The marks of the lines read: every other line (some are tens of KB) is passed by without parsing it. */
 const USAGE_RECORD = '"token_usage_record"';
+/** A `token_count` event's rate-limit windows (`primary`/`secondary`, each `used_percent`, `window_minutes`, `resets_at`), from the provider's headers. */
+const RATE_LIMITS = '"rate_limits":{';
+
+/** Receives each rate-limit snapshot the rollout gains (a `token_count` event's `rate_limits`). */
+export type LimitsSeen = (limits: JsonObject) => void;
 
 /** The sums of the records read so far, in Codex's words. */
 interface Totals {
@@ -36,12 +41,17 @@ interface Reading {
 }
 
 /** The reader of the records appended to `file` from `offset` on, of thread `threadId`. */
-function recordsReader(file: string, threadId: string, offset: number): () => Reading {
+function recordsReader(file: string, threadId: string, offset: number, limitsSeen?: LimitsSeen): () => Reading {
   let totals: Totals | null = null;
   let turns = 0;
   const follower = new LineFollower(
     file,
     (line) => {
+      if (limitsSeen && line.includes(RATE_LIMITS)) {
+        const p = fields(parseObject(line)?.payload);
+        if (p.type === 'token_count' && isObject(p.rate_limits)) limitsSeen(p.rate_limits);
+        return;
+      }
       if (!line.includes(USAGE_RECORD)) return;
       const rec = parseObject(line);
       const p = fields(rec?.payload);
@@ -66,9 +76,9 @@ function recordsReader(file: string, threadId: string, offset: number): () => Re
 /**
  * The reader of a run's usage in its thread's rollout (`AgentAdapter.storeUsage`), made before the run
  * starts. A resume's rollout is found now, and read from its present end; a new thread's is looked for
- * once the stream named the thread, and read whole.
+ * once the stream named the thread, and read whole. `limitsSeen` is given the run's rate-limit snapshots.
  */
-export function storeUsage(q: SessionQuery): StoreUsage {
+export function storeUsage(q: SessionQuery, limitsSeen?: LimitsSeen): StoreUsage {
   const home = codexHome(q.storeEnv);
   let read: (() => Reading) | null = null;
   let turns = 0;
@@ -77,7 +87,7 @@ export function storeUsage(q: SessionQuery): StoreUsage {
     const file = findRollout(home, q.sessionId);
     // A resume whose rollout is not found now (elsewhere, archived) is read from where it is found later:
     // never counting the earlier runs is what matters.
-    if (file) read = recordsReader(file, q.sessionId, fileSize(file));
+    if (file) read = recordsReader(file, q.sessionId, fileSize(file), limitsSeen);
     else resumed = q.sessionId;
   }
   return {
@@ -86,7 +96,7 @@ export function storeUsage(q: SessionQuery): StoreUsage {
         const thread = resumed ?? sessionId;
         const file = thread ? findRollout(home, thread) : null;
         if (!thread || !file) return null;
-        read = recordsReader(file, thread, resumed ? fileSize(file) : 0);
+        read = recordsReader(file, thread, resumed ? fileSize(file) : 0, limitsSeen);
       }
       const now = read();
       turns = now.turns;

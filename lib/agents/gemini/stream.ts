@@ -4,6 +4,7 @@ import { fields, isObject, num, str } from '../../base/json.js';
 import type { AgentRun, Exit, Message, RunOptions, SessionQuery, StoreUsage, StreamState, Verdict, VerdictReason } from '../types.js';
 import { endChild, inferChildren, runningChild } from '../shared/children.js';
 import { emptyState, eventOf } from '../shared/stream.js';
+import { isoAfter, retryInSeconds } from '../shared/limits.js';
 import { denialsError, ToolCalls, toolHeadline } from '../shared/tools.js';
 import type { ChildSettler } from './children.js';
 import { errorText } from './errors.js';
@@ -210,6 +211,8 @@ export class GeminiRun implements AgentRun {
       const err = said ? errorText(said) : null;
       state.apiStatus = err?.status ?? state.apiStatus;
       state.fatalError ??= err?.text ?? state.lastError ?? 'gemini reported an error (result status "error")';
+      // A quota error's wait (Google's RetryInfo, which Gemini CLI passes on in its words), from the result's time.
+      if (said) state.resetsAt = isoAfter(ev.timestamp ?? Date.now(), retryInSeconds(said));
     }
     inferChildren(state, state.result === 'success' ? 'done' : 'failed');
   }

@@ -4,6 +4,7 @@ import { fields, num, shortLine, str } from '../../base/json.js';
 import type { AgentRun, Exit, Message, RunOptions, StreamState, Verdict, VerdictReason } from '../types.js';
 import { apiErrorReason } from '../../base/api-error.js';
 import { upsertChild } from '../shared/children.js';
+import { isoAfter, retryAfterSeconds } from '../shared/limits.js';
 import { emptyState, eventOf } from '../shared/stream.js';
 import { taskChildId, taskResult, toolPart, type ToolPart } from './parts.js';
 
@@ -71,7 +72,7 @@ export class OpencodeRun implements AgentRun {
         this.addUsage(part);
         break;
       case 'error':
-        this.error(fields(ev.error));
+        this.error(fields(ev.error), ev.timestamp);
         break;
       default:
         // reasoning (with --thinking) and future event types: not part of the transcript.
@@ -110,8 +111,12 @@ export class OpencodeRun implements AgentRun {
     }
   }
 
-  private error(err: Record<string, unknown>): void {
+  /** An error event; `at` its time (epoch ms), from which a `Retry-After` it carries counts. */
+  private error(err: Record<string, unknown>, at: unknown): void {
     const data = fields(err.data);
+    // The provider's answer's headers ride along: the wait it asked for is when its limit resets.
+    const time = typeof at === 'number' ? at : Date.now();
+    this.state.resetsAt = isoAfter(time, retryAfterSeconds(fields(data.responseHeaders), time));
     const name = str(err.name) ?? 'Error';
     const message = str(data.message) ?? str(err.message) ?? JSON.stringify(err).slice(0, 300);
     const status = typeof data.statusCode === 'number' ? ` (HTTP ${data.statusCode})` : '';

@@ -5,6 +5,7 @@ import { isoOf, nowIso } from '../../base/time.js';
 import { capCounted, fields, obj, str, type JsonObject } from '../../base/json.js';
 import { upsertChild } from './children.js';
 import { childAnswerText } from './handback.js';
+import { claudeRateLimit } from './limits.js';
 import { emptyState, eventOf, runUsage } from './stream.js';
 import { UsageTally } from './stream-json-usage.js';
 import { denialsError, OUTPUT_MAX, ToolCalls, toolHeadline, toolInputSummary, VERDICT_ERROR_MAX } from './tools.js';
@@ -236,8 +237,11 @@ export class StreamJsonRun implements AgentRun {
       case 'result':
         this.result(o);
         break;
+      case 'rate_limit_event':
+        claudeRateLimit(this.state, o);
+        break;
       default:
-        // stream_event (--include-partial-messages), queue-operation, attachment, summary, rate limits…
+        // stream_event (--include-partial-messages), queue-operation, attachment, summary…
         break;
     }
   }

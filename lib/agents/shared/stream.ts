@@ -14,6 +14,8 @@ export function emptyState(): StreamState {
     lastAssistantText: null,
     skippedLines: 0,
     lastActivityAt: null,
+    resetsAt: null,
+    limitWarning: null,
   };
 }
 
