@@ -35,3 +35,17 @@ export function resumesByIdOnly(args: string[], withoutId: () => unknown): void 
   assert.ok(!args.includes('--continue') && !args.includes('-c') && !args.includes('--session-id'));
   assert.throws(withoutId, /session id/);
 }
+
+/** The answers of a replayed run (those of child `childId`, else the run's own), in order. */
+export const assistantTexts = (p: { messages: Message[] }, childId?: string) =>
+  p.messages.filter((m) => m.role === 'assistant' && m.childId === childId).map((m) => m.text);
+
+/** The tool calls of a replayed run, as messages. */
+export const tools = (p: { messages: Message[] }) => p.messages.filter((m) => m.role === 'tool');
+
+/** A replayed run in session `sessionId` whose one answer is `text`. */
+export function answered(p: { state: StreamState; messages: Message[] }, sessionId: string, text: string): void {
+  assert.equal(p.state.sessionId, sessionId);
+  assert.equal(p.state.lastAssistantText, text);
+  assert.deepEqual(assistantTexts(p), [text]);
+}

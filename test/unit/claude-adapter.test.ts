@@ -10,7 +10,7 @@ import { toolHeadline, OUTPUT_MAX } from '../../lib/agents/shared/tools.js';
 import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
-import { childRows, everyFixtureCovered, failed, resumesByIdOnly } from '../support/replay.js';
+import { answered, assistantTexts, childRows, everyFixtureCovered, failed, resumesByIdOnly, tools } from '../support/replay.js';
 import { usage } from '../support/usage.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'claude');
@@ -35,9 +35,6 @@ function parseText(text: string, end = true): Parsed {
 function parseFixture(name: string): Parsed {
   return parseText(readFileSync(join(FIX, name), 'utf8'));
 }
-
-const assistantTexts = (p: Parsed, childId?: string) => p.messages.filter((m) => m.role === 'assistant' && m.childId === childId).map((m) => m.text);
-const tools = (p: Parsed) => p.messages.filter((m) => m.role === 'tool');
 
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
   return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
@@ -129,9 +126,7 @@ test('launch: resume passes the explicit id with --resume (never --continue, nev
 
 test('plain-reply: session id, answer, usage and cost from the result line', () => {
   const p = parseFixture('plain-reply.ndjson');
-  assert.equal(p.state.sessionId, 'a7514beb-cb2a-48ba-82cf-5285e30f9b8e');
-  assert.equal(p.state.lastAssistantText, 'hello world');
-  assert.deepEqual(assistantTexts(p), ['hello world']);
+  answered(p, 'a7514beb-cb2a-48ba-82cf-5285e30f9b8e', 'hello world');
   assert.equal(p.state.toolUses, 0);
   assert.deepEqual(p.state.usage, usage(18989, 10, { costUsd: 0.095195 }));
   assert.equal(p.state.skippedLines, 0);

@@ -11,7 +11,7 @@ import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib
 import type { Usage } from '../../lib/registry/record.js';
 import { cancelledChildren, NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
-import { childRows, everyFixtureCovered, failed, resumesByIdOnly } from '../support/replay.js';
+import { answered, childRows, everyFixtureCovered, exited, failed, resumesByIdOnly, tools } from '../support/replay.js';
 
 // Replays Qwen Code 0.24.4's captured streams (test/fixtures/agents/qwen/, rows in its README) through
 // the adapter, with the exit status each real run had.
@@ -37,10 +37,6 @@ function parseText(text: string, threadUsageBefore: Usage | null = null): Parsed
 function parseFixture(name: string, threadUsageBefore: Usage | null = null): Parsed {
   return parseText(readFileSync(join(FIX, name), 'utf8'), threadUsageBefore);
 }
-
-const assistantTexts = (p: Parsed, childId?: string) => p.messages.filter((m) => m.role === 'assistant' && m.childId === childId).map((m) => m.text);
-const tools = (p: Parsed) => p.messages.filter((m) => m.role === 'tool');
-const exit = (code: number | null, signal: string | null = null) => ({ code, signal });
 
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
   return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
@@ -106,14 +102,12 @@ test('launch: a resume passes the explicit id with --resume (never --continue, n
 
 test('plain-reply: session id, answer, usage without cost; stream_event lines are passed over', () => {
   const p = parseFixture('plain-reply.ndjson');
-  assert.equal(p.state.sessionId, '0a1a0000-0000-4000-8000-000000000001');
-  assert.equal(p.state.lastAssistantText, 'hello world');
-  assert.deepEqual(assistantTexts(p), ['hello world']);
+  answered(p, '0a1a0000-0000-4000-8000-000000000001', 'hello world');
   assert.deepEqual(p.state.usage, usage(15737, 3));
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
   assert.deepEqual(p.state.children, []);
-  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exited(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('streaming: the session id is known from the first line; usage is an estimate until the result', () => {
@@ -134,7 +128,7 @@ test('bash-tool: run_shell_command is a tool call summarised by its command, wit
   assert.equal(t!.text, 'run_shell_command: echo hi-there');
   assert.deepEqual(t!.tool, { name: 'run_shell_command', input: 'echo hi-there', output: 'hi-there', status: 'completed' });
   assert.equal(p.state.lastAssistantText, 'done: hi-there');
-  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exited(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("resume-1 / resume-2: the same session; a result's usage counts the whole session, so run 2's is its total minus run 1's", () => {
@@ -179,7 +173,7 @@ test('agent-background: task_started (fields under data) makes the child; its pr
   assert.equal(p.state.lastAssistantText, 'done: done: childtool', "the parent's turn after the child reported");
   assert.equal(p.state.toolUses, 1, "the child's own tool calls are not in the stream");
   assert.deepEqual(p.state.usage, usage(78344, 90), "the child's requests included");
-  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exited(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("agent-foreground: no task_started; the child's lines carry its id from the first; the call's result is its answer", () => {
@@ -204,7 +198,7 @@ test('agent-failed: a background child whose request failed is failed (task_noti
     p.state.children.map((c) => [c.id, c.status, c.statusSource]),
     [['general-purpose-call_fake_6845_23', 'failed', 'stream']],
   );
-  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exited(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('sigterm-agent-background: a child the cancel killed is reported by Qwen itself (task_notification cancelled); no result line → failed', () => {
@@ -213,7 +207,7 @@ test('sigterm-agent-background: a child the cancel killed is reported by Qwen it
     p.state.children.map((c) => [c.status, c.statusSource]),
     [['cancelled', 'stream']],
   );
-  const v = p.verdict(exit(null, 'SIGTERM'));
+  const v = p.verdict(exited(null, 'SIGTERM'));
   assert.equal(v.outcome, 'failed');
   assert.match(v.error!, /qwen was killed by SIGTERM before reporting a result/);
 });
@@ -240,7 +234,7 @@ test("api errors (500 after its 7 attempts, 401, 429): result/error_during_execu
   ] as const) {
     const p = parseFixture(file);
     assert.ok(p.state.fatalError?.startsWith(`error_during_execution: ${want}`), `${file}: ${p.state.fatalError}`);
-    const v = p.verdict(exit(1));
+    const v = p.verdict(exited(1));
     assert.equal(v.outcome, 'failed');
     assert.equal(v.reason, reason, `${file}: an API error in Qwen's error_during_execution, by its words`);
     assert.equal(v.error, p.state.fatalError);
@@ -250,7 +244,7 @@ test("api errors (500 after its 7 attempts, 401, 429): result/error_during_execu
 test('auth-missing: a result line only (no init), with the session id and the reason', () => {
   const p = parseFixture('auth-missing.ndjson');
   assert.equal(p.state.sessionId, '0c3c0000-0000-4000-8000-000000000003');
-  const v = p.verdict(exit(1));
+  const v = p.verdict(exited(1));
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'auth');
   assert.match(v.error!, /Missing API key for OpenAI-compatible auth/);
@@ -261,7 +255,7 @@ test('permission-denied: the refused tool is an error tool result listed in perm
   const [t] = tools(p);
   assert.equal(t!.tool!.status, 'error');
   assert.match(t!.tool!.output!, /requires permission to use "run_shell_command"/);
-  const v = p.verdict(exit(0));
+  const v = p.verdict(exited(0));
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'permission-denied');
   assert.match(v.error!, /^qwen was refused permission for 1 tool call: run_shell_command: touch created-by-tool/);
@@ -270,7 +264,7 @@ test('permission-denied: the refused tool is an error tool result listed in perm
 test('max-turns: exit 53 and no result line (the reason is on stderr) → failed', () => {
   const p = parseFixture('max-turns.ndjson');
   assert.equal(tools(p).length, 1);
-  assert.deepEqual(p.verdict(exit(53)), failed('qwen exited with status 53 before reporting a result', 'max-turns'));
+  assert.deepEqual(p.verdict(exited(53)), failed('qwen exited with status 53 before reporting a result', 'max-turns'));
   assert.deepEqual(qwen.caps, { cost: null, tokens: 'stream', turns: 'stream' });
 });
 
@@ -292,7 +286,7 @@ test('sigterm-tool: the cancelled tool call is in the transcript; killed by SIGT
   const [t] = tools(p);
   assert.equal(t!.tool!.status, 'error');
   assert.match(t!.tool!.output!, /^\[Operation Cancelled\]/);
-  assert.equal(p.verdict(exit(null, 'SIGTERM')).outcome, 'failed');
+  assert.equal(p.verdict(exited(null, 'SIGTERM')).outcome, 'failed');
 });
 
 test('noise and a torn last line are skipped and counted, never fatal', () => {
@@ -301,7 +295,7 @@ test('noise and a torn last line are skipped and counted, never fatal', () => {
   const p = parseText(['Ripgrep not available: …', lines[0], '', ...lines.slice(1, -1), torn].join('\n'));
   assert.equal(p.state.skippedLines, 2);
   assert.equal(p.state.lastAssistantText, 'done: hi-there');
-  assert.equal(p.verdict(exit(0)).outcome, 'failed', 'no result line: exit 0 is not enough');
+  assert.equal(p.verdict(exited(0)).outcome, 'failed', 'no result line: exit 0 is not enough');
 });
 
 test("qwenAgentId: Qwen's task id is <subagent_type>-<tool_use_id>; none without a type", () => {
