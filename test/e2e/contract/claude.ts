@@ -19,7 +19,7 @@ export const server = fileServer(startAnthropic);
 export const claudeBox = (version: string) => boxed('claude', server, { version, cwd: false, env: { SUBAGENT_CANCEL_GRACE_MS: '3000' } });
 
 /** The input tokens the fake reported (message_start usage) for the model requests of a session, from request index `from` to `to`. */
-export function inputTokensSent(s: FakeServer, sessionId: string, from: number, to: number): number {
+function inputTokensSent(s: FakeServer, sessionId: string, from: number, to: number): number {
   return s
     .modelRequests()
     .filter((r) => r.index >= from && r.index < to && r.headers['x-claude-code-session-id'] === sessionId && r.action?.type !== 'error')

@@ -28,7 +28,7 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-
  * The usage a run must record for `requests` (there must be `count`): the token counts the fake reported
  * for them, summed, in our shape (no cache: the fake reports none; no cost: BYOK has none).
  */
-export function usageReported(requests: FakeRequest[], count: number) {
+function usageReported(requests: FakeRequest[], count: number) {
   assert.equal(requests.length, count, `the run's model requests: ${requests.map((r) => r.conversation?.lastUserText).join(' | ')}`);
   const input = requests.reduce((n, r) => n + r.reportedUsage!.promptTokens, 0);
   const output = requests.reduce((n, r) => n + r.reportedUsage!.completionTokens, 0);

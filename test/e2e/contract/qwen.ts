@@ -16,9 +16,9 @@ import { until } from '../../support/wait.js';
 import { bigPromptBlock, boxed, resumeLost, type Row } from './row.js';
 
 /** A prompt holding this gets an HTTP 429 that asks for a 1 ms wait (Qwen's own retries then take no time). */
-export const RATE_LIMITED = 'RATELIMITED-BY-THE-FAKE';
+const RATE_LIMITED = 'RATELIMITED-BY-THE-FAKE';
 
-export const server = fileServer(() =>
+const server = fileServer(() =>
   startOpenAIChat({
     handler: (req) =>
       (req.conversation?.lastUserText ?? '').includes(RATE_LIMITED) ? { type: 'error', status: 429, message: 'slow down', retryAfterMs: 1 } : undefined,
