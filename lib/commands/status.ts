@@ -34,6 +34,8 @@ export interface StatusOptions extends Context {
   junit?: string | undefined;
   /** Fire the end hooks of every selected run found `unknown` (its supervisor died), once, in a trusted registry (docs/hooks.md). */
   announce?: boolean | undefined;
+  /** Ends a wait early, as its timeout would (E_WAIT_TIMEOUT): the MCP server's cancelled calls. */
+  signal?: AbortSignal | undefined;
 }
 
 /** A run that changed while `wait` waited. */
@@ -167,6 +169,7 @@ async function waitOn(place: Place, o: StatusOptions, asked: string[], take: () 
     ],
     relevant: (file) => file === null || !/^(events\.log|stderr\.log|supervisor\.log|prompt)$|\.lock|\.tmp-|^\.new-/.test(file),
     timeoutMs,
+    signal: o.signal,
     checkpoint: 'wait-after-read',
     check: () => {
       latest = take();

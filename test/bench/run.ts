@@ -8,7 +8,7 @@
  * Environment:
  *   BENCH_QUICK=1              fewer repetitions, to try the bench itself out (the figures are rough)
  *   BENCH_ONLY="floor,row 2"   run only the sections whose titles start with one of these; the page is not
- *                              written (titles: floor, row 1 … row 8, fast paths, node <version>, profile)
+ *                              written (titles: floor, row 1 … row 9, fast paths, node <version>, profile)
  *   SUBAGENT_BENCH_NODES       other Nodes to measure beside the main one, colon-separated, each a `node`
  *                              binary or the directory that holds it, e.g.
  *                              SUBAGENT_BENCH_NODES=/opt/node22/bin/node:/opt/node26/bin/node
@@ -35,7 +35,7 @@
  *   fanout.ts       row 4, 200 concurrent starts     memory.ts     row 5, supervisor memory
  *   big-log.ts      row 6, result / search, 50 MB    slurm.ts      row 7, runs on Slurm
  *   sampling.ts     row 8, memory sampling's CPU     fast-paths.ts   the fast paths' A/B
- *   where-time-goes.ts  the CPU profiles
+ *   mcp.ts          row 9, status through subagent-mcp   where-time-goes.ts  the CPU profiles
  *
  * What they share: setup.ts (options, temp area, clean-up, tools), nodes.ts (the Nodes, the fast paths'
  * environments), results.ts (what the rows report), timing.ts (hyperfine), runs.ts (runs, gates,
@@ -45,6 +45,7 @@ import { fastPathsAB } from './fast-paths.js';
 import { bigLogRow } from './big-log.js';
 import { fanoutRow } from './fanout.js';
 import { floorRow } from './floor.js';
+import { mcpRow } from './mcp.js';
 import { memoryRow } from './memory.js';
 import { MAIN, OTHERS } from './nodes.js';
 import { details, methods, rows, section } from './results.js';
@@ -76,6 +77,7 @@ await section('row 7: runs on Slurm', async () => {
   details.push(r.details);
 });
 await section('row 8: memory sampling', samplingRow);
+await section('row 9: status through subagent-mcp', mcpRow);
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the
