@@ -1,41 +1,22 @@
-// End to end through the real executables (bin/*) and the REAL pinned codex (test/.clis) against the
+// Codex's own end-to-end tests, beside its row of the contract suite (test/e2e/contract/codex.ts, run by
+// test/e2e/contract-*.test.ts): through the real executables (bin/*) and the REAL pinned codex (test/.clis) against the
 // fake Responses API server (test/fakes/openai-responses.ts). Each test has its own fake, registry,
 // HOME and CODEX_HOME. Skipped when the codex binary is not installed (bash test/clis/install.sh), except
 // under CI, where that fails.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { until, untilInRun } from '../support/wait.js';
-import { pidsWithCmdline, pidsWithEnv } from '../support/procs.js';
 import { stderrTail } from '../support/registry.js';
-import { fakeWorld, type World, grownText } from '../fakes/world.js';
+import { fakeWorld, type World } from '../fakes/world.js';
 import { readRecord, runDir } from '../../lib/registry/store.js';
 import { codex } from '../../lib/agents/codex/index.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-function tag(): string {
-  return randomBytes(4).toString('hex');
-}
+import { inputMessages, tag, UUID } from './contract/codex.js';
 
 /** start → status --wait-terminal; returns the terminal record. */
 async function startAndWait(w: World, name: string, prompt: string, extra: string[] = []): Promise<any> {
   assert.equal((await w.start(name, prompt, extra)).cli, 'codex');
   return w.wait(name);
-}
-
-/** Text of every message item of a Responses request body, with its role. */
-function inputMessages(body: unknown): Array<{ role: string; text: string }> {
-  const input = (body as { input?: unknown[] })?.input ?? [];
-  const out: Array<{ role: string; text: string }> = [];
-  for (const it of input as Array<Record<string, unknown>>) {
-    if (it.type !== 'message' && it.type !== undefined) continue;
-    const content = Array.isArray(it.content) ? (it.content as Array<{ text?: string }>) : [];
-    out.push({ role: String(it.role), text: content.map((c) => c.text ?? '').join('') });
-  }
-  return out;
 }
 
 test('codex: start → wait → result; resume continues the same thread; search finds both runs', async (t) => {
@@ -183,145 +164,4 @@ test('codex: a shell tool call is in the transcript as role tool', async (t) => 
   // The tool's output is searchable too.
   const out = await w.run('search', ['--name', 'tool', '--pattern', `\\ntool-out-${a}$`, '--role', 'tool']);
   assert.equal(out.json.matches.length, 1, out.stdout);
-});
-
-test('codex: HTTP 500, HTTP 400 and a failed stream give outcome failed with the error', async (t) => {
-  const w = await fakeWorld(t, 'codex');
-  if (!w) return;
-  const a = tag();
-  const cases: Array<[string, string, RegExp]> = [
-    ['e500', 'ERROR:500', /high demand/],
-    ['e400', `ERROR:400:bad request ${a}`, new RegExp(`bad request ${a} \\(invalid_request_error\\)`)],
-    ['efail', `FAIL:model exploded ${a}`, new RegExp(`model exploded ${a}`)],
-  ];
-  for (const [name, prompt] of cases) {
-    const s = await w.run('start-subagent', ['--name', name, '--cli', 'codex', '--prompt', prompt]);
-    assert.equal(s.code, 0, s.stdout);
-  }
-  for (const [name, , error] of cases) {
-    const r = await w.wait(name);
-    assert.equal(r.outcome, 'failed', `${name}: ${JSON.stringify(r)}`);
-    assert.equal(r.exitCode, 1, name);
-    assert.match(r.error, error, name);
-    assert.match(r.sessionId, UUID, `${name}: the thread opened before the failure`);
-  }
-});
-
-/** Pids of live processes whose command line contains `needle`. */
-test('codex: cancel during a long tool command leaves no process of the run', async (t) => {
-  // codex hands a command that is still running back to the model after yield_time_ms (10 s); the
-  // fake would then answer and the run end on its own before a slow machine gets to the cancel. So
-  // the model never answers a request that carries a tool output: the run stays in its tool.
-  const w = await fakeWorld(t, 'codex', { handler: (req) => ((req.conversation?.toolOutputs.length ?? 0) > 0 ? { type: 'hang' } : undefined) });
-  if (!w) return;
-  const marker = `cx-cancel-${tag()}`;
-  const s = await w.run('start-subagent', ['--name', 'long', '--cli', 'codex', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]);
-  assert.equal(s.code, 0, s.stdout);
-  // The tool's shell is running (its command line carries the marker).
-  await untilInRun('the sleep tool to run', runDir(w.box.registry, 'long', 1), () => pidsWithCmdline(marker).length > 0);
-  assert.equal((await w.run('status', ['--name', 'long'])).json.agents[0].status, 'running');
-  const runMarker = `SUBAGENT_RUN_ID=${readRecord(runDir(w.box.registry, 'long', 1)).runId}`;
-  const before = pidsWithEnv(runMarker);
-  assert.ok(before.length >= 3, `codex launcher, codex, the tool shell (got ${before.length})`);
-
-  const started = Date.now();
-  const c = await w.run('cancel', ['--name', 'long']);
-  const took = Date.now() - started;
-  assert.equal(c.code, 0, c.stdout);
-  assert.equal(c.json.signalSent, 'INT');
-  assert.deepEqual(c.json.survivors, []);
-  t.diagnostic(`cancel took ${took} ms, signalled ${c.json.processesSignalled} processes`);
-
-  const done = await w.wait('long');
-  assert.equal(done.outcome, 'cancelled');
-  await until('no process of the run', () => pidsWithEnv(runMarker).length === 0 && pidsWithCmdline(marker).length === 0);
-});
-
-test('codex: status shows the thread id while the run is still running', async (t) => {
-  // As in the cancel test: the model never answers once the tool has output, so the run stays busy.
-  const w = await fakeWorld(t, 'codex', { handler: (req) => ((req.conversation?.toolOutputs.length ?? 0) > 0 ? { type: 'hang' } : undefined) });
-  if (!w) return;
-  const marker = `cx-busy-${tag()}`;
-  const s = await w.run('start-subagent', ['--name', 'busy', '--cli', 'codex', '--prompt', `TOOL:Bash:sleep 300; echo ${marker}`]);
-  assert.equal(s.code, 0, s.stdout);
-  assert.equal(s.json.sessionId, null, 'codex chooses the thread id');
-  const dir = runDir(w.box.registry, 'busy', 1);
-  // In its tool (so the cancel below does not race codex spawning it).
-  await untilInRun('the sleep tool to run', dir, () => pidsWithCmdline(marker).length > 0);
-  // Polled on the record (status is spawned, and a spawnSync would starve the fake in this process);
-  // then status itself must show it.
-  await untilInRun('the record to hold the thread id', dir, () => readRecord(dir).sessionId);
-  const running = (await w.run('status', ['--name', 'busy'])).json.agents[0];
-  assert.equal(running.status, 'running', JSON.stringify(running));
-  const thread = readFileSync(join(dir, 'events.log'), 'utf8').match(/"thread_id":"([^"]+)"/)?.[1];
-  assert.match(thread ?? '', UUID);
-  assert.equal(running.sessionId, thread, "the thread id of codex's thread.started");
-
-  const c = await w.run('cancel', ['--name', 'busy']);
-  assert.equal(c.code, 0, c.stdout);
-  const done = await w.wait('busy');
-  assert.equal(done.outcome, 'cancelled');
-  assert.equal(done.sessionId, thread);
-  const runMarker = `SUBAGENT_RUN_ID=${readRecord(dir).runId}`;
-  await until('no process of the run', () => pidsWithEnv(runMarker).length === 0 && pidsWithCmdline(marker).length === 0);
-});
-
-test('codex: a sub-agent shows in children and result --child returns its answer', async (t) => {
-  const w = await fakeWorld(t, 'codex');
-  if (!w) return;
-  const a = tag();
-  const done = await startAndWait(w, 'boss', `TASK:helper:REPLY:child-answer-${a}`);
-  assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrTail(w.box.registry, 'boss'));
-  assert.equal(done.children.length, 1, JSON.stringify(done.children));
-  const child = done.children[0];
-  assert.match(child.id, UUID);
-  assert.notEqual(child.id, done.sessionId);
-  assert.equal(child.cli, 'codex');
-  assert.equal(child.status, 'done');
-  assert.equal(child.statusSource, 'stream');
-  assert.equal(child.description, `REPLY:child-answer-${a}`);
-  assert.equal((await w.run('result', ['--name', 'boss'])).stdout, `done: child-answer-${a}\n`);
-
-  const r = await w.run('result', ['--name', 'boss', '--child', child.id, '--json']);
-  assert.equal(r.code, 0, r.stdout);
-  assert.equal(r.json.lastAssistantText, `child-answer-${a}`);
-  assert.equal(r.json.source, 'transcript', "read from the child's own rollout in CODEX_HOME");
-  const s = await w.run('search', ['--name', 'boss', '--child', child.id, '--pattern', `child-answer-${a}`]);
-  assert.equal(s.code, 0, s.stdout);
-  assert.deepEqual(
-    s.json.matches.map((m: any) => m.role),
-    ['user', 'assistant'],
-  );
-  // A thread that is in the store but is not a child of this run (the run's own), and a made-up id.
-  for (const foreign of [done.sessionId, '01a2007a-0000-7000-8000-000000000000']) {
-    for (const args of [
-      ['result', '--json'],
-      ['search', '--pattern', '.'],
-    ] as const) {
-      const e = await w.run(args[0], ['--name', 'boss', '--child', foreign, ...args.slice(1)]);
-      assert.equal(e.code, 1, e.stdout);
-      assert.equal(e.json?.code, 'E_CHILD_NOT_FOUND', e.stdout);
-      assert.deepEqual(e.json.details.children, [child.id]);
-    }
-  }
-});
-
-test('codex: a 300 KB prompt arrives whole at the model', async (t) => {
-  const w = await fakeWorld(t, 'codex');
-  if (!w) return;
-  let prompt = grownText(`REPLY:big-ok-${tag()}\n`, (i) => `line ${i} café ✓ \u{1F600} ${'abcdefghij'.repeat(3)}\n`, 300 * 1024);
-  prompt += 'a last line without a newline';
-  const file = join(w.box.dir, 'big-prompt.txt');
-  writeFileSync(file, prompt);
-  const s = await w.run('start-subagent', ['--name', 'big', '--cli', 'codex', '--prompt-file', file]);
-  assert.equal(s.code, 0, s.stdout);
-  const done = await w.wait('big');
-  assert.equal(done.outcome, 'succeeded', JSON.stringify(done) + stderrTail(w.box.registry, 'big'));
-  const users = w.srv
-    .modelRequests()
-    .flatMap((r) => inputMessages(r.body))
-    .filter((m) => m.role === 'user' && m.text.startsWith('REPLY:big-ok'));
-  assert.equal(users.length, 1);
-  assert.equal(Buffer.byteLength(users[0]!.text), Buffer.byteLength(prompt));
-  assert.ok(users[0]!.text === prompt, 'byte-exact');
 });

@@ -135,6 +135,11 @@ export async function startLongTool(b: CliBox, cli: CliName, marker: string, too
   return recordOf(b.registry, 'long');
 }
 
+/** Starts run `name` of `cli` in the box's project (`--cwd`) on `prompt`, `more` after it; start's line, asserted ok (`start <name>`). */
+export function startIn(b: CliBox, cli: CliName, name: string, prompt: string, more: string[] = []): any {
+  return assertOk(b.run('start-subagent', ['--name', name, '--cli', cli, '--cwd', b.project, '--prompt', prompt, ...more]), `start ${name}`);
+}
+
 /** Resumes the cancelled run `long` (session `sessionId`) with `REPLY:<uniq(label)>`; asserts it succeeded in the
  * same session with that answer (`result` labels the result's check); returns the answer. */
 export async function resumeAfterCancel(b: Box, sessionId: string, label: string, t: { diagnostic(m: string): void }, result = 'result'): Promise<string> {

@@ -174,6 +174,13 @@ const CHECKS: Record<string, Check> = {
       );
     },
   },
+  'test/e2e/contract/<cli>.ts': {
+    for: 'external CLIs',
+    check(cli) {
+      assert.ok(read(`test/e2e/contract/${cli}.ts`).includes(`cli: '${cli}'`), `test/e2e/contract/${cli}.ts holds ${cli}'s row`);
+      assert.match(read('test/e2e/contract/rows.ts'), new RegExp(`from '\\./${escapeRegex(cli)}\\.js'`), `test/e2e/contract/rows.ts lists ${cli}'s row`);
+    },
+  },
   'test/fakes/env.ts': {
     for: 'external CLIs',
     check(cli) {

@@ -10,6 +10,8 @@ import { toolHeadline, OUTPUT_MAX } from '../../lib/agents/shared/tools.js';
 import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
+import { answered, assistantTexts, childRows, everyFixtureCovered, failed, resumesByIdOnly, tools } from '../support/replay.js';
+import { usage } from '../support/usage.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'claude');
 
@@ -34,15 +36,12 @@ function parseFixture(name: string): Parsed {
   return parseText(readFileSync(join(FIX, name), 'utf8'));
 }
 
-const assistantTexts = (p: Parsed, childId?: string) => p.messages.filter((m) => m.role === 'assistant' && m.childId === childId).map((m) => m.text);
-const tools = (p: Parsed) => p.messages.filter((m) => m.role === 'tool');
-
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
   return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
 }
 
 test('every fixture of the claude CLI is covered by this file', () => {
-  const covered = new Set([
+  everyFixtureCovered(FIX, [
     'api-error-401.ndjson',
     'api-error-429.ndjson',
     'api-error-500.ndjson',
@@ -68,21 +67,6 @@ test('every fixture of the claude CLI is covered by this file', () => {
     'transcript',
     '2.1.331',
   ]);
-  for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
-});
-
-test('adapter identity: program, signal, supports, store env', () => {
-  assert.equal(claude.cli, 'claude');
-  assert.equal(claude.program, 'claude');
-  assert.equal(claude.gracefulSignal, 'SIGINT');
-  assert.equal(claude.stream, 'ndjson');
-  assert.deepEqual(claude.supports, { model: true, variant: true, agent: true, files: false });
-  assert.deepEqual([...claude.storeEnvKeys], ['HOME', 'CLAUDE_CONFIG_DIR']);
-  assert.deepEqual(claude.caps, { cost: 'native', tokens: 'stream', turns: 'native' });
-  const a = claude.chooseSessionId();
-  const b = claude.chooseSessionId();
-  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  assert.notEqual(a, b);
 });
 
 test('launch: new run with our session id, flags mapped, extra args last, no prompt on argv', () => {
@@ -96,6 +80,7 @@ test('launch: new run with our session id, flags mapped, extra args last, no pro
     }),
   );
   assert.equal(l.command, 'claude');
+  assert.deepEqual(l.env, {});
   assert.deepEqual(l.args, [
     '-p',
     '--output-format',
@@ -113,7 +98,6 @@ test('launch: new run with our session id, flags mapped, extra args last, no pro
     'Bash(git *)',
     'Edit',
   ]);
-  assert.deepEqual(l.env, {});
 });
 
 test("launch: the native caps are Claude's own limits, before the extra args (--max-tokens is the supervisor's)", () => {
@@ -137,25 +121,14 @@ test('launch: resume passes the explicit id with --resume (never --continue, nev
     '--permission-mode',
     'acceptEdits',
   ]);
-  assert.ok(!l.args.includes('--continue') && !l.args.includes('-c') && !l.args.includes('--session-id'));
-  assert.throws(() => claude.launch(launchInput({ mode: 'resume', sessionId: null })), /session id/);
+  resumesByIdOnly(l.args, () => claude.launch(launchInput({ mode: 'resume', sessionId: null })));
 });
 
 test('plain-reply: session id, answer, usage and cost from the result line', () => {
   const p = parseFixture('plain-reply.ndjson');
-  assert.equal(p.state.sessionId, 'a7514beb-cb2a-48ba-82cf-5285e30f9b8e');
-  assert.equal(p.state.lastAssistantText, 'hello world');
-  assert.deepEqual(assistantTexts(p), ['hello world']);
+  answered(p, 'a7514beb-cb2a-48ba-82cf-5285e30f9b8e', 'hello world');
   assert.equal(p.state.toolUses, 0);
-  assert.deepEqual(p.state.usage, {
-    inputTokens: 18989,
-    outputTokens: 10,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    totalTokens: 18999,
-    costUsd: 0.095195,
-  });
+  assert.deepEqual(p.state.usage, usage(18989, 10, { costUsd: 0.095195 }));
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
   assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
@@ -173,15 +146,7 @@ test('streaming: the session id is known from the first line; usage is an estima
   p.line(lines[1]!);
   assert.equal(messages.length, 1);
   assert.equal(p.state.lastAssistantText, 'hello world');
-  assert.deepEqual(p.state.usage, {
-    inputTokens: 18989,
-    outputTokens: 1,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    totalTokens: 18990,
-    costUsd: null,
-  });
+  assert.deepEqual(p.state.usage, usage(18989, 1));
   p.line(lines[2]!);
   assert.equal(p.state.usage?.outputTokens, 10);
   assert.equal(p.state.usage?.costUsd, 0.095195);
@@ -199,15 +164,7 @@ test('bash-tool: one line per content block, the tool call with its output as ro
   assert.deepEqual(t!.tool, { name: 'Bash', input: 'echo hi-from-bash && pwd', output: 'hi-from-bash\n/tmp/cc-samples/work', status: 'completed' });
   assert.equal(p.state.toolUses, 1);
   assert.equal(p.state.lastAssistantText, 'DONE. Last tool result: hi-from-bash\n/tmp/cc-samples/work');
-  assert.deepEqual(p.state.usage, {
-    inputTokens: 38084,
-    outputTokens: 70,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    totalTokens: 38154,
-    costUsd: 0.19217,
-  });
+  assert.deepEqual(p.state.usage, usage(38084, 70, { costUsd: 0.19217 }));
   assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
 });
 
@@ -239,15 +196,7 @@ test('api-error-500 / 401: subtype success with is_error → failed with the API
   assert.match(v.error!, /API Error: 500 fake failure 500/);
   // even if the exit code said 0, is_error decides
   assert.equal(p500.verdict({ code: 0, signal: null }).outcome, 'failed');
-  assert.deepEqual(p500.state.usage, {
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    totalTokens: 0,
-    costUsd: 0,
-  });
+  assert.deepEqual(p500.state.usage, usage(0, 0, { costUsd: 0 }));
 
   const p401 = parseFixture('api-error-401.ndjson');
   const v401 = p401.verdict({ code: 1, signal: null });
@@ -287,16 +236,8 @@ test('max-budget: --max-budget-usd reached is error_max_budget_usd → max-cost,
 
 test('Claude Code 2.1.331 says the same: error_max_turns, error_max_budget_usd, permission_denials (captured against the same fake)', () => {
   const verdict = (f: string, code: number) => parseFixture(f).verdict({ code, signal: null });
-  assert.deepEqual(verdict('max-turns-2.1.331.ndjson', 1), {
-    outcome: 'failed',
-    error: 'error_max_turns, max_turns: Reached maximum number of turns (1)',
-    reason: 'max-turns',
-  });
-  assert.deepEqual(verdict('max-budget-2.1.331.ndjson', 1), {
-    outcome: 'failed',
-    error: 'error_max_budget_usd, budget_exhausted: Reached maximum budget ($0.01)',
-    reason: 'max-cost',
-  });
+  assert.deepEqual(verdict('max-turns-2.1.331.ndjson', 1), failed('error_max_turns, max_turns: Reached maximum number of turns (1)', 'max-turns'));
+  assert.deepEqual(verdict('max-budget-2.1.331.ndjson', 1), failed('error_max_budget_usd, budget_exhausted: Reached maximum budget ($0.01)', 'max-cost'));
   const denied = verdict('bash-permission-denied-2.1.331.ndjson', 0);
   assert.equal(denied.reason, 'permission-denied');
   assert.match(denied.error!, /refused permission for 1 tool call: Bash: touch \/tmp\/cap-x\.txt/);
@@ -405,15 +346,7 @@ test('task-subagent: task_started makes the child, its lines carry childId, its 
   // the run's answer is the top-level one, never the child's
   assert.match(p.state.lastAssistantText!, /^DONE\. Last tool result: child says hi/);
   // usage: modelUsage (process-wide, the sub-agent included) and total_cost_usd
-  assert.deepEqual(p.state.usage, {
-    inputTokens: 49416,
-    outputTokens: 131,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    totalTokens: 49547,
-    costUsd: 0.250355,
-  });
+  assert.deepEqual(p.state.usage, usage(49416, 131, { costUsd: 0.250355 }));
   assert.equal(p.verdict({ code: 0, signal: null }).outcome, 'succeeded');
 });
 
@@ -421,10 +354,7 @@ test('task-subagent-background: two init and two result lines; the child streams
   const p = parseFixture('task-subagent-background.ndjson');
   const id = 'a829d012347756e5c';
   assert.equal(p.state.sessionId, '7c36183c-0662-4abb-997b-fbfa93282fbc');
-  assert.deepEqual(
-    p.state.children.map((c) => [c.id, c.description, c.status, c.statusSource]),
-    [[id, 'bg job', 'done', 'stream']],
-  );
+  assert.deepEqual(childRows(p.state), [[id, 'bg job', 'done', 'stream']]);
   assert.equal(p.state.children[0]!.finishedAt, new Date(1795304233034).toISOString());
   assert.deepEqual(assistantTexts(p, id), ['bg agent finished']);
   const agentCall = tools(p)[0]!;
@@ -611,6 +541,19 @@ test('childMessages: a child that used a tool (transcript format, toolUseResult 
 
 const L = (o: unknown) => JSON.stringify(o);
 const S = 'se55i0n0-0000-4000-8000-000000000000';
+/** A result/success line of session S: the answer, the cost, the usage of the turn and of the model (input, output tokens). */
+const success = (result: string, cost: number, [input, output]: number[], [modelIn, modelOut]: number[], more: object = {}) =>
+  L({
+    type: 'result',
+    subtype: 'success',
+    is_error: false,
+    result,
+    session_id: S,
+    total_cost_usd: cost,
+    usage: { input_tokens: input, output_tokens: output },
+    modelUsage: { m: { inputTokens: modelIn, outputTokens: modelOut, costUSD: cost } },
+    ...more,
+  });
 
 test("background Bash (task_type local_bash) is not a child; the follow-up turn's result is the answer", () => {
   // Shape captured from 2.1.197: the first result comes before the background command ends.
@@ -631,31 +574,12 @@ test("background Bash (task_type local_bash) is not a child; the follow-up turn'
         session_id: S,
       }),
       L({ type: 'assistant', message: { id: 'm2', content: [{ type: 'text', text: 'started it' }] }, parent_tool_use_id: null, session_id: S }),
-      L({
-        type: 'result',
-        subtype: 'success',
-        is_error: false,
-        result: 'started it',
-        session_id: S,
-        total_cost_usd: 0.1,
-        usage: { input_tokens: 100, output_tokens: 5 },
-        modelUsage: { m: { inputTokens: 100, outputTokens: 5, costUSD: 0.1 } },
-      }),
+      success('started it', 0.1, [100, 5], [100, 5]),
       L({ type: 'system', subtype: 'task_updated', task_id: 'bq2mr2b1l', patch: { status: 'completed', end_time: 1795310925719 }, session_id: S }),
       L({ type: 'system', subtype: 'task_notification', task_id: 'bq2mr2b1l', tool_use_id: 'tb', status: 'completed', session_id: S }),
       L({ type: 'system', subtype: 'init', session_id: S }),
       L({ type: 'assistant', message: { id: 'm3', content: [{ type: 'text', text: 'after notification' }] }, parent_tool_use_id: null, session_id: S }),
-      L({
-        type: 'result',
-        subtype: 'success',
-        is_error: false,
-        result: 'after notification',
-        session_id: S,
-        total_cost_usd: 0.2,
-        usage: { input_tokens: 120, output_tokens: 6 },
-        modelUsage: { m: { inputTokens: 220, outputTokens: 11, costUSD: 0.2 } },
-        origin: { kind: 'task-notification' },
-      }),
+      success('after notification', 0.2, [120, 6], [220, 11], { origin: { kind: 'task-notification' } }),
     ].join('\n'),
   );
   assert.deepEqual(p.state.children, []);
@@ -767,15 +691,7 @@ test('the adapter knows 2.1.197 and 2.1.331, the versions test/clis/pins.json pi
 test('2.1.331 plain: result lines without "type" first; usage from model_usage_since_last_result', () => {
   const p = parse331('plain.ndjson');
   assert.equal(p.state.lastAssistantText, 'hello-plain');
-  assert.deepEqual(p.state.usage, {
-    inputTokens: 12275,
-    outputTokens: 10,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    totalTokens: 12285,
-    costUsd: 0.0493,
-  });
+  assert.deepEqual(p.state.usage, usage(12275, 10, { costUsd: 0.0493 }));
   assert.deepEqual(p.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
 });
 

@@ -16,30 +16,31 @@ import { SubagentError } from '../../lib/base/errors.js';
 import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
+import { childRows, exited, failed } from '../support/replay.js';
 import { withTempDir } from '../support/temp.js';
 import { usage as plainUsage } from '../support/usage.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'copilot');
 
+/** Each of `names`, ended as `exit`. */
+const endedAs = (exit: ReturnType<typeof exited>, ...names: string[]) => Object.fromEntries(names.map((n) => [n, exit]));
+
 /** How each captured run ended (the npm loader's status: a SIGTERM kills it, whatever the native binary does). */
 const EXITS: Record<string, { code: number | null; signal: string | null }> = {
-  'plain.jsonl': { code: 0, signal: null },
-  'bash.jsonl': { code: 0, signal: null },
-  'bash-denied.jsonl': { code: 0, signal: null },
-  'bash-failing.jsonl': { code: 0, signal: null },
-  'task.jsonl': { code: 0, signal: null },
-  'task-child-tool.jsonl': { code: 0, signal: null },
-  'task-background.jsonl': { code: 0, signal: null },
-  'resume-1.jsonl': { code: 0, signal: null },
-  'resume-2.jsonl': { code: 0, signal: null },
-  'error-500.jsonl': { code: 1, signal: null },
-  'error-401.jsonl': { code: 1, signal: null },
-  'error-429.jsonl': { code: 1, signal: null },
-  'error-429-retry-after.jsonl': { code: 1, signal: null },
-  'prompt-budget.jsonl': { code: 1, signal: null },
-  'sigterm-bash.jsonl': { code: null, signal: 'SIGTERM' },
-  'sigterm-bash-result.jsonl': { code: null, signal: 'SIGTERM' },
-  'sigterm-task.jsonl': { code: null, signal: 'SIGTERM' },
+  ...endedAs(
+    exited(0),
+    'plain.jsonl',
+    'bash.jsonl',
+    'bash-denied.jsonl',
+    'bash-failing.jsonl',
+    'task.jsonl',
+    'task-child-tool.jsonl',
+    'task-background.jsonl',
+    'resume-1.jsonl',
+    'resume-2.jsonl',
+  ),
+  ...endedAs(exited(1), 'error-500.jsonl', 'error-401.jsonl', 'error-429.jsonl', 'error-429-retry-after.jsonl', 'prompt-budget.jsonl'),
+  ...endedAs(exited(null, 'SIGTERM'), 'sigterm-bash.jsonl', 'sigterm-bash-result.jsonl', 'sigterm-task.jsonl'),
 };
 
 interface Parsed {
@@ -76,18 +77,6 @@ test('no-auth.stderr: not signed in, Copilot says so on stderr only; its Error l
   assert.deepEqual(run.verdict({ code: 1, signal: null }).reason, 'crashed', 'the stream alone cannot tell');
   assert.equal(run.stderrReason?.(said), 'auth');
   assert.equal(run.stderrReason?.("Error: No session, task, or name matched '0d4d0000-0000-4000-8000-000000000004'."), null);
-});
-
-test('adapter identity: program, signal, supports, store env, a UUID chosen for each new session', () => {
-  assert.equal(copilot.cli, 'copilot');
-  assert.equal(copilot.program, 'copilot');
-  assert.equal(copilot.gracefulSignal, 'SIGTERM', 'the npm loader passes no signal on: cancel signals every process');
-  assert.equal(copilot.stream, 'ndjson');
-  assert.deepEqual(copilot.supports, { model: true, variant: true, agent: true, files: false });
-  assert.deepEqual([...copilot.storeEnvKeys], ['COPILOT_HOME', 'HOME']);
-  const a = copilot.chooseSessionId();
-  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  assert.notEqual(copilot.chooseSessionId(), a);
 });
 
 test('launch: a new run takes our session id, the flags, then the caller arguments last', () => {
@@ -174,11 +163,10 @@ test('bash-denied: a tool Copilot refused (a path outside the cwd) is status "de
   assert.match(tool?.tool?.output ?? '', /^Permission denied because no interactive user response was available/);
   assert.deepEqual(p.ending.deniedTools, ['bash: cat /etc/hostname']);
   // Headless, nobody can grant the permission: the task is not done whatever the model said (as for Claude).
-  assert.deepEqual(verdictOf('bash-denied.jsonl', p), {
-    outcome: 'failed',
-    error: 'copilot was refused permission for 1 tool call: bash: cat /etc/hostname (grant what the task needs: docs/agents/copilot.md)',
-    reason: 'permission-denied',
-  });
+  assert.deepEqual(
+    verdictOf('bash-denied.jsonl', p),
+    failed('copilot was refused permission for 1 tool call: bash: cat /etc/hostname (grant what the task needs: docs/agents/copilot.md)', 'permission-denied'),
+  );
 });
 
 test('task: the sub-agent is a child (its agentId), its prompt and answer are tagged with it, the task result is the parent tool output', () => {
@@ -225,10 +213,7 @@ test("task-child-tool: the child's own tool call is counted and tagged with the 
 test('task-background: the child answers after the turn that launched it; the answer is the turn after the injected read_agent', () => {
   const p = parse('task-background.jsonl');
   const child = '51e26743-b84b-4817-a8f3-ed7f8a8ab03f';
-  assert.deepEqual(
-    p.state.children.map((c) => [c.id, c.description, c.status, c.statusSource]),
-    [[child, 'background child', 'done', 'stream']],
-  );
+  assert.deepEqual(childRows(p.state), [[child, 'background child', 'done', 'stream']]);
   assert.deepEqual(texts(p, 'assistant', child), ['background child says hi']);
   assert.equal(p.state.lastAssistantText, 'ok (no directive)', 'the last turn of the run, after its child reported');
   assert.deepEqual(
@@ -323,22 +308,10 @@ test('verdict: exit statuses without a Copilot error; a child the stream never e
     .split('\n')
     .filter((l) => !l.startsWith('{"type":"result"'))
     .join('\n');
-  assert.deepEqual(parseText(noResult).verdict({ code: 0, signal: null }), {
-    outcome: 'failed',
-    error: 'copilot exited with status 0 without its result line',
-    reason: 'crashed',
-  });
+  assert.deepEqual(parseText(noResult).verdict({ code: 0, signal: null }), failed('copilot exited with status 0 without its result line', 'crashed'));
   // An unknown --resume id: nothing on stdout, exit 1 (the core adds stderr's "Error: No session … matched").
-  assert.deepEqual(parseText('').verdict({ code: 1, signal: null }), {
-    outcome: 'failed',
-    error: 'copilot exited with status 1',
-    reason: 'crashed',
-  });
-  assert.deepEqual(parseText(plain).verdict({ code: null, signal: 'SIGKILL' }), {
-    outcome: 'failed',
-    error: 'copilot was killed by SIGKILL',
-    reason: 'crashed',
-  });
+  assert.deepEqual(parseText('').verdict({ code: 1, signal: null }), failed('copilot exited with status 1', 'crashed'));
+  assert.deepEqual(parseText(plain).verdict({ code: null, signal: 'SIGKILL' }), failed('copilot was killed by SIGKILL', 'crashed'));
   const started = readFileSync(join(FIX, 'task.jsonl'), 'utf8')
     .split('\n')
     .filter((l) => !l.startsWith('{"type":"subagent.completed"'))
@@ -467,15 +440,7 @@ test("usageReader: a sub-agent's model calls count (the task-child-tool session:
       cached,
       `${JSON.stringify({ type: 'session.usage_record', data: { usage } })}\nnot json\n{"type":"assistant.message","data":{"content":"session.usage_record"}}\n`,
     );
-    assert.deepEqual(reader2.read(), {
-      inputTokens: 300,
-      outputTokens: 50,
-      cacheReadTokens: 600,
-      cacheWriteTokens: 100,
-      reasoningTokens: 20,
-      totalTokens: 1050,
-      costUsd: null,
-    });
+    assert.deepEqual(reader2.read(), plainUsage(300, 50, { cacheReadTokens: 600, cacheWriteTokens: 100, reasoningTokens: 20, totalTokens: 1050 }));
   });
 });
 

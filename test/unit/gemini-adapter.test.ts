@@ -16,34 +16,36 @@ import { SubagentError } from '../../lib/base/errors.js';
 import type { LaunchInput, Message, Verdict } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
+import { answeredOnly, everyFixtureCovered, exited, failed } from '../support/replay.js';
+import { usage } from '../support/usage.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'gemini');
 
 /** How each captured run ended (the real CLI's exit status). */
 const EXIT: Record<string, { code: number | null; signal: string | null }> = {
-  'plain.ndjson': { code: 0, signal: null },
-  'shell-tool.ndjson': { code: 0, signal: null },
-  'subagent.ndjson': { code: 0, signal: null },
-  'subagent-failed.ndjson': { code: 0, signal: null },
-  'subagent-max-turns.ndjson': { code: 0, signal: null },
-  'subagent-resume-1.ndjson': { code: 0, signal: null },
-  'subagent-resume-2.ndjson': { code: 0, signal: null },
-  'subagent-running.ndjson': { code: 0, signal: null },
-  'subagent-race.ndjson': { code: 0, signal: null },
-  'resume-1.ndjson': { code: 0, signal: null },
-  'resume-2.ndjson': { code: 0, signal: null },
-  'resume-unknown-id.ndjson': { code: 42, signal: null },
-  'api-error-500.ndjson': { code: 244, signal: null },
-  'api-error-429.ndjson': { code: 173, signal: null },
-  'quota-retry-after.ndjson': { code: 173, signal: null },
-  'api-error-401.ndjson': { code: 145, signal: null },
-  'stream-error.ndjson': { code: 244, signal: null },
-  'max-turns.ndjson': { code: 53, signal: null },
-  'shell-not-allowed.ndjson': { code: 0, signal: null },
-  'shell-needs-confirmation.ndjson': { code: 0, signal: null },
-  'empty-answer.ndjson': { code: 0, signal: null },
-  'sigterm-during-tool.ndjson': { code: 0, signal: null },
-  'multi-turn.ndjson': { code: 0, signal: null },
+  'plain.ndjson': exited(0),
+  'shell-tool.ndjson': exited(0),
+  'subagent.ndjson': exited(0),
+  'subagent-failed.ndjson': exited(0),
+  'subagent-max-turns.ndjson': exited(0),
+  'subagent-resume-1.ndjson': exited(0),
+  'subagent-resume-2.ndjson': exited(0),
+  'subagent-running.ndjson': exited(0),
+  'subagent-race.ndjson': exited(0),
+  'resume-1.ndjson': exited(0),
+  'resume-2.ndjson': exited(0),
+  'resume-unknown-id.ndjson': exited(42),
+  'api-error-500.ndjson': exited(244),
+  'api-error-429.ndjson': exited(173),
+  'quota-retry-after.ndjson': exited(173),
+  'api-error-401.ndjson': exited(145),
+  'stream-error.ndjson': exited(244),
+  'max-turns.ndjson': exited(53),
+  'shell-not-allowed.ndjson': exited(0),
+  'shell-needs-confirmation.ndjson': exited(0),
+  'empty-answer.ndjson': exited(0),
+  'sigterm-during-tool.ndjson': exited(0),
+  'multi-turn.ndjson': exited(0),
 };
 
 interface Parsed {
@@ -78,10 +80,10 @@ function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
   return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
 }
 
-const noUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: null };
+const noUsage = usage(0, 0);
 
 test('every fixture of the gemini CLI is covered by this file', () => {
-  const covered = new Set([
+  everyFixtureCovered(FIX, [
     ...Object.keys(EXIT),
     'resume-unknown-id.stderr',
     'store-subagent',
@@ -91,19 +93,6 @@ test('every fixture of the gemini CLI is covered by this file', () => {
     'store-subagent-running',
     'store-subagent-race',
   ]);
-  for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
-});
-
-test('adapter identity: program, signal, supports, store env, session id chosen by us', () => {
-  assert.equal(gemini.cli, 'gemini');
-  assert.equal(gemini.program, 'gemini');
-  assert.equal(gemini.gracefulSignal, 'SIGTERM', 'SIGINT/SIGTERM leave the shell tool running: the core signals the whole tree');
-  assert.equal(gemini.stream, 'ndjson');
-  assert.deepEqual(gemini.supports, { model: true, variant: false, agent: false, files: false });
-  assert.deepEqual([...gemini.storeEnvKeys], ['HOME', 'GEMINI_CLI_HOME']);
-  const a = gemini.chooseSessionId();
-  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  assert.notEqual(a, gemini.chooseSessionId());
 });
 
 test('launch: a new run passes the chosen id, -m and the extra args last, with the relauncher off', () => {
@@ -134,24 +123,10 @@ test('launch: a resume passes --resume <uuid>; anything else ("latest", an index
 
 test('plain: the session id from init, the deltas joined into one answer, usage with the thoughts in the output', () => {
   const { messages, state, run } = parse('plain.ndjson');
-  assert.equal(state.sessionId, '6b1f3c1e-1d2a-4c3b-9e4f-000000000001');
-  assert.deepEqual(messages, [{ role: 'assistant', text: 'hello from the fake gemini model' }]);
-  assert.equal(state.lastAssistantText, 'hello from the fake gemini model');
-  assert.equal(state.toolUses, 0);
-  assert.deepEqual(state.children, []);
-  assert.equal(state.fatalError, null);
-  assert.equal(state.skippedLines, 0);
+  answeredOnly(state, messages, '6b1f3c1e-1d2a-4c3b-9e4f-000000000001', 'hello from the fake gemini model');
   assert.equal(state.result, 'success');
   // stats: total 10186 = input 10172 + output 12 + 2 thought tokens.
-  assert.deepEqual(state.usage, {
-    inputTokens: 10172,
-    outputTokens: 14,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 2,
-    totalTokens: 10186,
-    costUsd: null,
-  });
+  assert.deepEqual(state.usage, usage(10172, 14, { reasoningTokens: 2 }));
   assert.ok(state.lastActivityAt);
   assert.deepEqual(run.verdict(EXIT['plain.ndjson']!), { outcome: 'succeeded', error: null, reason: null });
 });
@@ -240,11 +215,10 @@ test('resume: both runs report the same session; usage is per run (not cumulativ
 test('an unknown resume id: exit 42, nothing on stdout (the message is on stderr, which the core appends)', () => {
   const o = outcome('resume-unknown-id.ndjson');
   assert.equal(o.state.sessionId, null);
-  assert.deepEqual(o.verdict, {
-    outcome: 'failed',
-    error: 'gemini exited with status 42 (bad input: an unknown --resume id, an empty prompt or an unreadable @file) before it started the session',
-    reason: 'unknown',
-  });
+  assert.deepEqual(
+    o.verdict,
+    failed('gemini exited with status 42 (bad input: an unknown --resume id, an empty prompt or an unreadable @file) before it started the session', 'unknown'),
+  );
   assert.equal(o.kind, 'input');
   assert.match(readFileSync(join(FIX, 'resume-unknown-id.stderr'), 'utf8'), /^Error resuming session: Invalid session identifier/);
 });
@@ -275,11 +249,10 @@ test('API errors: the result carries the message (unwrapped), the exit status is
 
 test('max-turns: FatalTurnLimitedError, exit 53; the usage of the turns it had', () => {
   const o = outcome('max-turns.ndjson');
-  assert.deepEqual(o.verdict, {
-    outcome: 'failed',
-    error: 'Reached max session turns for this session. Increase the number of turns by specifying maxSessionTurns in settings.json.',
-    reason: 'max-turns',
-  });
+  assert.deepEqual(
+    o.verdict,
+    failed('Reached max session turns for this session. Increase the number of turns by specifying maxSessionTurns in settings.json.', 'max-turns'),
+  );
   assert.equal(o.state.errorType, 'FatalTurnLimitedError');
   assert.equal(o.kind, 'turn-limit');
   assert.equal(o.state.toolUses, 1);

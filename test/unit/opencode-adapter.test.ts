@@ -14,6 +14,8 @@ import { PREPARE_LOCK } from '../../lib/agents/opencode/prepare.js';
 import type { LaunchInput, Message } from '../../lib/agents/types.js';
 import { NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
+import { answeredOnly, failed } from '../support/replay.js';
+import { usage } from '../support/usage.js';
 
 const FIX = join(ROOT, 'test', 'fixtures', 'agents', 'opencode');
 
@@ -35,14 +37,8 @@ const ok = { code: 0, signal: null };
 test('plain: session id from the first line, the text is the answer, usage of the one step', () => {
   const { p, messages } = parse('plain.jsonl');
   const s = p.state;
-  assert.equal(s.sessionId, 'ses_dff5c353fffeg3gG2uBHpPVoi7');
-  assert.deepEqual(messages, [{ role: 'assistant', text: 'hello from the fake model' }]);
-  assert.equal(s.lastAssistantText, 'hello from the fake model');
-  assert.equal(s.toolUses, 0);
-  assert.deepEqual(s.children, []);
-  assert.equal(s.fatalError, null);
-  assert.equal(s.skippedLines, 0);
-  assert.deepEqual(s.usage, { inputTokens: 110, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 120, costUsd: 0 });
+  answeredOnly(s, messages, 'ses_dff5c353fffeg3gG2uBHpPVoi7', 'hello from the fake model');
+  assert.deepEqual(s.usage, usage(110, 10, { costUsd: 0 }));
   assert.equal(s.lastActivityAt, new Date(1795307065520).toISOString());
   assert.deepEqual(p.verdict(ok), { outcome: 'succeeded', error: null, reason: null });
 });
@@ -65,15 +61,7 @@ test('bash: the tool call is a tool message with short summaries; usage sums bot
   assert.deepEqual(messages[1], { role: 'assistant', text: 'TOOL_RESULT_SEEN(bash): hello-from-bash /tmp/oc-capture/project ' });
   assert.equal(p.state.lastAssistantText, 'TOOL_RESULT_SEEN(bash): hello-from-bash /tmp/oc-capture/project ');
   assert.equal(p.state.toolUses, 1);
-  assert.deepEqual(p.state.usage, {
-    inputTokens: 231,
-    outputTokens: 20,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    totalTokens: 251,
-    costUsd: 0,
-  });
+  assert.deepEqual(p.state.usage, usage(231, 20, { costUsd: 0 }));
   assert.equal(p.extra.lastStepReason, 'stop');
   assert.deepEqual(p.verdict(ok), { outcome: 'succeeded', error: null, reason: null });
 });
@@ -117,11 +105,7 @@ test('error-400: the error event is the verdict (exit 1), with name, message and
   assert.equal(p.state.fatalError, 'APIError: fake upstream error 400 (HTTP 400)');
   assert.equal(p.state.usage, null);
   assert.equal(p.state.lastAssistantText, null);
-  assert.deepEqual(p.verdict({ code: 1, signal: null }), {
-    outcome: 'failed',
-    error: 'APIError: fake upstream error 400 (HTTP 400)',
-    reason: 'api-error',
-  });
+  assert.deepEqual(p.verdict({ code: 1, signal: null }), failed('APIError: fake upstream error 400 (HTTP 400)', 'api-error'));
   // Even an exit 0 with an error event is a failure: the CLI's own verdict wins.
   assert.equal(p.verdict(ok).outcome, 'failed');
 });
@@ -129,26 +113,14 @@ test('error-400: the error event is the verdict (exit 1), with name, message and
 test('error-500-retried: after the silent retries, one error event; failed', () => {
   const { p } = parse('error-500-retried.jsonl');
   assert.equal(p.state.sessionId, 'ses_dff5b7289ffeRq2V2BXLzb1cXR');
-  assert.deepEqual(p.verdict({ code: 1, signal: null }), {
-    outcome: 'failed',
-    error: 'APIError: fake upstream error 500 (HTTP 500)',
-    reason: 'api-error',
-  });
+  assert.deepEqual(p.verdict({ code: 1, signal: null }), failed('APIError: fake upstream error 500 (HTTP 500)', 'api-error'));
 });
 
 test('error-401 / error-429-retried: the HTTP status of the error event is the reason (auth, rate-limit)', () => {
   const auth = parse('error-401.jsonl').p;
-  assert.deepEqual(auth.verdict({ code: 1, signal: null }), {
-    outcome: 'failed',
-    error: 'APIError: fake upstream error 401 (HTTP 401)',
-    reason: 'auth',
-  });
+  assert.deepEqual(auth.verdict({ code: 1, signal: null }), failed('APIError: fake upstream error 401 (HTTP 401)', 'auth'));
   const limit = parse('error-429-retried.jsonl').p;
-  assert.deepEqual(limit.verdict({ code: 1, signal: null }), {
-    outcome: 'failed',
-    error: 'APIError: You exceeded your current quota (HTTP 429)',
-    reason: 'rate-limit',
-  });
+  assert.deepEqual(limit.verdict({ code: 1, signal: null }), failed('APIError: You exceeded your current quota (HTTP 429)', 'rate-limit'));
   // Without a status, the name and the words decide.
   const named = (error: unknown) => {
     const q = opencode.open();
@@ -203,11 +175,7 @@ test('permission-rejected: exit 0 with no final text is a failure that says why'
   // Without a rejection in sight, no advice about permissions.
   const cut = opencode.open();
   for (const line of fixture('bash.jsonl').split('\n').slice(0, 3)) cut.line(line);
-  assert.deepEqual(cut.verdict(ok), {
-    outcome: 'failed',
-    error: 'opencode stopped without a final answer: its last step ended asking for tools',
-    reason: 'crashed',
-  });
+  assert.deepEqual(cut.verdict(ok), failed('opencode stopped without a final answer: its last step ended asking for tools', 'crashed'));
 });
 
 test('thinking: reasoning is not part of the transcript; the text is the answer', () => {
@@ -235,11 +203,7 @@ test('sigterm-bash-running: a cut-off stream; killed by a signal is a failure (t
   assert.equal(p.state.sessionId, 'ses_dff58814affeoa8lMAU689Yre4');
   assert.deepEqual(messages, []);
   assert.equal(p.state.toolUses, 0);
-  assert.deepEqual(p.verdict({ code: null, signal: 'SIGTERM' }), {
-    outcome: 'failed',
-    error: 'opencode was killed by SIGTERM',
-    reason: 'crashed',
-  });
+  assert.deepEqual(p.verdict({ code: null, signal: 'SIGTERM' }), failed('opencode was killed by SIGTERM', 'crashed'));
   // The same cut-off stream with an exit 0 (never seen, but possible) is no success either.
   assert.equal(p.verdict(ok).outcome, 'failed');
 });

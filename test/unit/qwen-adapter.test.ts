@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { qwen } from '../../lib/agents/qwen/index.js';
@@ -11,6 +11,7 @@ import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib
 import type { Usage } from '../../lib/registry/record.js';
 import { cancelledChildren, NO_CAPS } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
+import { answered, childRows, everyFixtureCovered, exited, failed, resumesByIdOnly, tools } from '../support/replay.js';
 
 // Replays Qwen Code 0.24.4's captured streams (test/fixtures/agents/qwen/, rows in its README) through
 // the adapter, with the exit status each real run had.
@@ -37,10 +38,6 @@ function parseFixture(name: string, threadUsageBefore: Usage | null = null): Par
   return parseText(readFileSync(join(FIX, name), 'utf8'), threadUsageBefore);
 }
 
-const assistantTexts = (p: Parsed, childId?: string) => p.messages.filter((m) => m.role === 'assistant' && m.childId === childId).map((m) => m.text);
-const tools = (p: Parsed) => p.messages.filter((m) => m.role === 'tool');
-const exit = (code: number | null, signal: string | null = null) => ({ code, signal });
-
 function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
   return { mode: 'new', cwd: '/w', model: null, variant: null, agent: null, files: [], extraArgs: [], sessionId: null, caps: NO_CAPS, ...over };
 }
@@ -58,7 +55,7 @@ function usage(input: number, output: number, cacheRead = 0): Usage {
 }
 
 test('every fixture of the qwen CLI is covered by this file', () => {
-  const covered = new Set([
+  everyFixtureCovered(FIX, [
     'agent-background.ndjson',
     'agent-failed.ndjson',
     'agent-foreground.ndjson',
@@ -78,19 +75,6 @@ test('every fixture of the qwen CLI is covered by this file', () => {
     'sigterm-tool.ndjson',
     'store',
   ]);
-  for (const f of readdirSync(FIX)) assert.ok(covered.has(f), `fixture ${f} has no test`);
-});
-
-test('adapter identity: program, signal, supports, store env, a UUID session id of ours', () => {
-  assert.equal(qwen.cli, 'qwen');
-  assert.equal(qwen.program, 'qwen');
-  assert.equal(qwen.gracefulSignal, 'SIGTERM', 'its launchers pass no signal on: cancel must reach the inner process');
-  assert.equal(qwen.stream, 'ndjson');
-  assert.deepEqual(qwen.supports, { model: true, variant: false, agent: false, files: false });
-  assert.deepEqual([...qwen.storeEnvKeys], ['HOME', 'QWEN_HOME', 'QWEN_RUNTIME_DIR']);
-  const a = qwen.chooseSessionId();
-  assert.match(a ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  assert.notEqual(a, qwen.chooseSessionId());
 });
 
 test('launch: a new run with our session id, --model, extra args last, no prompt on argv', () => {
@@ -113,20 +97,17 @@ test('launch: a new run with our session id, --model, extra args last, no prompt
 test('launch: a resume passes the explicit id with --resume (never --continue, never --session-id)', () => {
   const l = qwen.launch(launchInput({ mode: 'resume', sessionId: 'aaaaaaaa-1111-4111-8111-111111111111' }));
   assert.deepEqual(l.args, ['--output-format', 'stream-json', '--chat-recording', '--resume', 'aaaaaaaa-1111-4111-8111-111111111111']);
-  assert.ok(!l.args.includes('--continue') && !l.args.includes('-c') && !l.args.includes('--session-id'));
-  assert.throws(() => qwen.launch(launchInput({ mode: 'resume', sessionId: null })), /session id/);
+  resumesByIdOnly(l.args, () => qwen.launch(launchInput({ mode: 'resume', sessionId: null })));
 });
 
 test('plain-reply: session id, answer, usage without cost; stream_event lines are passed over', () => {
   const p = parseFixture('plain-reply.ndjson');
-  assert.equal(p.state.sessionId, '0a1a0000-0000-4000-8000-000000000001');
-  assert.equal(p.state.lastAssistantText, 'hello world');
-  assert.deepEqual(assistantTexts(p), ['hello world']);
+  answered(p, '0a1a0000-0000-4000-8000-000000000001', 'hello world');
   assert.deepEqual(p.state.usage, usage(15737, 3));
   assert.equal(p.state.skippedLines, 0);
   assert.equal(p.state.fatalError, null);
   assert.deepEqual(p.state.children, []);
-  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exited(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('streaming: the session id is known from the first line; usage is an estimate until the result', () => {
@@ -147,7 +128,7 @@ test('bash-tool: run_shell_command is a tool call summarised by its command, wit
   assert.equal(t!.text, 'run_shell_command: echo hi-there');
   assert.deepEqual(t!.tool, { name: 'run_shell_command', input: 'echo hi-there', output: 'hi-there', status: 'completed' });
   assert.equal(p.state.lastAssistantText, 'done: hi-there');
-  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exited(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("resume-1 / resume-2: the same session; a result's usage counts the whole session, so run 2's is its total minus run 1's", () => {
@@ -192,16 +173,13 @@ test('agent-background: task_started (fields under data) makes the child; its pr
   assert.equal(p.state.lastAssistantText, 'done: done: childtool', "the parent's turn after the child reported");
   assert.equal(p.state.toolUses, 1, "the child's own tool calls are not in the stream");
   assert.deepEqual(p.state.usage, usage(78344, 90), "the child's requests included");
-  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exited(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test("agent-foreground: no task_started; the child's lines carry its id from the first; the call's result is its answer", () => {
   const p = parseFixture('agent-foreground.ndjson');
   const id = 'general-purpose-call_fake_6845_15';
-  assert.deepEqual(
-    p.state.children.map((c) => [c.id, c.description, c.status, c.statusSource]),
-    [[id, 'fg job', 'done', 'stream']],
-  );
+  assert.deepEqual(childRows(p.state), [[id, 'fg job', 'done', 'stream']]);
   assert.deepEqual(
     p.messages.filter((m) => m.childId === id).map((m) => [m.role, m.text]),
     [
@@ -220,7 +198,7 @@ test('agent-failed: a background child whose request failed is failed (task_noti
     p.state.children.map((c) => [c.id, c.status, c.statusSource]),
     [['general-purpose-call_fake_6845_23', 'failed', 'stream']],
   );
-  assert.deepEqual(p.verdict(exit(0)), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual(p.verdict(exited(0)), { outcome: 'succeeded', error: null, reason: null });
 });
 
 test('sigterm-agent-background: a child the cancel killed is reported by Qwen itself (task_notification cancelled); no result line → failed', () => {
@@ -229,7 +207,7 @@ test('sigterm-agent-background: a child the cancel killed is reported by Qwen it
     p.state.children.map((c) => [c.status, c.statusSource]),
     [['cancelled', 'stream']],
   );
-  const v = p.verdict(exit(null, 'SIGTERM'));
+  const v = p.verdict(exited(null, 'SIGTERM'));
   assert.equal(v.outcome, 'failed');
   assert.match(v.error!, /qwen was killed by SIGTERM before reporting a result/);
 });
@@ -256,7 +234,7 @@ test("api errors (500 after its 7 attempts, 401, 429): result/error_during_execu
   ] as const) {
     const p = parseFixture(file);
     assert.ok(p.state.fatalError?.startsWith(`error_during_execution: ${want}`), `${file}: ${p.state.fatalError}`);
-    const v = p.verdict(exit(1));
+    const v = p.verdict(exited(1));
     assert.equal(v.outcome, 'failed');
     assert.equal(v.reason, reason, `${file}: an API error in Qwen's error_during_execution, by its words`);
     assert.equal(v.error, p.state.fatalError);
@@ -266,7 +244,7 @@ test("api errors (500 after its 7 attempts, 401, 429): result/error_during_execu
 test('auth-missing: a result line only (no init), with the session id and the reason', () => {
   const p = parseFixture('auth-missing.ndjson');
   assert.equal(p.state.sessionId, '0c3c0000-0000-4000-8000-000000000003');
-  const v = p.verdict(exit(1));
+  const v = p.verdict(exited(1));
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'auth');
   assert.match(v.error!, /Missing API key for OpenAI-compatible auth/);
@@ -277,7 +255,7 @@ test('permission-denied: the refused tool is an error tool result listed in perm
   const [t] = tools(p);
   assert.equal(t!.tool!.status, 'error');
   assert.match(t!.tool!.output!, /requires permission to use "run_shell_command"/);
-  const v = p.verdict(exit(0));
+  const v = p.verdict(exited(0));
   assert.equal(v.outcome, 'failed');
   assert.equal(v.reason, 'permission-denied');
   assert.match(v.error!, /^qwen was refused permission for 1 tool call: run_shell_command: touch created-by-tool/);
@@ -286,11 +264,7 @@ test('permission-denied: the refused tool is an error tool result listed in perm
 test('max-turns: exit 53 and no result line (the reason is on stderr) → failed', () => {
   const p = parseFixture('max-turns.ndjson');
   assert.equal(tools(p).length, 1);
-  assert.deepEqual(p.verdict(exit(53)), {
-    outcome: 'failed',
-    error: 'qwen exited with status 53 before reporting a result',
-    reason: 'max-turns',
-  });
+  assert.deepEqual(p.verdict(exited(53)), failed('qwen exited with status 53 before reporting a result', 'max-turns'));
   assert.deepEqual(qwen.caps, { cost: null, tokens: 'stream', turns: 'stream' });
 });
 
@@ -312,7 +286,7 @@ test('sigterm-tool: the cancelled tool call is in the transcript; killed by SIGT
   const [t] = tools(p);
   assert.equal(t!.tool!.status, 'error');
   assert.match(t!.tool!.output!, /^\[Operation Cancelled\]/);
-  assert.equal(p.verdict(exit(null, 'SIGTERM')).outcome, 'failed');
+  assert.equal(p.verdict(exited(null, 'SIGTERM')).outcome, 'failed');
 });
 
 test('noise and a torn last line are skipped and counted, never fatal', () => {
@@ -321,7 +295,7 @@ test('noise and a torn last line are skipped and counted, never fatal', () => {
   const p = parseText(['Ripgrep not available: …', lines[0], '', ...lines.slice(1, -1), torn].join('\n'));
   assert.equal(p.state.skippedLines, 2);
   assert.equal(p.state.lastAssistantText, 'done: hi-there');
-  assert.equal(p.verdict(exit(0)).outcome, 'failed', 'no result line: exit 0 is not enough');
+  assert.equal(p.verdict(exited(0)).outcome, 'failed', 'no result line: exit 0 is not enough');
 });
 
 test("qwenAgentId: Qwen's task id is <subagent_type>-<tool_use_id>; none without a type", () => {
