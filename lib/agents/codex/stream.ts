@@ -7,8 +7,10 @@ import { endChild, inferChildren, runningChild } from '../shared/children.js';
 import { emptyState, eventOf, runUsage } from '../shared/stream.js';
 import { ToolCalls } from '../shared/tools.js';
 import { agentState, contentText, itemOf, NOT_TOOLS, toolMessage, type Item } from './items.js';
-import type { LimitsSeen } from './usage.js';
 import { isoOfEpochSeconds } from '../shared/limits.js';
+
+/** Receives each rate-limit snapshot the rollout gains (a `token_count` event's `rate_limits`; lib/agents/codex/usage.ts reads them). */
+export type LimitsSeen = (limits: JsonObject) => void;
 
 /**
  * Codex's `--json` stream (OpenAI Codex 0.169; docs/agents/codex.md): one JSON event per line,

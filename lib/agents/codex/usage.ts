@@ -1,9 +1,9 @@
 import { fileSize, LineFollower } from '../../base/lines.js';
-import { fields, isObject, num, parseObject, str, type JsonObject } from '../../base/json.js';
+import { fields, isObject, num, parseObject, str } from '../../base/json.js';
 import type { Usage } from '../../registry/record.js';
 import type { SessionQuery, StoreUsage } from '../types.js';
 import { codexHome, findRollout } from './store.js';
-import { usageFromCodex } from './stream.js';
+import { usageFromCodex, type LimitsSeen } from './stream.js';
 
 /**
  * A Codex run's token usage while it goes, from its thread's rollout file (measured with 0.169.0; see
@@ -21,9 +21,6 @@ import { usageFromCodex } from './stream.js';
 const USAGE_RECORD = '"token_usage_record"';
 /** A `token_count` event's rate-limit windows (`primary`/`secondary`, each `used_percent`, `window_minutes`, `resets_at`), from the provider's headers. */
 const RATE_LIMITS = '"rate_limits":{';
-
-/** Receives each rate-limit snapshot the rollout gains (a `token_count` event's `rate_limits`). */
-export type LimitsSeen = (limits: JsonObject) => void;
 
 /** The sums of the records read so far, in Codex's words. */
 interface Totals {
