@@ -25,6 +25,7 @@ export type RunSettings = Pick<
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
   Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps'>> &
+  Partial<Pick<RunRecord, 'onLimit'>> &
   WatchFields;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
@@ -105,6 +106,8 @@ export function newRecord(s: RunSettings): RunRecord {
     cancelGraceMs: s.cancelGraceMs,
     keepChildren: s.keepChildren,
     limitWarning: null,
+    onLimit: s.onLimit ?? null,
+    parkedUntil: null,
   };
 }
 

@@ -11,11 +11,12 @@ import { checkCaps, settleCaps, type CapOptions } from './caps.js';
 import { requestedLimit } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchOptions } from './run-watch.js';
+import { limitPolicy, type LimitOptions } from './on-limit.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
 import type { RunRecord } from '../registry/record.js';
 
 /** With the spend caps (`CapOptions`): each not given is the earlier run's; null drops it. */
-export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions {
+export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -103,6 +104,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const extraArgs = o.extraArgs ?? last.extraArgs;
   adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId, caps });
   const watch = watchFields(o, env, last);
+  const onLimit = limitPolicy(o, env, last);
   // The run's own executor (and its options), unless this resume names another.
   const placement = placementFrom(o, env, last.executor);
   checkLimitFor(placement, o.maxConcurrent);
@@ -129,6 +131,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     caps,
     executor: placement,
     ...watch,
+    onLimit,
   });
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);

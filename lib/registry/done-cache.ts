@@ -46,7 +46,7 @@ import { PRIVATE_FILE } from './private.js';
 const FILE = 'status-cache';
 const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 9 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
+const VERSION = `subagents status cache 10 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
 const HEADER_BYTES = VERSION.length + 10 + 1;
 /**
  * Only records whose timestamps are older than this (before the cache was opened) are remembered. A

@@ -28,6 +28,8 @@ export interface AgentEntry {
   resetsAt: string | null;
   /** The CLI's last warning of a limit near but not reached (shown, never a failure), or null. */
   limitWarning: LimitWarning | null;
+  /** A parked run (--on-limit wait): `running`, its agent not started before this time (ISO-8601); else null. */
+  parkedUntil: string | null;
   /** Why the status is not what the record alone says (e.g. `unknown`: the supervisor died). */
   statusReason: string | null;
   cli: string;
@@ -101,6 +103,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     reason: o.status === 'done' ? r.reason : null,
     resetsAt: resetsAtOf(r),
     limitWarning: r.limitWarning,
+    parkedUntil: o.status === 'running' || o.status === 'scheduled' ? r.parkedUntil : null,
     statusReason: o.statusReason,
     cli: r.cli,
     model: r.model,

@@ -75,6 +75,8 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   '13-done': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0 },
   // A rate limit the CLI said when resets (issue 25): the time beside the reason; a limit near, shown on a success.
   '13-rate-limit': { ...TODAY, outcome: 'failed', reason: 'rate-limit', resetsAt: '2026-11-27T19:00:00.000Z', exitCode: 1 },
+  // --on-limit wait (issue 25, point 2): the policy is the record's; the entry is a rate-limited run's.
+  '13-on-limit': { ...TODAY, outcome: 'failed', reason: 'rate-limit', resetsAt: '2026-11-27T19:00:00.000Z', exitCode: 1, parkedUntil: null },
   '13-limit-warning': {
     ...TODAY,
     outcome: 'succeeded',
