@@ -8,7 +8,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { startAnthropic } from '../fakes/anthropic.js';
+import { startAnthropic, subscriberLimit } from '../fakes/anthropic.js';
 import { cliBin, cliSetup } from '../fakes/env.js';
 import type { Action, FakeRequest } from '../fakes/script.js';
 import { details, methods, misses, rows } from './results.js';
@@ -17,23 +17,6 @@ import { AREA, QUICK, problems } from './setup.js';
 import { cleanEnv, fmtMs, json, max, median, pad, removeTree, verb } from './util.js';
 
 const TARGET_MS = 2000;
-
-/** A 429 of a subscriber's 5-hour window, rejected until `reset` (epoch s), as Anthropic answers it. */
-function rejected(reset: number): Action {
-  const headers = {
-    'content-type': 'application/json',
-    'retry-after': String(Math.max(1, reset - Math.floor(Date.now() / 1000))),
-    'x-should-retry': 'false',
-    'anthropic-ratelimit-unified-status': 'rejected',
-    'anthropic-ratelimit-unified-reset': String(reset),
-    'anthropic-ratelimit-unified-representative-claim': 'five_hour',
-    'anthropic-ratelimit-unified-5h-status': 'rejected',
-    'anthropic-ratelimit-unified-5h-reset': String(reset),
-    'anthropic-ratelimit-unified-5h-utilization': '1.0',
-  };
-  const body = { type: 'error', error: { type: 'rate_limit_error', message: "This request would exceed your account's rate limit." } };
-  return { type: 'raw', status: 429, headers, body: JSON.stringify(body) };
-}
 
 export async function onLimitRow(): Promise<void> {
   if (!existsSync(cliBin('claude'))) {
@@ -48,7 +31,7 @@ export async function onLimitRow(): Promise<void> {
   // Far enough ahead that every run has hit its limit and parked before it, on a loaded machine.
   const reset = Math.floor(Date.now() / 1000) + (QUICK ? 25 : 35);
   const handler = (req: FakeRequest): Action | undefined =>
-    (req.conversation?.lastUserText ?? '').includes('LIMITED') && Date.now() < reset * 1000 ? rejected(reset) : undefined;
+    (req.conversation?.lastUserText ?? '').includes('LIMITED') && Date.now() < reset * 1000 ? subscriberLimit(reset) : undefined;
   const srv = await startAnthropic({ handler });
   try {
     const setup = cliSetup('claude', { home, baseUrl: srv.url });

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { cliBox, startFake, uniq, type CliBox } from '../fakes/world.js';
 import { requireCli, type CliName } from '../fakes/env.js';
 import type { Action, FakeRequest } from '../fakes/script.js';
+import { subscriberLimit } from '../fakes/anthropic.js';
 import { pidAlive } from '../support/procs.js';
 import { recordOf, stderrTail } from '../support/registry.js';
 import { assertOk } from '../support/run.js';
@@ -24,27 +25,6 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   headers: { 'content-type': 'application/json', ...headers },
   body: JSON.stringify(body),
 });
-
-/** Anthropic's unified rate-limit headers of a subscriber's 5-hour window, rejected until `reset` (epoch s). */
-function unified(reset: number): Record<string, string> {
-  return {
-    'anthropic-ratelimit-unified-status': 'rejected',
-    'anthropic-ratelimit-unified-reset': String(reset),
-    'anthropic-ratelimit-unified-representative-claim': 'five_hour',
-    'anthropic-ratelimit-unified-5h-status': 'rejected',
-    'anthropic-ratelimit-unified-5h-reset': String(reset),
-    'anthropic-ratelimit-unified-5h-utilization': '1.0',
-    'anthropic-ratelimit-unified-overage-status': 'rejected',
-    'anthropic-ratelimit-unified-overage-disabled-reason': 'org_level_disabled',
-  };
-}
-
-const claudeRejected = (reset: number): Action =>
-  json(
-    429,
-    { type: 'error', error: { type: 'rate_limit_error', message: "This request would exceed your account's rate limit. Please try again later." } },
-    { 'retry-after': String(Math.max(1, reset - ahead(0))), 'x-should-retry': 'false', ...unified(reset) },
-  );
 
 const codexRejected = (reset: number): Action =>
   json(
@@ -143,7 +123,7 @@ async function waitsItOut(box: CliBox, cli: CliName, reset: number, name: string
 
 test('claude (a subscriber): parked at its 5-hour limit, resumed at the reset in its session, its answer; a parked run cancelled at once; with an API key no reset time: it fails', async (t) => {
   const limits = new Map<string, number>();
-  const box = await world(t, 'claude', limits, claudeRejected, SUBSCRIBER);
+  const box = await world(t, 'claude', limits, subscriberLimit, SUBSCRIBER);
   if (!box) return;
   const waitMarker = uniq('WAIT');
   const cancelMarker = uniq('CANCEL');
@@ -164,7 +144,7 @@ test('claude (a subscriber): parked at its 5-hour limit, resumed at the reset in
   await cancelling;
 
   // Signed in with an API key Claude says no time: nothing to wait for, the run fails as with --on-limit fail.
-  const keyed = await world(t, 'claude', new Map([[waitMarker, ahead(600)]]), claudeRejected);
+  const keyed = await world(t, 'claude', new Map([[waitMarker, ahead(600)]]), subscriberLimit);
   if (!keyed) return;
   await start(keyed, 'claude', 'no-time', `${waitMarker} REPLY:never`);
   const a = assertOk(await keyed.runAsync('status', ['--name', 'no-time', '--wait-terminal'])).agents[0];
