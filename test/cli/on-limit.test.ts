@@ -213,6 +213,26 @@ describe('--on-limit wait', () => {
     assert.equal(callsOf(dir), 1, 'never resumed');
   });
 
+  test('with a concurrency limit in force, a parked run holds no slot, and takes one when it goes on', async () => {
+    const dir = fakeClaude('queue', 1, 3);
+    assertOk(
+      box.run('start-subagent', ['--name', 'q/limited', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait', '--max-concurrent', '1'], {
+        env: envOf(dir),
+      }),
+    );
+    await untilStatus(box, 'q/limited', (a) => a.run === 2 && a.parkedUntil !== null, 'parked');
+    // The one slot is free while it is parked: another run starts and ends meanwhile.
+    assertOk(box.run('start-subagent', ['--name', 'q/other', '--cli', 'shell', '--prompt', 'echo other']));
+    const other = (await waitTerminalAsync(box, ['q/other']))['q/other'];
+    assert.equal(other.outcome, 'succeeded');
+    assert.ok(Date.parse(other.finishedAt) < Date.parse(recordOf(box.registry, 'q/limited', 2).parkedUntil), 'it ran while the other was parked');
+    const a = (await waitTerminalAsync(box, ['q/limited']))['q/limited'];
+    assert.equal(a.outcome, 'succeeded', a.error);
+    assert.ok(recordOf(box.registry, 'q/limited', 2).queueTicket, 'a ticket taken at the reset');
+    assertOk(box.run('start-subagent', ['--name', 'q/reset', '--cli', 'shell', '--prompt', 'true', '--max-concurrent', '0']));
+    await waitTerminalAsync(box, ['q/reset']);
+  });
+
   test('a limit without a reset time ends the run as fail does; so does the limit after the last retry', async () => {
     const none = fakeClaude('none', 1, null);
     assertOk(box.run('start-subagent', ['--name', 'p/none', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait'], { env: envOf(none) }));
