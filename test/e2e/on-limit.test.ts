@@ -4,7 +4,8 @@
 // attempt `running` with `parkedUntil` and a statusReason, no agent), resumed in the same session at the
 // reset, and its answer is the resumed run's; a cancel ends a parked run at once; a limit with no reset
 // time ends the run as `fail` does. Claude Code signed in as a subscriber (its `rate_limit_event` says
-// when) and Codex on a ChatGPT plan (`usage_limit_reached`, the reset in its rollout's `rate_limits`).
+// when), Codex on a ChatGPT plan (`usage_limit_reached`, the reset in its rollout's `rate_limits`), and
+// OpenCode given a transient 429 with a short Retry-After (backed off the same way).
 // The fake CLIs of test/cli/on-limit.test.ts cover the rest (the options, --wait, the retries).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -93,20 +94,22 @@ async function parked(box: CliBox, name: string): Promise<any> {
 }
 
 /** The run parked at its limit, resumed at the reset in the same session; its answer is the resumed run's. */
-async function waitsItOut(box: CliBox, cli: CliName, reset: number, name: string): Promise<void> {
+/** `slackMs`: how far the recorded reset may be from the fake's (a Retry-After in whole seconds, counted from the answer). */
+async function waitsItOut(box: CliBox, cli: CliName, reset: number, name: string, slackMs = 0): Promise<void> {
   const p = await parked(box, name);
   assert.match(p.statusReason, /^parked: rate limit, resumes at /);
   assert.equal(p.agentPid, null, 'no agent while parked');
   const first = recordOf(box.registry, name, 1);
   assert.equal(first.reason, 'rate-limit', `${first.error} ${stderrTail(box.registry, name)}`);
-  assert.equal(Date.parse(first.resetsAt), reset * 1000, 'the reset the provider said');
+  const said = Date.parse(first.resetsAt);
+  assert.ok(Math.abs(said - reset * 1000) <= slackMs, `the reset the provider said: ${first.resetsAt}`);
   const w = assertOk(await box.runAsync('status', ['--name', name, '--wait-terminal']));
   const a = w.agents[0];
   assert.equal(a.run, 2, 'not terminal while parked: the wait ends on the resumed run');
   assert.equal(a.outcome, 'succeeded', `${a.error} ${stderrTail(box.registry, name, 2)}`);
   const second = recordOf(box.registry, name, 2);
-  assert.ok(Date.parse(first.finishedAt) < reset * 1000, `${cli}: the limited run ended before the reset (${first.finishedAt}), so the next one waited`);
-  const late = Date.parse(second.agentStartedAt) - reset * 1000;
+  assert.ok(Date.parse(first.finishedAt) < said, `${cli}: the limited run ended before the reset (${first.finishedAt}), so the next one waited`);
+  const late = Date.parse(second.agentStartedAt) - said;
   assert.ok(late >= 0 && late < 2000, `${cli}: resumed ${late} ms after the reset`);
   assert.equal(second.sessionId, first.sessionId, 'the same session');
   const runs = assertOk(await box.runAsync('status', ['--name', name, '--runs'])).runs;
@@ -160,4 +163,18 @@ test("codex (a ChatGPT plan): parked at its usage limit (the rollout's resets_at
   limits.set(marker, reset);
   await start(box, 'codex', 'waits', `${marker} REPLY:resumed`);
   await waitsItOut(box, 'codex', reset, 'waits');
+});
+
+test('opencode: a transient 429 with a short Retry-After is backed off the same way: parked until then, resumed in its session, its answer', async (t) => {
+  const limits = new Map<string, number>();
+  const body = { error: { message: 'Rate limit reached for requests', type: 'rate_limit_exceeded', param: null, code: 'rate_limit_exceeded' } };
+  // retry-after-ms 0 makes OpenCode's own retries quick; Retry-After is the wait it passes on.
+  const rejected = (reset: number): Action => json(429, body, { 'retry-after-ms': '0', 'retry-after': String(Math.max(1, reset - ahead(0))) });
+  const box = await world(t, 'opencode', limits, rejected);
+  if (!box) return;
+  const marker = uniq('WAIT');
+  const reset = ahead(20);
+  limits.set(marker, reset);
+  await start(box, 'opencode', 'waits', `${marker} REPLY:resumed`);
+  await waitsItOut(box, 'opencode', reset, 'waits', 1500);
 });
