@@ -9,12 +9,15 @@
  * - SUBAGENT_TEST_WAIT_BACKSTOP_MS=<ms>: the waiters' backstop re-check (lib/base/wait.ts), instead of 1 s.
  * - SUBAGENT_TEST_MATCHER_START_MS=<ms>: search's matching thread (lib/base/match.ts) holds still this long
  *   before it says it is up, as a thread does on an overloaded machine.
+ * - SUBAGENT_TEST_FREE_MEMORY_FILE=<path>: the machine's available memory (lib/proc/memory.ts) is the
+ *   number of bytes that file holds, read at each look, so a test can make memory short, then plenty.
  */
 const crashAt = process.env.SUBAGENT_TEST_CRASH_AT;
 let pauseAt = process.env.SUBAGENT_TEST_PAUSE_AT;
 const throwAt = process.env.SUBAGENT_TEST_THROW_AT;
 const backstop = process.env.SUBAGENT_TEST_WAIT_BACKSTOP_MS;
 const matcherStart = process.env.SUBAGENT_TEST_MATCHER_START_MS;
+const freeMemoryFile = process.env.SUBAGENT_TEST_FREE_MEMORY_FILE;
 
 /** The variables above: a supervisor does not hand them on to the agent it starts. */
 export const TEST_KNOBS = [
@@ -23,6 +26,7 @@ export const TEST_KNOBS = [
   'SUBAGENT_TEST_THROW_AT',
   'SUBAGENT_TEST_WAIT_BACKSTOP_MS',
   'SUBAGENT_TEST_MATCHER_START_MS',
+  'SUBAGENT_TEST_FREE_MEMORY_FILE',
 ];
 
 /** SUBAGENT_TEST_WAIT_BACKSTOP_MS as a number of milliseconds, or null (unset or not a positive number). */
@@ -30,6 +34,9 @@ export const testWaitBackstopMs: number | null = backstop !== undefined && Numbe
 
 /** SUBAGENT_TEST_MATCHER_START_MS as milliseconds, or 0. */
 export const testMatcherStartMs: number = matcherStart !== undefined && Number(matcherStart) > 0 ? Number(matcherStart) : 0;
+
+/** SUBAGENT_TEST_FREE_MEMORY_FILE, or null. */
+export const testFreeMemoryFile: string | null = freeMemoryFile !== undefined && freeMemoryFile !== '' ? freeMemoryFile : null;
 
 export function checkpoint(name: string): void {
   if (crashAt === name) process.kill(process.pid, 'SIGKILL');

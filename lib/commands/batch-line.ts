@@ -33,7 +33,7 @@ export function textField(line: Record<string, unknown>, field: string): string 
 }
 
 /** The order a line's fields are read in (stable within a kind: the order of START_OPTIONS). */
-const ORDER: Record<StartOption['kind'], number> = { list: 0, files: 1, text: 2, switch: 3, stall: 4, cap: 5, limit: 5, count: 5 };
+const ORDER: Record<StartOption['kind'], number> = { list: 0, files: 1, text: 2, switch: 3, stall: 4, cap: 5, limit: 5, floor: 5, count: 5 };
 
 /**
  * What a line asks for, as start takes it: each field read as its option's kind says, the prompt read

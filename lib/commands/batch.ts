@@ -21,6 +21,7 @@ export type BatchDefaults = Pick<
   | 'variant'
   | 'agent'
   | 'maxConcurrent'
+  | 'minFreeMemory'
   | 'worktree'
   | 'base'
   | 'executor'
@@ -33,6 +34,7 @@ export type BatchDefaults = Pick<
   | 'maxTokens'
   | 'maxTurns'
   | 'maxTimeSec'
+  | 'maxMemoryBytes'
 >;
 
 /** A started line: where it was, and the run as start published it. */

@@ -63,12 +63,14 @@ function executorName(name: string, source?: string): ExecutorName {
 
 /**
  * The registry's concurrency limit counts this machine's supervisors: a run placed on a job engine is
- * limited by the engine's own limits instead (docs/scaling.md), so --max-concurrent is refused with
- * it, and SUBAGENT_MAX_CONCURRENT does not apply to it.
+ * limited by the engine's own limits instead (docs/scaling.md), so --max-concurrent (and the free-memory
+ * floor, --min-free-memory) is refused with it, and SUBAGENT_MAX_CONCURRENT does not apply to it.
  */
-export function checkLimitFor(placement: Placement, maxConcurrent: number | undefined): void {
-  if (placement.name === 'local' || maxConcurrent === undefined) return;
-  throw new SubagentError('E_ARG_INVALID', `--max-concurrent limits this machine's runs; a run placed on ${placement.name} is limited by ${placement.name}`, {
-    hint: `drop --max-concurrent, and use ${placement.name}'s own limits (docs/scaling.md, "How many at once")`,
+export function checkLimitFor(placement: Placement, maxConcurrent: number | undefined, minFreeMemory?: number): void {
+  if (placement.name === 'local') return;
+  const flag = maxConcurrent !== undefined ? '--max-concurrent' : minFreeMemory !== undefined ? '--min-free-memory' : null;
+  if (flag === null) return;
+  throw new SubagentError('E_ARG_INVALID', `${flag} limits this machine's runs; a run placed on ${placement.name} is limited by ${placement.name}`, {
+    hint: `drop ${flag}, and use ${placement.name}'s own limits (docs/scaling.md, "How many at once")`,
   });
 }

@@ -6,17 +6,24 @@ import { LOCAL_PLACEMENT, NO_CAPS, RECORD_FORMAT, type RunRecord, type Status } 
 import { updateRecord, writeLauncher, type Published } from '../registry/store.js';
 import { executorNamed, type Placed } from '../supervisor/place.js';
 import { nowIso } from '../base/time.js';
-import { enqueue, newTicket, readLimit, writeLimit } from '../registry/queue.js';
+import { enqueue, newTicket, readLimit, readMemoryFloor, writeLimit, writeMemoryFloor } from '../registry/queue.js';
 import { findOnPath } from '../proc/path.js';
 import type { WatchFields } from './run-watch.js';
 
+/** What a start or resume asks of the registry's queue: its concurrency limit, its free-memory floor (0 removes either). */
+export interface Admission {
+  limit: number | undefined;
+  floor: number | undefined;
+}
+
 /**
- * Sets the registry's limit when one was asked for (0 removes it); a run started while a limit is in
+ * Sets the registry's limit and floor when asked for (0 removes one); a run started while either is in
  * force gets a queue ticket. The first write a start makes: it comes before the worktree and the name.
  */
-export function queueTicketFor(registry: string, limit: number | undefined): string | null {
-  if (limit !== undefined) writeLimit(registry, limit);
-  return readLimit(registry) > 0 ? newTicket(randomUUID()) : null;
+export function queueTicketFor(registry: string, a: Admission): string | null {
+  if (a.limit !== undefined) writeLimit(registry, a.limit);
+  if (a.floor !== undefined) writeMemoryFloor(registry, a.floor);
+  return readLimit(registry) > 0 || readMemoryFloor(registry) > 0 ? newTicket(randomUUID()) : null;
 }
 
 /** What a new record is made of: the fields start or resume chose; the rest are a new run's. */
@@ -24,7 +31,7 @@ export type RunSettings = Pick<
   RunRecord,
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
-  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps'>> &
+  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps' | 'newSession'>> &
   Partial<Pick<RunRecord, 'onLimit'>> &
   WatchFields;
 
@@ -106,6 +113,8 @@ export function newRecord(s: RunSettings): RunRecord {
     cancelGraceMs: s.cancelGraceMs,
     keepChildren: s.keepChildren,
     limitWarning: null,
+    memory: null,
+    newSession: s.newSession ?? false,
     onLimit: s.onLimit ?? null,
     parkedUntil: null,
   };

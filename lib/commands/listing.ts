@@ -4,7 +4,9 @@ import { observeLatest, observeListed, runProbe, type Observation } from '../run
 import { compareNames, listNames } from '../registry/store.js';
 import type { Usage } from '../registry/record.js';
 import { DoneCache, parseViews, spliceViews, type CachedView, type Stamp } from '../registry/done-cache.js';
-import { queueView, readLimit } from '../registry/queue.js';
+import { queueView, readLimit, readMemoryFloor, type QueueView } from '../registry/queue.js';
+import { availableMemory } from '../proc/memory.js';
+import { formatSize } from '../base/size.js';
 import { entryOf, type AgentEntry } from '../runs/entry.js';
 import { usageOfName } from '../runs/usage.js';
 import { JobViews } from '../runs/placed.js';
@@ -17,11 +19,15 @@ export interface Problem {
   path: unknown;
 }
 
-/** The registry's concurrency queue, when a limit is or was in force. */
+/** The registry's concurrency queue, when a limit or a free-memory floor is or was in force. */
 export interface QueueSummary {
   limit: number | null;
   running: number;
   queued: number;
+  /** The free-memory floor in bytes (--min-free-memory), or null. */
+  minFreeMemory: number | null;
+  /** With a floor: the memory the machine has available now, in bytes (null: cannot tell); else null. */
+  availableMemory: number | null;
 }
 
 /** What a listing says besides `agents`, after it: the queue and the problems, when there are any. */
@@ -132,8 +138,10 @@ export function listingCache(registry: string, prefix: string | undefined, env: 
  */
 export function rowsOf(registry: string, s: Snapshot): Rows {
   const sorted = [...s.rows].sort((x, y) => compareNames(nameOf(x), nameOf(y)));
-  const queue = sorted.some(holdsTicket) || readLimit(registry) > 0 ? queueView(registry, runProbe) : null;
+  const queue = sorted.some(holdsTicket) || readLimit(registry) > 0 || readMemoryFloor(registry) > 0 ? queueView(registry, runProbe) : null;
   const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
+  const available = queue && queue.floor > 0 ? availableMemory() : null;
+  const heldBack = queue ? memoryHold(queue, available) : null;
   const rows = sorted.map((r): ListingRow => {
     if (r.kind === 'cached') return r;
     const { observation: o, stamp } = r;
@@ -143,14 +151,32 @@ export function rowsOf(registry: string, s: Snapshot): Rows {
       queued: o.status === 'scheduled' && position !== undefined,
       queuePosition: position ?? null,
     });
+    if (position === 1 && heldBack && entry.status === 'scheduled') entry.statusReason ??= heldBack;
     if (stamp) s.cache!.remember(stamp.name, stamp.stamp, o.record.queueTicket !== null, JSON.stringify(entry));
     return { kind: 'fresh', entry };
   });
   s.cache?.save();
   const tail: ListingTail = {};
-  if (queue) tail.queue = { limit: queue.limit || null, running: queue.running.length, queued: queue.queued.length };
+  if (queue)
+    tail.queue = {
+      limit: queue.limit || null,
+      running: queue.running.length,
+      queued: queue.queued.length,
+      minFreeMemory: queue.floor || null,
+      availableMemory: available,
+    };
   if (s.problems.length) tail.problems = s.problems;
   return { rows, tail };
+}
+
+/**
+ * Why the first in line waits though a slot is free: the machine has less memory available than the
+ * registry's floor (docs/memory.md); null when that is not what holds it.
+ */
+function memoryHold(queue: QueueView, available: number | null): string | null {
+  if (queue.floor === 0 || available === null || available >= queue.floor) return null;
+  if (queue.limit > 0 && queue.running.length >= queue.limit) return null;
+  return `waiting for ${formatSize(queue.floor)} of available memory (--min-free-memory); ${formatSize(available)} available`;
 }
 
 /** The entries of the rows, the cache's bytes parsed. */

@@ -2,7 +2,7 @@ import { parseCap, type CapKey } from './caps.js';
 import type { Context } from './context.js';
 import { parseRetries } from './on-limit.js';
 import type { StartOptions } from './start.js';
-import { DEFAULT_CLI, DEFAULT_STALL_SEC, parseLimit, parseStallSec, variablesOf, type Setting } from './settings.js';
+import { DEFAULT_CLI, DEFAULT_STALL_SEC, parseLimit, parseMemoryFloor, parseStallSec, variablesOf, type Setting } from './settings.js';
 
 /**
  * The options of a start, declared once (docs/design.md, "Start options"): each with its flag, its
@@ -41,9 +41,10 @@ export interface StartOption {
 /**
  * How a value is read: `text` verbatim; `switch` a flag without value, a boolean on a line; `list` a
  * repeatable flag, an array of strings on a line (`files`: also one string, and the `file` field);
- * `limit` a concurrency limit; `stall` seconds or `off`; `cap` a cap or `none`; `count` a whole number (--limit-retries).
+ * `limit` a concurrency limit; `floor` a free-memory floor (a size); `stall` seconds or `off`; `cap` a cap or `none`;
+ * `count` a whole number (--limit-retries).
  */
-export type OptionKind = 'text' | 'switch' | 'list' | 'files' | 'limit' | 'stall' | 'cap' | 'count';
+export type OptionKind = 'text' | 'switch' | 'list' | 'files' | 'limit' | 'floor' | 'stall' | 'cap' | 'count';
 
 /** The options as the library's `start` takes them, the prompt still text (`prompt`, or `promptFile` to read). */
 export type OptionValues = Partial<Omit<StartOptions, 'prompt' | keyof Context>> & { prompt?: string | undefined; promptFile?: string | undefined };
@@ -239,6 +240,26 @@ export const START_OPTIONS: readonly StartOption[] = [
       'queued, and start in order (0 removes the limit)  [SUBAGENT_MAX_CONCURRENT]',
     ],
     doc: "sets the registry's concurrency limit (see below); `0` removes it; refused with `--executor slurm` (and the variable does not apply to `slurm` runs)",
+  },
+  {
+    key: 'minFreeMemory',
+    flag: 'min-free-memory',
+    meta: 'SIZE',
+    kind: 'floor',
+    fields: [],
+    batchDefault: true,
+    env: 'minFreeMemory',
+    fallback: "the registry's",
+    resume: 'anew',
+    startHelp: [
+      'a queued run starts only while the machine has SIZE of memory available',
+      '(e.g. 4G; kept by the registry like --max-concurrent; 0 removes it)  [SUBAGENT_MIN_FREE_MEMORY]',
+    ],
+    resumeHelp: [
+      'a queued run starts only while the machine has SIZE of memory available',
+      '(e.g. 4G; kept by the registry like --max-concurrent; 0 removes it)  [SUBAGENT_MIN_FREE_MEMORY]',
+    ],
+    doc: "sets the registry's free-memory floor (see [memory.md](memory.md)): a run waits `scheduled`, queued in order, until the machine has that much memory available (K, M, G, T: powers of 1024); `0` removes it; refused with `--executor slurm`",
   },
   {
     key: 'executor',
@@ -454,6 +475,18 @@ function capOptions(): StartOption[] {
       ["the time cap (see start-subagent --help); default: the earlier run's"],
       'the time cap: the agent may run SEC seconds, then it is stopped and ends `failed` with `reason` `max-time` (every CLI; see Spend caps)',
     ),
+    cap(
+      'maxMemoryBytes',
+      'max-memory',
+      'SIZE',
+      'maxMemory',
+      [
+        'stop the run once its processes hold more than SIZE of memory (RSS summed,',
+        'e.g. 2G; every CLI): it ends failed with reason max-memory. Resumes keep it',
+      ],
+      ["the memory cap (see start-subagent --help); default: the earlier run's"],
+      "the memory cap: once the resident memory of the agent's process tree (summed; K, M, G, T: powers of 1024; at least `1M`) passes SIZE, the run is stopped and ends `failed` with `reason` `max-memory` (every CLI; see [memory.md](memory.md))",
+    ),
   ];
 }
 
@@ -478,6 +511,8 @@ export function flagValue(o: StartOption, value: string | string[] | true): Opti
       return Array.isArray(value) ? value : [text];
     case 'limit':
       return parseLimit(text, `--${o.flag}`);
+    case 'floor':
+      return parseMemoryFloor(text, `--${o.flag}`);
     case 'stall':
       return parseStallSec(text, `--${o.flag}`);
     case 'cap':

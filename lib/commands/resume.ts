@@ -5,10 +5,10 @@ import { validateName } from '../registry/names.js';
 import { createRun, latestRun } from '../registry/store.js';
 import { observeLatest } from '../runs/observe.js';
 import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, type Context } from './context.js';
-import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
+import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type Admission, type StartResult } from './launch.js';
 import { promptBytes } from './prompt.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
-import { requestedLimit } from './settings.js';
+import { requestedLimit, requestedMemoryFloor } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchOptions } from './run-watch.js';
 import { limitPolicy, type LimitOptions } from './on-limit.js';
@@ -31,6 +31,8 @@ export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, C
   extraArgs?: string[] | null | undefined;
   /** Sets the registry's concurrency limit (0 removes it); default SUBAGENT_MAX_CONCURRENT. */
   maxConcurrent?: number | undefined;
+  /** Sets the registry's free-memory floor in bytes (0 removes it); default SUBAGENT_MIN_FREE_MEMORY. */
+  minFreeMemory?: number | undefined;
 }
 
 /** What resume resolves to: a start's result with `mode: "resume"`. */
@@ -39,30 +41,40 @@ export type ResumeResult = StartResult;
 /** resume-subagent: a new run of a finished name, in the same session and cwd. */
 export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   const { env, cwd: callerCwd } = callerOf(o);
-  const limit = requestedLimit(o.maxConcurrent, env);
+  const admission = { limit: requestedLimit(o.maxConcurrent, env), floor: requestedMemoryFloor(o.minFreeMemory, env) };
   checkCaps(o);
   const name = validateName(o.name);
   const prompt = promptBytes(o.prompt);
   const place = placeOf(o, 'write');
   refuseUntrustedHook(place, o.onEnd);
   const { registry } = place;
-  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, limit, env, callerCwd, adopt: place.adopt }));
+  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, admission, env, callerCwd, adopt: place.adopt }));
+}
+
+/**
+ * A revive's resume (lib/commands/revive.ts): `newSession` opens the session anew, as run 1 would, with
+ * the run's `files` — the session never began, so the CLI has nothing to resume.
+ */
+export interface Revival {
+  newSession: boolean;
+  files: string[];
 }
 
 /** A resume's options, checked and resolved at its entrance. */
-interface ResumeSettings {
+export interface ResumeSettings {
   registry: string;
   name: string;
   prompt: Buffer;
-  limit: number | undefined;
+  admission: Admission;
   env: NodeJS.ProcessEnv;
   callerCwd: string;
   /** Adopts a registry named explicitly, once the run is published (lib/registry/trust.ts). */
   adopt: () => void;
+  revival?: Revival;
 }
 
-async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
-  const { registry, name, prompt, limit, env, callerCwd } = s;
+export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
+  const { registry, name, prompt, admission, env, callerCwd } = s;
   const previous = observeLatest(registry, name);
   if (!previous) {
     throw new SubagentError('E_SESSION_NOT_FOUND', `no run named "${name}" was ever started in ${registry}`, {
@@ -88,7 +100,8 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   }
   checkRunDirectory(name, last);
   const adapter = await loadAdapter(last.cli);
-  if (adapter.cli !== 'shell' && !last.sessionId) {
+  const newSession = s.revival?.newSession === true && adapter.cli !== 'shell';
+  if (adapter.cli !== 'shell' && !last.sessionId && !newSession) {
     throw new SubagentError('E_SESSION_NOT_FOUND', `"${name}" has no session id to resume (run ${last.run} never reported one)`, {
       name,
       run: last.run,
@@ -102,15 +115,20 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
   const model = o.model ?? last.model;
   const variant = o.variant ?? last.variant;
   const extraArgs = o.extraArgs ?? last.extraArgs;
-  adapter.launch({ mode: 'resume', cwd: last.cwd, model, variant, agent: last.agent, files: [], extraArgs, sessionId: last.sessionId, caps });
+  const files = s.revival?.files ?? [];
+  const sessionId = newSession ? adapter.chooseSessionId() : last.sessionId;
+  adapter.launch({ mode: newSession ? 'new' : 'resume', cwd: last.cwd, model, variant, agent: last.agent, files, extraArgs, sessionId, caps });
   const watch = watchFields(o, env, last);
   const onLimit = limitPolicy(o, env, last);
   // The run's own executor (and its options), unless this resume names another.
   const placement = placementFrom(o, env, last.executor);
-  checkLimitFor(placement, o.maxConcurrent);
+  checkLimitFor(placement, o.maxConcurrent, o.minFreeMemory);
   // The first write: every option and setting was checked above.
-  const queueTicket = placement.name === 'local' ? queueTicketFor(registry, limit) : null;
-  const record = newRecord({
+  // A run parked for a limit whose supervisor died (a reboot) is revived parked until its reset, with no queue
+  // ticket meanwhile: its supervisor takes one at the reset (lib/supervisor/park.ts).
+  const parkedUntil = s.revival && last.parkedUntil !== null && Date.parse(last.parkedUntil) > Date.now() ? last.parkedUntil : null;
+  const queueTicket = placement.name === 'local' && parkedUntil === null ? queueTicketFor(registry, admission) : null;
+  const fresh = newRecord({
     name,
     run: last.run + 1,
     cli: last.cli,
@@ -118,9 +136,10 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     model,
     variant,
     agent: last.agent,
-    files: [],
+    files,
     extraArgs,
-    sessionId: last.sessionId,
+    sessionId,
+    newSession,
     parent: last.parent,
     depth: last.depth,
     worktree: last.worktree,
@@ -133,6 +152,7 @@ async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResu
     ...watch,
     onLimit,
   });
+  const record = parkedUntil === null ? fresh : { ...fresh, parkedUntil };
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
   s.adopt();

@@ -1,4 +1,5 @@
 import { SubagentError } from '../base/errors.js';
+import { SIZE_FORM, parseSize } from '../base/size.js';
 import { DEFAULT_CANCEL_GRACE_MS, DEFAULT_HOOK_TIMEOUT_SEC } from '../registry/record.js';
 
 /**
@@ -14,6 +15,7 @@ const VARIABLES = {
   waitTimeoutSec: ['SUBAGENT_WAIT_TIMEOUT_SEC', 'OPENCODE_PSA_WAIT_TIMEOUT_SEC'],
   cancelGraceMs: ['SUBAGENT_CANCEL_GRACE_MS'],
   maxConcurrent: ['SUBAGENT_MAX_CONCURRENT'],
+  minFreeMemory: ['SUBAGENT_MIN_FREE_MEMORY'],
   maxDepth: ['SUBAGENT_MAX_DEPTH'],
   parent: ['SUBAGENT_PARENT'],
   depth: ['SUBAGENT_DEPTH'],
@@ -129,6 +131,34 @@ function badLimit(raw: string, source: string, fault: string): SubagentError {
 /** The concurrency limit asked for: the option, else SUBAGENT_MAX_CONCURRENT, else none (the registry's stays). */
 export function requestedLimit(maxConcurrent: number | undefined, env: NodeJS.ProcessEnv): number | undefined {
   return maxConcurrent !== undefined ? checkLimit(maxConcurrent) : envSetting(env, 'maxConcurrent', parseLimit);
+}
+
+/**
+ * A free-memory floor as the verbs take it (--min-free-memory, SUBAGENT_MIN_FREE_MEMORY): a size (`4G`);
+ * 0 removes the floor.
+ */
+export function parseMemoryFloor(raw: string, source: string): number {
+  const bytes = parseSize(raw);
+  if (bytes === null) throw badFloor(raw, source);
+  return bytes;
+}
+
+/** The same rule for a number of bytes given to the library. */
+export function checkMemoryFloor(bytes: number): number {
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw badFloor(String(bytes), '--min-free-memory');
+  return bytes;
+}
+
+function badFloor(raw: string, source: string): SubagentError {
+  return new SubagentError('E_ARG_INVALID', `${source} "${raw}" is not a size`, {
+    value: raw,
+    hint: `give the memory the machine must have available before a queued run starts, ${SIZE_FORM}, e.g. 4G (0 removes the floor)`,
+  });
+}
+
+/** The free-memory floor asked for: the option, else SUBAGENT_MIN_FREE_MEMORY, else none (the registry's stays). */
+export function requestedMemoryFloor(minFreeMemory: number | undefined, env: NodeJS.ProcessEnv): number | undefined {
+  return minFreeMemory !== undefined ? checkMemoryFloor(minFreeMemory) : envSetting(env, 'minFreeMemory', parseMemoryFloor);
 }
 
 /** How long cancel waits after its first signal before it escalates: SUBAGENT_CANCEL_GRACE_MS (ms ≥ 0), else 3 s. */

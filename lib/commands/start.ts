@@ -11,13 +11,13 @@ import { observeLatest } from '../runs/observe.js';
 import { addWorktree, discardFreshWorktree, type Worktree } from '../runs/worktree.js';
 import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, type Context } from './context.js';
 import { promptBytes } from './prompt.js';
-import { DEFAULT_CLI, fromEnv, maxDepth, requestedLimit } from './settings.js';
+import { DEFAULT_CLI, fromEnv, maxDepth, requestedLimit, requestedMemoryFloor } from './settings.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchFields, type WatchOptions } from './run-watch.js';
 import { limitPolicy, type LimitOptions } from './on-limit.js';
 import type { LimitPolicy } from '../registry/record.js';
-import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type StartResult } from './launch.js';
+import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type Admission, type StartResult } from './launch.js';
 
 export type { StartResult } from './launch.js';
 
@@ -43,6 +43,8 @@ export interface StartOptions extends Context, ExecutorOptions, WatchOptions, Ca
   extraArgs?: string[] | undefined;
   /** Sets the registry's concurrency limit (0 removes it); default SUBAGENT_MAX_CONCURRENT. */
   maxConcurrent?: number | undefined;
+  /** Sets the registry's free-memory floor in bytes (0 removes it); default SUBAGENT_MIN_FREE_MEMORY. */
+  minFreeMemory?: number | undefined;
   /** Run in a new git worktree on branch subagents/<name>. */
   worktree?: boolean | undefined;
   /** The commit the worktree starts from (needs `worktree`). */
@@ -58,7 +60,7 @@ interface StartSettings {
   files: string[];
   model: string | null;
   variant: string | null;
-  limit: number | undefined;
+  admission: Admission;
   placement: Placement;
   parent: string | null;
   depth: number;
@@ -122,7 +124,7 @@ function parentDepthOf(env: NodeJS.ProcessEnv, parent: string): number | null {
 /** Checks every option and fills in the environment's defaults: nothing is written yet. */
 async function settle(o: StartOptions): Promise<StartSettings> {
   const { env, cwd: callerCwd } = callerOf(o);
-  const limit = requestedLimit(o.maxConcurrent, env);
+  const admission = { limit: requestedLimit(o.maxConcurrent, env), floor: requestedMemoryFloor(o.minFreeMemory, env) };
   // Read even for a top-level run: a bad value is refused where its caller sees it, not first in a nested start.
   const max = maxDepth(env);
   checkCaps(o);
@@ -130,7 +132,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   const onLimit = limitPolicy(o, env);
   const name = validateName(o.name);
   const placement = placementFrom(o, env);
-  checkLimitFor(placement, o.maxConcurrent);
+  checkLimitFor(placement, o.maxConcurrent, o.minFreeMemory);
   const prompt = promptBytes(o.prompt);
   const adapter = await loadAdapter(o.cli ?? fromEnv(env, 'cli') ?? DEFAULT_CLI);
   const cwd = resolveCwd(o.cwdDir, callerCwd);
@@ -149,7 +151,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;
-  return { name, prompt, adapter, cwd, files, model, variant, limit, placement, parent, depth, caps, env, watch, onLimit };
+  return { name, prompt, adapter, cwd, files, model, variant, admission, placement, parent, depth, caps, env, watch, onLimit };
 }
 
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
@@ -162,7 +164,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
     // Writes, in this order: the limit (and ticket), the worktree, the name. A failure after the
     // worktree is made removes it again, so a refused start leaves no branch that blocks the name.
     // The registry's limit counts this machine's runs only (lib/commands/executor.ts).
-    const queueTicket = s.placement.name === 'local' ? queueTicketFor(registry, s.limit) : null;
+    const queueTicket = s.placement.name === 'local' ? queueTicketFor(registry, s.admission) : null;
     let cwd = s.cwd;
     let worktree: Worktree | null = null;
     if (o.worktree) {

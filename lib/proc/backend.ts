@@ -3,7 +3,7 @@ import type { BackendName, ProcBackend } from './types.js';
 import { linux } from './linux.js';
 import { ps } from './ps.js';
 
-export type { BackendName, ProcBackend, ProcCpu } from './types.js';
+export type { BackendName, ProcBackend, ProcCpu, ProcMemory } from './types.js';
 
 export const BACKEND_NAMES: readonly BackendName[] = ['linux', 'ps'];
 

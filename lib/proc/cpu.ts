@@ -1,4 +1,5 @@
 import { backend } from './backend.js';
+import { subtree } from './subtree.js';
 
 /**
  * The CPU time (ms) used so far by each process of a tree: `root` and its descendants by parent pid,
@@ -6,24 +7,7 @@ import { backend } from './backend.js';
  * unreaped child: its pid cannot have been reused).
  */
 export function treeCpu(root: number): Map<number, number> {
-  const procs = backend().cpuTimes();
-  const byParent = new Map<number, number[]>();
-  const cpu = new Map<number, number>();
-  for (const p of procs) {
-    cpu.set(p.pid, p.cpuMs);
-    const list = byParent.get(p.ppid);
-    if (list) list.push(p.pid);
-    else byParent.set(p.ppid, [p.pid]);
-  }
-  const out = new Map<number, number>();
-  const queue = cpu.has(root) ? [root] : [];
-  while (queue.length) {
-    const pid = queue.pop()!;
-    if (out.has(pid)) continue;
-    out.set(pid, cpu.get(pid)!);
-    queue.push(...(byParent.get(pid) ?? []));
-  }
-  return out;
+  return new Map(subtree(root, backend().cpuTimes()).map((p) => [p.pid, p.cpuMs]));
 }
 
 /**

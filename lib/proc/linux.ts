@@ -10,11 +10,13 @@ export interface LinuxStat extends ProcStat {
   sid: number;
   /** utime + stime + cutime + cstime (fields 14–17), in clock ticks. */
   cpuTicks: number;
+  /** The resident set size (field 24), in pages. */
+  rssPages: number;
 }
 
 /**
  * Parses /proc/<pid>/stat; the command name may hold spaces and ")" so fields are read after the last ")".
- * Only the fields used are cut out (fields 3–6, 14–17, 22): a walk of /proc parses every process's.
+ * Only the fields used are cut out (fields 3–6, 14–17, 22, 24): a walk of /proc parses every process's.
  */
 export function parseStat(text: string): LinuxStat | null {
   const open = text.indexOf('(');
@@ -22,10 +24,10 @@ export function parseStat(text: string): LinuxStat | null {
   if (open === -1 || close === -1) return null;
   // f[0] is field 3 (state); field N is f[N - 3].
   const f: string[] = [];
-  for (let at = close + 2, i = 0; i <= 19 && at <= text.length; i++) {
+  for (let at = close + 2, i = 0; i <= 21 && at <= text.length; i++) {
     const end = text.indexOf(' ', at);
     const stop = end === -1 ? text.length : end;
-    f.push(i <= 3 || (i >= 11 && i <= 14) || i === 19 ? text.slice(at, stop) : '');
+    f.push(i <= 3 || (i >= 11 && i <= 14) || i === 19 || i === 21 ? text.slice(at, stop) : '');
     at = stop + 1;
   }
   const pid = Number(text.slice(0, open).trim());
@@ -40,6 +42,7 @@ export function parseStat(text: string): LinuxStat | null {
     sid: Number(f[3]),
     startTime: startTime.trimEnd(),
     cpuTicks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]),
+    rssPages: Number(f[21] ?? 0) || 0,
   };
 }
 
@@ -103,6 +106,33 @@ export function epochOfTicks(ticks: string, btime: number): number {
   return btime + Math.floor(Number(ticks) / TICKS_PER_SECOND);
 }
 
+let cachedPageSize: number | undefined;
+
+/**
+ * The size of a page, which /proc's RSS counts: Node has no getpagesize(), but its own RSS
+ * (process.memoryUsage.rss()) is libuv's reading of the same field of /proc/self/stat times the page size,
+ * so the two, read back to back, give it (rounded to a power of two: a page or two may come and go
+ * between the reads). 4 KiB when it cannot be read.
+ */
+export function pageSize(): number {
+  if (cachedPageSize === undefined) {
+    const pages = readStat(process.pid)?.rssPages ?? 0;
+    const bytes = process.memoryUsage.rss();
+    cachedPageSize = pages > 0 && bytes > 0 ? 2 ** Math.round(Math.log2(bytes / pages)) : 4096;
+  }
+  return cachedPageSize;
+}
+
+/** MemAvailable of /proc/meminfo, in bytes: the kernel's estimate of what new work can take without swapping. */
+function memAvailable(): number | null {
+  try {
+    const m = /^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'latin1'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
 function hasMarker(pid: number, marker: string): boolean {
   try {
     const env = readFileSync(`/proc/${pid}/environ`, 'latin1');
@@ -147,6 +177,11 @@ export const linux: ProcBackend = {
   cpuTimes() {
     return allStats().map((s) => ({ pid: s.pid, ppid: s.ppid, cpuMs: (s.cpuTicks * 1000) / TICKS_PER_SECOND }));
   },
+  memory() {
+    const page = pageSize();
+    return allStats().map((s) => ({ pid: s.pid, ppid: s.ppid, rssBytes: s.rssPages * page }));
+  },
+  availableMemory: memAvailable,
   marked(procs, marker) {
     return procs.filter((p) => p.pid !== process.pid && hasMarker(p.pid, marker));
   },

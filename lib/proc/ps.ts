@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { freemem } from 'node:os';
 import { SubagentError } from '../base/errors.js';
-import type { ProcBackend, ProcCpu, ProcStat, ProcessIdentity } from './types.js';
+import type { ProcBackend, ProcCpu, ProcMemory, ProcStat, ProcessIdentity } from './types.js';
 import { childProcess } from './child-process.js';
 import { epochStartTime, readStartTime } from './start-time.js';
 
@@ -153,6 +154,50 @@ export function parsePsCpu(text: string): ProcCpu[] {
   return out;
 }
 
+/** `rss` is the resident set size in KiB, in procps, macOS and the BSDs alike. */
+export const PS_MEMORY_ARGS = ['-A', '-o', 'pid=', '-o', 'ppid=', '-o', 'rss='];
+
+/** The rows of `ps -A -o pid=,ppid=,rss=` output; a line that is not a row is skipped. */
+export function parsePsMemory(text: string): ProcMemory[] {
+  const out: ProcMemory[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s*$/.exec(line);
+    if (m) out.push({ pid: Number(m[1]), ppid: Number(m[2]), rssBytes: Number(m[3]) * 1024 });
+  }
+  return out;
+}
+
+/**
+ * What macOS has available, from `vm_stat` output: free and inactive pages (vm_stat's "Pages free" already
+ * leaves out the speculative ones), as psutil counts `available` there; null when the output is not vm_stat's.
+ */
+export function parseVmStat(text: string): number | null {
+  const page = /page size of (\d+) bytes/.exec(text);
+  const pages = (label: string): number | null => {
+    const m = new RegExp(`^${label}:\\s+(\\d+)\\.?$`, 'm').exec(text);
+    return m ? Number(m[1]) : null;
+  };
+  const free = pages('Pages free');
+  const inactive = pages('Pages inactive');
+  if (!page || free === null || inactive === null) return null;
+  return (free + inactive) * Number(page[1]);
+}
+
+/** macOS: vm_stat; elsewhere libuv's answer (os.freemem(): MemAvailable on Linux, free pages on the BSDs). */
+function availableMemory(): number | null {
+  if (process.platform !== 'darwin') return freemem();
+  for (const program of ['vm_stat', '/usr/bin/vm_stat']) {
+    const r = childProcess().spawnSync(program, [], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') continue;
+    return r.status === 0 ? parseVmStat(r.stdout) : null;
+  }
+  return freemem();
+}
+
 function judge(view: Snapshot, id: ProcessIdentity): 'alive' | 'dead' | 'unchecked' {
   const p = view.byPid.get(id.pid);
   if (!p || isZombie(p)) return 'dead';
@@ -224,6 +269,10 @@ export const ps: ProcBackend = {
   cpuTimes() {
     return parsePsCpu(runPs(PS_CPU_ARGS).stdout);
   },
+  memory() {
+    return parsePsMemory(runPs(PS_MEMORY_ARGS).stdout);
+  },
+  availableMemory,
   forget() {
     kept = null;
   },

@@ -1,6 +1,7 @@
 import { backend } from './backend.js';
 import { bootId, liveness, type ProcStat, type ProcessIdentity } from './identity.js';
 import { readStartTime } from './start-time.js';
+import { indexed } from './subtree.js';
 
 /** One process as seen in a snapshot: enough to find it again and to prove it is still the same one. */
 export interface Seen extends ProcessIdentity {
@@ -31,14 +32,7 @@ export function snapshotRun(
   const b = backend();
   if (roots.length === 0 && groups.length === 0 && (marker === null || !b.marked)) return [];
   const procs = b.processes();
-  const byPid = new Map<number, ProcStat>();
-  const byParent = new Map<number, ProcStat[]>();
-  for (const p of procs) {
-    byPid.set(p.pid, p);
-    const list = byParent.get(p.ppid);
-    if (list) list.push(p);
-    else byParent.set(p.ppid, [p]);
-  }
+  const { byPid, byParent } = indexed(procs);
   const found = new Map<number, ProcStat>();
   const queue: ProcStat[] = [];
   for (const root of roots) {

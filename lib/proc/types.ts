@@ -50,6 +50,13 @@ export interface ProcBackend {
   processes(): ProcStat[];
   /** Every live process's parent and the CPU time it has used, from one look (lib/proc/cpu.ts walks a run's tree in it). */
   cpuTimes(): ProcCpu[];
+  /** Every live process's parent and resident memory, from one look (lib/proc/memory.ts sums a run's tree in it). */
+  memory(): ProcMemory[];
+  /**
+   * The memory the machine has available for new work, in bytes (Linux: MemAvailable; macOS: free,
+   * inactive, speculative and purgeable pages), from a look taken for this question; null: cannot tell.
+   */
+  availableMemory(): number | null;
   /** Those of `procs` whose environment holds `marker`; absent where environments cannot be read (ps). */
   marked?(procs: ProcStat[], marker: string): ProcStat[];
   /** Forget any view kept from an earlier look (lib/proc/identity.ts lookAgain). */
@@ -64,4 +71,11 @@ export interface ProcCpu {
   pid: number;
   ppid: number;
   cpuMs: number;
+}
+
+/** A process's resident set size (RSS), in bytes. */
+export interface ProcMemory {
+  pid: number;
+  ppid: number;
+  rssBytes: number;
 }

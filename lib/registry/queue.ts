@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { isErrno, unwritable } from '../base/errors.js';
 import { waitFor } from '../base/wait.js';
 import { isIdentity, liveness, type ProcessIdentity } from '../proc/identity.js';
+import { availableMemory } from '../proc/memory.js';
 import { replaceFileDurably } from './durable.js';
 import { withLock } from './lock.js';
 import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
@@ -11,12 +12,14 @@ import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
 /**
  * A concurrency limit per registry without a daemon. Each waiting supervisor holds a ticket, named so
  * that tickets sort in start order; a supervisor may run its agent only while holding a slot. Under
- * the queue lock a supervisor takes a slot when fewer than `limit` live slots exist and its ticket is
- * the first live one. Slots and tickets of dead processes are swept by whoever holds the lock next.
+ * the queue lock a supervisor takes a slot when fewer than `limit` live slots exist, its ticket is
+ * the first live one and — with a free-memory floor — the machine has that much memory available
+ * (docs/memory.md). Slots and tickets of dead processes are swept by whoever holds the lock next.
  * A slot counts agents, not supervisors: it is held while its supervisor lives or, after that died,
  * while its run's agent (or any process of the run) still does.
  *
  *   <registry>/queue/limit             the limit in force (absent or 0: none)
+ *   <registry>/queue/min-free-memory   the free-memory floor in bytes (absent or 0: none)
  *   <registry>/queue/tickets/<ticket>  a waiting run: {"dir": run directory}
  *   <registry>/queue/slots/<runId>     a running run: the supervisor's identity and its run directory
  *   <registry>/queue/queue.lock
@@ -34,27 +37,54 @@ export function queueDir(registry: string): string {
   return join(registry, 'queue');
 }
 
-export function readLimit(registry: string): number {
+/** The queue's settings, each a file of one whole number (absent, unreadable or 0: none). */
+type Setting = 'limit' | 'min-free-memory';
+
+function readSetting(registry: string, setting: Setting): number {
   try {
     const n = Number(
-      readRegular(join(queueDir(registry), 'limit'))
+      readRegular(join(queueDir(registry), setting))
         .toString('utf8')
         .trim(),
     );
-    return Number.isInteger(n) && n > 0 ? n : 0;
+    return Number.isSafeInteger(n) && n > 0 ? n : 0;
   } catch {
     return 0;
   }
 }
 
-export function writeLimit(registry: string, limit: number): void {
-  if (readLimit(registry) === limit) return;
+function writeSetting(registry: string, setting: Setting, value: number): void {
+  if (readSetting(registry, setting) === value) return;
   try {
     mkdirSync(queueDir(registry), { recursive: true, mode: PRIVATE_DIR });
   } catch (err) {
     throw unwritable(registry, err);
   }
-  replaceFileDurably(join(queueDir(registry), 'limit'), `${limit}\n`);
+  replaceFileDurably(join(queueDir(registry), setting), `${value}\n`);
+}
+
+export function readLimit(registry: string): number {
+  return readSetting(registry, 'limit');
+}
+
+export function writeLimit(registry: string, limit: number): void {
+  writeSetting(registry, 'limit', limit);
+}
+
+/** The registry's free-memory floor in bytes (0: none). */
+export function readMemoryFloor(registry: string): number {
+  return readSetting(registry, 'min-free-memory');
+}
+
+export function writeMemoryFloor(registry: string, bytes: number): void {
+  writeSetting(registry, 'min-free-memory', bytes);
+}
+
+/** Whether the machine has the floor's memory available; memory that cannot be told holds nothing back. */
+function memoryAllows(floor: number): boolean {
+  if (floor === 0) return true;
+  const available = availableMemory();
+  return available === null || available >= floor;
 }
 
 /** A ticket name that sorts in start order across processes: the system-wide monotonic clock. */
@@ -125,6 +155,8 @@ function slotHeld(slot: Record<string, unknown> | null, probe: RunProbe): boolea
 
 export interface QueueView {
   limit: number;
+  /** The free-memory floor in bytes (0: none). */
+  floor: number;
   running: string[];
   queued: Array<{ dir: string; position: number }>;
 }
@@ -132,6 +164,7 @@ export interface QueueView {
 /** The queue as it stands (read-only: dead entries are skipped, not removed). */
 export function queueView(registry: string, probe: RunProbe): QueueView {
   const limit = readLimit(registry);
+  const floor = readMemoryFloor(registry);
   const base = queueDir(registry);
   const running: string[] = [];
   for (const s of list(join(base, 'slots'))) {
@@ -144,7 +177,7 @@ export function queueView(registry: string, probe: RunProbe): QueueView {
     if (!ticketLive(path, probe)) continue;
     queued.push({ dir: String(readJson(path)?.dir), position: queued.length + 1 });
   }
-  return { limit, running, queued };
+  return { limit, floor, running, queued };
 }
 
 export function enqueue(registry: string, ticket: string, dir: string): void {
@@ -194,6 +227,8 @@ function tryTake(registry: string, ticket: string, runId: string, dir: string, m
   const before = survey(base, ticket, false, probe);
   const limit = readLimit(registry);
   if (before.mine && ((limit > 0 && before.live >= limit) || before.first !== ticket)) return false;
+  // The first in line waits for memory too; the lock is not held while it is read (a vm_stat on macOS).
+  if (before.mine && !memoryAllows(readMemoryFloor(registry))) return false;
   return withLock(join(base, 'queue.lock'), () => {
     enqueue(registry, ticket, dir); // again, in case a sweep took it while our run looked unwatched
     const limit = readLimit(registry);
@@ -208,7 +243,8 @@ function tryTake(registry: string, ticket: string, runId: string, dir: string, m
 
 /**
  * Waits for a slot: woken by any change in the queue directories, with a backstop that notices a slot
- * holder (supervisor or orphaned agent) that died without a trace. Resolves when the slot is ours.
+ * holder (supervisor or orphaned agent) that died without a trace, and memory that became available.
+ * Resolves when the slot is ours.
  */
 export async function waitForSlot(
   registry: string,

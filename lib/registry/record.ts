@@ -21,6 +21,7 @@ export const REASONS = [
   'max-cost',
   'max-tokens',
   'max-time',
+  'max-memory',
   'permission-denied',
   'crashed',
   'exit-code',
@@ -44,16 +45,26 @@ export interface LimitWarning {
   resetsAt: string | null;
 }
 
-/** The caps of a run (--max-cost, --max-tokens, --max-turns, --max-time); null: no cap. */
+/** The caps of a run (--max-cost, --max-tokens, --max-turns, --max-time, --max-memory); null: no cap. */
 export interface Caps {
   maxCostUsd: number | null;
   maxTokens: number | null;
   maxTurns: number | null;
   /** Seconds of the agent's running (wall clock); a caller may leave it out (none). A record's caps always have it. */
   maxTimeSec?: number | null;
+  /** Bytes of resident memory of the agent's process tree; a caller may leave it out (none). A record's caps always have it. */
+  maxMemoryBytes?: number | null;
 }
 
-export const NO_CAPS: Required<Caps> = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null };
+export const NO_CAPS: Required<Caps> = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null };
+
+/** The resident memory of a run's process tree, as its supervisor last measured it (docs/memory.md). */
+export interface MemoryUse {
+  /** At the last sample (for a done run: the last before its agent exited). */
+  rssBytes: number;
+  /** The most seen at any sample of the run. */
+  peakRssBytes: number;
+}
 
 /** How long an end hook may run before it is killed (SUBAGENT_HOOK_TIMEOUT_SEC; a record that predates the field). */
 export const DEFAULT_HOOK_TIMEOUT_SEC = 60;
@@ -235,6 +246,13 @@ interface RecordCore {
    * later word of the CLI said the limit is clear. Written only when set.
    */
   limitWarning: LimitWarning | null;
+  /** The memory of the agent's process tree, once the supervisor has measured it; written only then. */
+  memory: MemoryUse | null;
+  /**
+   * A later run that opens its session anew (a revive of a run whose session never began: docs/revive.md),
+   * as run 1 does. Written only when true.
+   */
+  newSession: boolean;
   /**
    * --on-limit wait (docs/contract.md, "Waiting out a limit"): what the supervisor does when the run ends
    * on a limit that says when it resets; null: `fail`, the run ends as any other. Written only when set.
@@ -341,10 +359,17 @@ type StoredRecord = Omit<
   | 'cancelGraceMs'
   | 'keepChildren'
   | 'limitWarning'
+  | 'memory'
+  | 'newSession'
   | 'onLimit'
   | 'parkedUntil'
 > &
-  Partial<Pick<RecordCore, 'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'limitWarning'>> &
+  Partial<
+    Pick<
+      RecordCore,
+      'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'limitWarning' | 'memory' | 'newSession'
+    >
+  > &
   Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
   Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
@@ -365,7 +390,7 @@ export const LOCAL_PLACEMENT: Placement = { name: 'local', args: [], jobId: null
 function upgrade(s: StoredRecord, path: string): RunRecord {
   const core = {
     ...s,
-    caps: s.caps ? { ...s.caps, maxTimeSec: s.caps.maxTimeSec ?? null } : NO_CAPS,
+    caps: s.caps ? { ...s.caps, maxTimeSec: s.caps.maxTimeSec ?? null, maxMemoryBytes: s.caps.maxMemoryBytes ?? null } : NO_CAPS,
     storeEnv: s.storeEnv ?? {},
     queueTicket: s.queueTicket ?? null,
     worktree: s.worktree ?? null,
@@ -381,6 +406,8 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     cancelGraceMs: s.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
     keepChildren: s.keepChildren ?? false,
     limitWarning: s.limitWarning ?? null,
+    memory: s.memory ?? null,
+    newSession: s.newSession ?? false,
     onLimit: s.onLimit ?? null,
     parkedUntil: s.parkedUntil ?? null,
   };
@@ -514,6 +541,8 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('keepChildren', (v) => typeof v === 'boolean');
   optional('resetsAt', (v) => v === null || isIsoTime(v));
   optional('limitWarning', (v) => v === null || isLimitWarning(v));
+  optional('newSession', (v) => typeof v === 'boolean');
+  optional('memory', (v) => v === null || isMemoryUse(v));
   optional('onLimit', (v) => v === null || isLimitPolicy(v));
   optional('parkedUntil', (v) => v === null || isIsoTime(v));
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
@@ -571,27 +600,40 @@ function isCaps(v: unknown): boolean {
     typeof c === 'object' &&
     c !== null &&
     (['maxCostUsd', 'maxTokens', 'maxTurns'] as const).every((k) => c[k] === null || typeof c[k] === 'number') &&
-    (c.maxTimeSec === undefined || c.maxTimeSec === null || typeof c.maxTimeSec === 'number')
+    (['maxTimeSec', 'maxMemoryBytes'] as const).every((k) => c[k] === undefined || c[k] === null || typeof c[k] === 'number')
   );
+}
+
+function isMemoryUse(v: unknown): boolean {
+  const m = v as Record<string, unknown>;
+  return typeof m === 'object' && m !== null && isCount(m.rssBytes) && isCount(m.peakRssBytes);
 }
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren false, no limitWarning, onLimit or parkedUntil; an end's elapsedMs,
- * eventBytesAtEnd and resetsAt null, no leftovers), is left out, so a record read and written back keeps its bytes.
+ * that today's writers leave out in that case (keepChildren and newSession false, no limitWarning, onLimit or
+ * parkedUntil; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
+ * leftovers), is left out, so a record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
   const out: Record<string, unknown> = {};
   for (const key in record) {
     const value = record[key as keyof RunRecord];
-    if (!leftOut(key, value)) out[key] = value;
+    if (!leftOut(key, value)) out[key] = key === 'caps' ? storedCaps(value as Required<Caps>) : value;
   }
   return JSON.stringify(out, null, 1) + '\n';
 }
 
+/** The caps as written: the memory cap only when there is one (records before it lack it, and mean none). */
+function storedCaps(caps: Required<Caps>): Caps {
+  if (caps.maxMemoryBytes !== null) return caps;
+  const { maxMemoryBytes: _none, ...rest } = caps;
+  return rest;
+}
+
 function leftOut(key: string, value: unknown): boolean {
-  if (key === 'keepChildren') return value === false;
-  if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning') return value === null;
+  if (key === 'keepChildren' || key === 'newSession') return value === false;
+  if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning' || key === 'memory') return value === null;
   if (key === 'onLimit' || key === 'parkedUntil') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;
 }

@@ -4,6 +4,7 @@ import {
   type Caps,
   type ChildAgent,
   type LimitWarning,
+  type MemoryUse,
   type Outcome,
   type Reason,
   type RunRecord,
@@ -67,6 +68,8 @@ export interface AgentEntry {
   usage: Usage | null;
   /** This run's spend caps. */
   caps: Caps;
+  /** The resident memory of the run's processes as its supervisor last sampled it (docs/memory.md); null before the first sample. */
+  memory: MemoryUse | null;
   children: ChildAgent[];
   extraArgs: string[];
   files: string[];
@@ -135,6 +138,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     skippedLines: r.skippedLines,
     usage: r.usage,
     caps: r.caps,
+    memory: r.memory,
     children: r.children,
     extraArgs: r.extraArgs,
     files: r.files,

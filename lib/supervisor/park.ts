@@ -123,6 +123,9 @@ function nextRecord(ended: DoneRecord, promptBytes: number, until: string): Sche
     stalledSince: null,
     lastWorkAt: null,
     limitWarning: null,
+    memory: null,
+    // Its session began (a run whose session never did is not parked): this attempt resumes it.
+    newSession: false,
     onLimit: { ...policy, retry: policy.retry + 1 },
     parkedUntil: until,
   };

@@ -12,8 +12,8 @@ import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { firstSignalToWholeTree, stopRun, waitGone } from '../proc/stop.js';
 import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
 import { PRIVATE_FILE } from '../registry/private.js';
-import { enqueue, leaveQueue, newTicket, readLimit, waitForSlot } from '../registry/queue.js';
-import { cancelledChildren, type CancelRequest, type LeftoverProcess, type RunRecord } from '../registry/record.js';
+import { enqueue, leaveQueue, newTicket, readLimit, readMemoryFloor, waitForSlot } from '../registry/queue.js';
+import { cancelledChildren, type CancelRequest, type LeftoverProcess, type MemoryUse, type RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { announceEnd } from '../runs/hooks.js';
 import { doneObservation, runProbe } from '../runs/observe.js';
@@ -23,6 +23,7 @@ import { capGuard, type CapGuard, type Crossed } from './caps.js';
 import { endOf, limitReset } from './end.js';
 import { ENGINE_END_EXIT, askedSignal, cancelRequested, engineEndGrace, placedOnEngine } from './engine-end.js';
 import type { Log } from './log.js';
+import { MemoryWatch } from './memory.js';
 import { cancelNext, parkUntil, publishNext, type NextAttempt } from './park.js';
 import { Progress } from './progress.js';
 import { untilItLands } from './retry.js';
@@ -93,6 +94,8 @@ export class Supervision {
   /** The first stop asked for, in memory: what the end records when the intent could not be written. */
   private stopping: { cause: StopCause; request: CancelRequest } | null = null;
   private ending = false;
+  /** The memory of the agent's processes, as last sampled while it ran (lib/supervisor/memory.ts). */
+  private memory: MemoryUse | null = null;
   private leave!: (code: number) => void;
   private readonly left = new Promise<number>((resolve) => (this.leave = resolve));
 
@@ -177,7 +180,7 @@ export class Supervision {
   /**
    * A parked attempt (--on-limit wait, lib/supervisor/park.ts): recorded `running` by its supervisor,
    * which waits until `parkedUntil` by the wall clock (in steps, so a machine that slept does not
-   * oversleep), then takes a queue ticket when a concurrency limit is in force. A cancel meanwhile ends
+   * oversleep), then takes a queue ticket when a concurrency limit or a free-memory floor is in force. A cancel meanwhile ends
    * the run at once (stop: no agent yet).
    */
   private async parked(record: RunRecord): Promise<RunRecord> {
@@ -189,7 +192,7 @@ export class Supervision {
     this.log(`parked until ${record.parkedUntil}`);
     const until = Date.parse(record.parkedUntil!);
     while (!this.stopping && Date.now() < until) await sleep(Math.min(until - Date.now(), 60_000));
-    if (this.stopping || readLimit(this.registry) === 0) return running;
+    if (this.stopping || (readLimit(this.registry) === 0 && readMemoryFloor(this.registry) === 0)) return running;
     const ticket = newTicket(record.runId);
     enqueue(this.registry, ticket, this.dir);
     return this.landed('recording the queue ticket', () => updateRecord(this.dir, (r) => (r.status === 'done' ? null : { ...r, queueTicket: ticket })));
@@ -272,7 +275,7 @@ export class Supervision {
     checkpoint('running');
   }
 
-  /** Follows the running agent — its progress, its caps, its stalls — until it exits; resolves with its exit. */
+  /** Follows the running agent — its progress, its caps, its stalls, its memory — until it exits; resolves with its exit. */
   private async follow(f: Followed, child: Waited, caps: CapGuard): Promise<AgentExit> {
     const onRead = (): void => {
       this.settleChildren(f, false);
@@ -282,10 +285,14 @@ export class Supervision {
     progress.start();
     const stall = new StallWatch(this.dir, f.record, child.pid, this.log, () => this.stop({ kind: 'stalled' }));
     stall.start();
+    const memory = new MemoryWatch(this.dir, f.record, child.pid, this.log, (crossed) => this.stop({ kind: 'cap', crossed }));
+    memory.start();
     const exit = await child.exited;
     if (this.onEngine && exit.signal !== null) await engineEndGrace(this.dir);
     progress.stop();
     stall.stop();
+    memory.close();
+    this.memory = memory.use;
     caps.close();
     checkpoint('agent-exited');
     return exit;
@@ -477,6 +484,7 @@ export class Supervision {
         limitWarning: s ? s.limitWarning : r.limitWarning,
         ...(end.kind === 'exited' ? { eventBytes: end.eventBytes, eventBytesAtEnd: end.eventBytes } : { eventBytesAtEnd: null }),
         leftovers: end.kind === 'exited' ? end.leftovers : [],
+        memory: this.memory ?? r.memory,
         parkedUntil: null,
       };
     };
@@ -502,10 +510,10 @@ function unique(seen: Seen[]): LeftoverProcess[] {
   return [...byPid.values()];
 }
 
-/** What the adapter is asked to launch: a new session for run 1, else a resume of the run's session. */
+/** What the adapter is asked to launch: a new session for run 1 (or a run that opens its session anew), else a resume of the run's session. */
 function launchInput(record: RunRecord): LaunchInput {
   return {
-    mode: record.run === 1 ? 'new' : 'resume',
+    mode: record.run === 1 || record.newSession ? 'new' : 'resume',
     cwd: record.cwd,
     model: record.model,
     variant: record.variant,

@@ -1,18 +1,27 @@
 import { runVerb } from '../cli/main.js';
-import { parseFlags, str } from '../cli/flags.js';
+import { parseFlags, str, type FlagSpec, type ParsedFlags } from '../cli/flags.js';
 import { givenOptions, startFlagSpec } from '../cli/start-flags.js';
 import { helpLines } from '../commands/options.js';
 import { readPrompt } from '../commands/prompt.js';
+import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { resume } from '../commands/resume.js';
+import { revive } from '../commands/revive.js';
 
 const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
+       resume-subagent --revive (--name NAME | --prefix P | --all) [--prompt TEXT | --prompt-file PATH] [--registry DIR]
 
 Send a new prompt to the session of a finished run: starts its next run in the background.
 
 ${helpLines('resume')}
   --registry DIR       the registry (see start-subagent --help)
   -- ARGS…             replaces the agent-CLI arguments stored with the run (default: repeat them)
+  --revive             after a reboot or a crash: resume every selected run that is unknown with
+                       its agent gone, with the options it was started with — a continuation prompt
+                       (or --prompt) when its agent had begun, else its own prompt (docs/revive.md).
+                       Output: {"ok","revived":[…],"skipped":[{name,why}]}
+  --prefix P           with --revive: the runs under P/
+  --all                with --revive: every run of the registry
   -h, --help           this text
   --version            the version, as one JSON line: {"ok":true,"version","node"}
 
@@ -20,14 +29,45 @@ Output: {"ok":true,"registry","name","pid","executor","jobId","status","sessionI
 Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD_MISMATCH, … (docs/contract.md)
 `;
 
-const SPEC = startFlagSpec('resume', ['registry']);
+const BASE = startFlagSpec('resume', ['registry', 'prefix']);
+const SPEC: FlagSpec = { ...BASE, boolean: [...BASE.boolean, 'revive', 'all'] };
 
 export function main(): Promise<void> {
   return runVerb(USAGE, SPEC, async (argv) => {
     const { values, passthrough } = parseFlags(argv, SPEC);
+    if (values.revive === true) return { json: await reviveFrom(values, passthrough) };
+    for (const flag of ['prefix', 'all'])
+      if (values[flag] !== undefined && values[flag] !== false)
+        throw new SubagentError('E_ARG_INVALID', `--${flag} selects runs to revive: it needs --revive`, {
+          flag: `--${flag}`,
+          hint: 'give --revive, or resume one run with --name',
+        });
     validateName(str(values, 'name'));
     const { name, prompt: promptText, promptFile, ...given } = givenOptions(values, 'resume');
     const prompt = readPrompt(promptText, promptFile);
     return { json: await resume({ ...given, name, prompt, extraArgs: passthrough, registry: str(values, 'registry') }) };
+  });
+}
+
+/** --revive: the selection and an optional continuation prompt; a run's options are its own, so no other option is taken. */
+function reviveFrom(values: ParsedFlags['values'], passthrough: string[] | null) {
+  const { name, prompt: promptText, promptFile, ...given } = givenOptions(values, 'resume');
+  const other = Object.keys(given);
+  if (other.length || passthrough !== null) {
+    throw new SubagentError(
+      'E_ARG_INVALID',
+      `--revive keeps each run's own options: ${passthrough !== null ? '-- ARGS' : `--${other[0]}`} cannot be given with it`,
+      {
+        hint: 'revive with the options the runs were started with, then resume a run to change them',
+      },
+    );
+  }
+  const prompt = promptText !== undefined || promptFile !== undefined ? readPrompt(promptText, promptFile) : undefined;
+  return revive({
+    names: name !== undefined ? [name] : undefined,
+    prefix: str(values, 'prefix'),
+    all: values.all === true,
+    prompt,
+    registry: str(values, 'registry'),
   });
 }

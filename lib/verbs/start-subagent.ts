@@ -10,9 +10,9 @@ import { batch } from '../commands/batch.js';
 
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
        start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N] [--executor E]
-                      [--stall-after SEC] [--stall-action A] [--on-end CMD] [--keep-children] [--on-limit A]
-                      [--limit-prompt TEXT] [--limit-retries N] [--max-cost USD] [--max-tokens N] [--max-turns N]
-                      [--max-time SEC]
+                      [--min-free-memory SIZE] [--stall-after SEC] [--stall-action A] [--on-end CMD] [--keep-children]
+                      [--on-limit A] [--limit-prompt TEXT] [--limit-retries N] [--max-cost USD] [--max-tokens N]
+                      [--max-turns N] [--max-time SEC] [--max-memory SIZE]
 
 Start a new named agent run in the background and return at once with one JSON line.
 
@@ -20,7 +20,7 @@ ${helpLines('start')}
   --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
                        cli, cwd, model, variant, agent, files, args, worktree, base, executor,
                        slurmArgs, stallAfter, stallAction, onEnd, keepChildren, onLimit, limitPrompt,
-                       limitRetries, maxCost, maxTokens, maxTurns, maxTime; the flags above are
+                       limitRetries, maxCost, maxTokens, maxTurns, maxTime, maxMemory; the flags above are
                        defaults for every line.
                        Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)

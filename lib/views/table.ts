@@ -1,4 +1,5 @@
 import type { AgentEntry } from '../runs/entry.js';
+import { formatSize } from '../base/size.js';
 import { displayWidth, fit, pad, printable } from './width.js';
 
 /**
@@ -126,6 +127,7 @@ const COLUMNS: Column[] = [
   { head: 'ELAPSED', get: (a, now) => elapsed(a, now), keep: 60, right: true },
   { head: 'TOOLS', get: (a) => String(a.toolUses ?? 0), keep: 20, right: true },
   { head: 'TOKENS/COST', get: (a) => tokens(a), keep: 10, right: true },
+  { head: 'MEM', get: (a) => (a.memory ? formatSize(a.memory.rssBytes) : '-'), keep: 15, right: true },
   { head: 'LAST ACTIVITY', get: (a, now) => ago(lastSign(a), now), keep: 50 },
 ];
 

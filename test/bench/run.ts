@@ -8,7 +8,7 @@
  * Environment:
  *   BENCH_QUICK=1              fewer repetitions, to try the bench itself out (the figures are rough)
  *   BENCH_ONLY="floor,row 2"   run only the sections whose titles start with one of these; the page is not
- *                              written (titles: floor, row 1 … row 8, fast paths, node <version>, profile)
+ *                              written (titles: floor, row 1 … row 9, fast paths, node <version>, profile)
  *   SUBAGENT_BENCH_NODES       other Nodes to measure beside the main one, colon-separated, each a `node`
  *                              binary or the directory that holds it, e.g.
  *                              SUBAGENT_BENCH_NODES=/opt/node22/bin/node:/opt/node26/bin/node
@@ -34,7 +34,8 @@
  *   start.ts        row 1, start-subagent            wait.ts       row 3, status --wait-terminal latency
  *   fanout.ts       row 4, 200 concurrent starts     memory.ts     row 5, supervisor memory
  *   big-log.ts      row 6, result / search, 50 MB    slurm.ts      row 7, runs on Slurm
- *   on-limit.ts     row 8, resumed after a limit     fast-paths.ts   the fast paths' A/B
+ *   sampling.ts     row 8, memory sampling's CPU     on-limit.ts     row 9, resumed after a limit
+ *   fast-paths.ts   the fast paths' A/B
  *   where-time-goes.ts  the CPU profiles
  *
  * What they share: setup.ts (options, temp area, clean-up, tools), nodes.ts (the Nodes, the fast paths'
@@ -50,6 +51,7 @@ import { onLimitRow } from './on-limit.js';
 import { MAIN, OTHERS } from './nodes.js';
 import { details, methods, rows, section } from './results.js';
 import { AREA, QUICK, problems } from './setup.js';
+import { samplingRow } from './sampling.js';
 import { slurmRow } from './slurm.js';
 import { startRow } from './start.js';
 import { statusRow } from './status.js';
@@ -75,7 +77,8 @@ await section('row 7: runs on Slurm', async () => {
   methods.push(r.method);
   details.push(r.details);
 });
-await section('row 8: resumed after a limit', onLimitRow);
+await section('row 8: memory sampling', samplingRow);
+await section('row 9: resumed after a limit', onLimitRow);
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the

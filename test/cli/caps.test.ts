@@ -59,7 +59,7 @@ function argvRecordingClaude(): string {
   return argv;
 }
 
-const NO_CAPS = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null };
+const NO_CAPS = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null };
 
 describe('checked before anything is recorded', () => {
   test('a bad value is E_ARG_INVALID naming the flag, on start and resume', () => {
@@ -125,8 +125,9 @@ describe('recorded, kept on resume, passed to the CLI’s own limits', () => {
     const a = waitTerminal(box, ['native/c'])['native/c'];
     assert.equal(a.outcome, 'succeeded', a.error);
     assert.equal(a.reason, null);
-    assert.deepEqual(a.caps, { maxCostUsd: 0.25, maxTokens: 900000, maxTurns: 4, maxTimeSec: null });
-    assert.deepEqual(recordOf(box.registry, 'native/c').caps, a.caps, 'the record holds them');
+    assert.deepEqual(a.caps, { maxCostUsd: 0.25, maxTokens: 900000, maxTurns: 4, maxTimeSec: null, maxMemoryBytes: null });
+    // The record writes the memory cap only when there is one.
+    assert.deepEqual({ ...recordOf(box.registry, 'native/c').caps, maxMemoryBytes: null }, a.caps, 'the record holds them');
     const args = readFileSync(argv, 'utf8').split('\n');
     assert.deepEqual(args.slice(args.indexOf('--max-budget-usd'), args.indexOf('--max-budget-usd') + 4), ['--max-budget-usd', '0.25', '--max-turns', '4']);
     assert.ok(!args.some((x) => /tokens/.test(x)), 'Claude has no token limit of its own');
@@ -135,7 +136,7 @@ describe('recorded, kept on resume, passed to the CLI’s own limits', () => {
     assertOk(box.run('resume-subagent', ['--name', 'native/c', '--prompt', 'y', '--max-turns', 'none', '--max-cost', '1.5'], { env: withFakes }), 'resume');
     const b = waitTerminal(box, ['native/c'])['native/c'];
     assert.equal(b.run, 2);
-    assert.deepEqual(b.caps, { maxCostUsd: 1.5, maxTokens: 900000, maxTurns: null, maxTimeSec: null });
+    assert.deepEqual(b.caps, { maxCostUsd: 1.5, maxTokens: 900000, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null });
     const args2 = readFileSync(argv, 'utf8').split('\n');
     assert.deepEqual(args2.slice(args2.indexOf('--max-budget-usd'), args2.indexOf('--max-budget-usd') + 2), ['--max-budget-usd', '1.5']);
     assert.ok(!args2.includes('--max-turns'));
@@ -174,8 +175,12 @@ describe('recorded, kept on resume, passed to the CLI’s own limits', () => {
       ],
     );
     const got = waitTerminal(box, ['bc/one', 'bc/two', 'bc/three']);
-    assert.deepEqual(got['bc/one'].caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: 3, maxTimeSec: null });
-    assert.deepEqual(got['bc/two'].caps, { maxCostUsd: null, maxTokens: 5000, maxTurns: 7, maxTimeSec: null }, 'the default from --max-turns');
+    assert.deepEqual(got['bc/one'].caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: 3, maxTimeSec: null, maxMemoryBytes: null });
+    assert.deepEqual(
+      got['bc/two'].caps,
+      { maxCostUsd: null, maxTokens: 5000, maxTurns: 7, maxTimeSec: null, maxMemoryBytes: null },
+      'the default from --max-turns',
+    );
     assert.deepEqual(got['bc/three'].caps, NO_CAPS, 'null drops the default');
     for (const n of ['bc/shell', 'bc/bad', 'bc/obj']) assert.equal(statusOf(box, n), undefined, `${n} was not recorded`);
   });

@@ -58,7 +58,7 @@ test('spend caps and reasons: numbers checked (E_ARG_INVALID), refused where the
   const a = await waitDone('lib/cap');
   assert.equal(a.reason, 'exit-code');
   assert.ok(REASONS.includes(a.reason));
-  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null });
+  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null });
 });
 
 test('start (prompt as a string) → status waitTerminal → result → search, the same objects the verbs print', async () => {

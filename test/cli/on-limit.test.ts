@@ -233,6 +233,25 @@ describe('--on-limit wait', () => {
     await waitTerminalAsync(box, ['q/reset']);
   });
 
+  test('a parked run whose supervisor was killed (a reboot) is revived parked until its reset, then resumed', async () => {
+    const dir = fakeClaude('revive', 1, 6);
+    assertOk(box.run('start-subagent', ['--name', 'p/revive', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait'], { env: envOf(dir) }));
+    const parked = await untilStatus(box, 'p/revive', (a) => a.run === 2 && a.status === 'running' && a.parkedUntil !== null, 'parked');
+    process.kill(parked.pid, 'SIGKILL');
+    await untilStatus(box, 'p/revive', (a) => a.status === 'unknown', 'unknown');
+    const r = assertOk(box.run('resume-subagent', ['--revive', '--name', 'p/revive'], { env: envOf(dir) }));
+    assert.deepEqual(
+      r.revived.map((x: any) => [x.name, x.run]),
+      [['p/revive', 3]],
+    );
+    const again = await untilStatus(box, 'p/revive', (a) => a.run === 3 && a.status === 'running' && a.parkedUntil !== null, 'parked again');
+    assert.equal(again.parkedUntil, parked.parkedUntil, 'until the same reset');
+    const a = (await waitTerminalAsync(box, ['p/revive']))['p/revive'];
+    assert.deepEqual([a.run, a.outcome], [3, 'succeeded']);
+    assert.ok(Date.parse(recordOf(box.registry, 'p/revive', 3).agentStartedAt) >= Date.parse(parked.parkedUntil), 'not before the reset');
+    assert.equal(callsOf(dir), 2);
+  });
+
   test('a limit without a reset time ends the run as fail does; so does the limit after the last retry', async () => {
     const none = fakeClaude('none', 1, null);
     assertOk(box.run('start-subagent', ['--name', 'p/none', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait'], { env: envOf(none) }));

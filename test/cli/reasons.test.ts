@@ -122,7 +122,7 @@ test('a record written before the field existed reads as what its end implies', 
   writeFileSync(path, JSON.stringify(r));
   const a = statusOf(box, 'old/failed');
   assert.equal(a.reason, 'unknown', 'a failure whose reason was never recorded');
-  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null });
+  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null });
   // A reason or caps of the wrong shape is a corrupt record, as any other bad field.
   for (const bad of [{ reason: 7 }, { caps: 'lots' }, { caps: { maxCostUsd: '1', maxTokens: null, maxTurns: null } }]) {
     writeFileSync(path, JSON.stringify({ ...r, ...bad }));

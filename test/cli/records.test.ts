@@ -34,7 +34,7 @@ for (const file of FILES) {
   writeFileSync(join(dir, 'events.log'), record.eventBytes === 2 ? 'x\n' : 'hi\n'.slice(0, record.eventBytes), { mode: 0o600 });
 }
 
-const NO_CAPS = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null };
+const NO_CAPS = { maxCostUsd: null, maxTokens: null, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null };
 const LAST_WORK = '2026-11-27T18:01:24.656Z';
 /** A failed run (exit 2) as every shape before today's holds it, with what a record lacking the later fields reads as. */
 const OLD = {
@@ -76,7 +76,7 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   // A rate limit the CLI said when resets (issue 25): the time beside the reason; a limit near, shown on a success.
   '13-rate-limit': { ...TODAY, outcome: 'failed', reason: 'rate-limit', resetsAt: '2026-11-27T19:00:00.000Z', exitCode: 1 },
   // --on-limit wait (issue 25, point 2): the policy is the record's; the entry is a rate-limited run's.
-  '13-on-limit': { ...TODAY, outcome: 'failed', reason: 'rate-limit', resetsAt: '2026-11-27T19:00:00.000Z', exitCode: 1, parkedUntil: null },
+  '14-on-limit': { ...TODAY, outcome: 'failed', reason: 'rate-limit', resetsAt: '2026-11-27T19:00:00.000Z', exitCode: 1, parkedUntil: null },
   '13-limit-warning': {
     ...TODAY,
     outcome: 'succeeded',
@@ -99,6 +99,16 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   // Their processes were in another boot: gone, with no end recorded.
   '13-running': { ...TODAY, status: 'unknown', outcome: null, reason: null, exitCode: null, durationMs: null, lastWorkAt: '2026-11-27T18:01:27.098Z' },
   '13-scheduled': { ...TODAY, status: 'unknown', outcome: null, reason: null, exitCode: null, durationMs: null, lastWorkAt: null },
+  // --max-memory, and the memory its supervisor sampled.
+  '14-memory': {
+    ...TODAY,
+    durationMs: 1708,
+    lastWorkAt: '2026-11-28T02:07:46.865Z',
+    caps: { ...NO_CAPS, maxMemoryBytes: 1024 * 1024 * 1024 },
+    memory: { rssBytes: 36_814_848, peakRssBytes: 36_814_848 },
+  },
+  // A revived run whose session never began: it opened its session anew (run 2).
+  '14-new-session': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, run: 2, resumeCount: 1 },
 };
 
 test('every record shape ever written has its expected entry here', () => {
@@ -123,7 +133,7 @@ for (const [shape, want] of Object.entries(ENTRIES)) {
 }
 
 test("a record of today's shape read and written back keeps its bytes: the fixtures and fresh runs", async () => {
-  for (const file of FILES.filter((f) => f.startsWith('13-'))) {
+  for (const file of FILES.filter((f) => f.startsWith('13-') || f.startsWith('14-'))) {
     const text = readFileSync(join(DIR, file), 'utf8');
     assert.equal(serialiseRecord(parseRecord(text, file)), text, file);
   }

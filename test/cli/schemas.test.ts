@@ -118,7 +118,7 @@ async function untilRunning(name: string, env: NodeJS.ProcessEnv = {}): Promise<
 
 describe('the schemas themselves', () => {
   test('every output shape has its schema, each a draft 2020-12 schema open at the top level', () => {
-    for (const f of ['start', 'batch', 'status', 'status-runs', 'result', 'search', 'cancel', 'error', 'follow-event']) {
+    for (const f of ['start', 'batch', 'status', 'status-runs', 'result', 'search', 'cancel', 'error', 'follow-event', 'revive']) {
       assert.ok(schemaFiles.includes(`${f}.schema.json`), `docs/schemas/${f}.schema.json is missing`);
     }
     for (const f of schemaFiles) {
@@ -293,7 +293,7 @@ describe('real outputs against the schemas', () => {
       50,
     );
     check('status.schema.json', j, 'status with a queue');
-    assert.deepEqual(j.queue, { limit: 1, running: 1, queued: 1 });
+    assert.deepEqual(j.queue, { limit: 1, running: 1, queued: 1, minFreeMemory: null, availableMemory: null });
     assert.equal(j.agents.find((a: any) => a.name === 'q/second').queuePosition, 1);
     // Cancelling a queued run (no agent yet), then the running one.
     const c = assertOk(box.run('cancel', ['--name', 'q/second'], { env }), 'cancel queued');
@@ -562,6 +562,26 @@ describe('real outputs against the schemas', () => {
     assert.equal(runs.runs[0].status, 'unknown');
     assert.equal(runs.runs[0].outcome, null);
     assert.equal(runs.runs[1].status, 'done');
+  });
+
+  test('resume-subagent --revive: revive.schema.json, a run revived and runs skipped', async () => {
+    start('revive/crashed', 'sleep 600');
+    const a = await untilRunning('revive/crashed');
+    killPids([a.pid, a.agentPid]);
+    await until('revive/crashed unknown', () => !pidAlive(a.pid) && !pidAlive(a.agentPid) && statusOfChecked('revive/crashed').status === 'unknown', LONG, 50);
+    start('revive/ok', 'true');
+    waitTerminalChecked(['revive/ok']);
+    const r = assertOk(box.run('resume-subagent', ['--revive', '--prefix', 'revive']), 'revive');
+    check('revive.schema.json', r, 'resume-subagent --revive');
+    assert.deepEqual(
+      r.revived.map((x: any) => x.name),
+      ['revive/crashed'],
+    );
+    assert.deepEqual(
+      r.skipped.map((x: any) => x.name),
+      ['revive/ok'],
+    );
+    assertOk(box.run('cancel', ['--name', 'revive/crashed']), 'cancel the revived run');
   });
 });
 

@@ -19,8 +19,8 @@ const b = makeBox('views');
 const tmux = new Tmux(b.dir, b.env);
 after(() => tmux.close());
 
-const HEADS = ['NAME', 'CLI', 'STATUS', 'RUN', 'ELAPSED', 'TOOLS', 'TOKENS/COST', 'LAST ACTIVITY'];
-const RIGHT = new Set(['RUN', 'ELAPSED', 'TOOLS', 'TOKENS/COST']);
+const HEADS = ['NAME', 'CLI', 'STATUS', 'RUN', 'ELAPSED', 'TOOLS', 'TOKENS/COST', 'MEM', 'LAST ACTIVITY'];
+const RIGHT = new Set(['RUN', 'ELAPSED', 'TOOLS', 'TOKENS/COST', 'MEM']);
 const LONG_NAME = 'v/a-rather-long-name-that-does-not-fit-narrow-terminals';
 /** The child's description: CJK (2 columns each), a combining accent (0 columns), an emoji of the
  * 1F600 block, Hangul. Names are ASCII by rule; this is the free text the table shows. */
@@ -177,6 +177,7 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
     assert.equal(cell('v/cc', 'TOOLS'), '1');
     assert.match(cell('v/cc', 'TOKENS/COST'), /^\d+(\.\d)?k \$\d+\.\d+$/, 'tokens and cost of the claude run');
     assert.equal(cell('v/ok', 'TOKENS/COST'), '-');
+    assert.match(cell('v/going', 'MEM'), /^(\d+(\.\d)?[KMG]|-)$/, 'the memory of the running run, once sampled');
     assert.match(cell('v/going', 'ELAPSED'), /^\d+s$|^\d+m\d\ds$/);
     assert.match(cell('v/ok', 'LAST ACTIVITY'), /^\d+[smhd] ago$/);
     // The child: indented, with its id, its full non-ASCII description, its status and CLI.
@@ -252,7 +253,7 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
         HEADS.filter((h) => heads.includes(h)),
         ctx,
       );
-      const keep = ['NAME', 'STATUS', 'ELAPSED', 'LAST ACTIVITY', 'CLI', 'RUN', 'TOOLS', 'TOKENS/COST'];
+      const keep = ['NAME', 'STATUS', 'ELAPSED', 'LAST ACTIVITY', 'CLI', 'RUN', 'TOOLS', 'MEM', 'TOKENS/COST'];
       assert.deepEqual([...heads].sort(), keep.slice(0, heads.length).sort(), `${ctx}: dropped from the least important end`);
       assert.equal(rows.length, 7, `${ctx}: one row per run and the child:\n${rows.join('\n')}`);
       // The long name is cut with "…"; every status is still readable (a failure without its reason: the

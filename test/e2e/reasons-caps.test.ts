@@ -73,7 +73,7 @@ test('claude: 401, 429 (a usage limit), 500, max turns, permission denied — ea
     got.map((a) => a.exitCode),
     [1, 1, 1, 1, 0],
   );
-  assert.deepEqual(got[3].caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1, maxTimeSec: null });
+  assert.deepEqual(got[3].caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1, maxTimeSec: null, maxMemoryBytes: null });
   const denied = await w.run('result', ['--name', 'denied', '--json']);
   assert.equal(denied.json.reason, 'permission-denied');
   assert.match(denied.json.lastAssistantText, /^done: /, 'the answer the model gave is kept');
@@ -144,7 +144,7 @@ test('codex: --max-turns held by the supervisor from its rollout (a token_usage_
   assert.equal(a.error, 'stopped at --max-turns 1: the run began turn 2');
   t.diagnostic(`--max-turns: stopped ${a.durationMs} ms after the run started`);
   assert.equal(a.cancelRequested, true);
-  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1, maxTimeSec: null });
+  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1, maxTimeSec: null, maxMemoryBytes: null });
   const asked = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText.includes(marker));
   assert.equal(asked.length, 2, 'stopped during the tool of its second response: the model was not asked a third time');
   await nothingLeft(w, 'turns', sleeper);
@@ -192,7 +192,7 @@ test('codex: --max-tokens held by the supervisor from its rollout (the stream ha
   // The record is written as the response ends, before Codex starts the command: the stop may come before the stream shows it.
   assert.ok(k.toolUses <= 1, String(k.toolUses));
   assert.equal(k.cancelRequested, true);
-  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null });
+  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null });
   await nothingLeft(w, 'tokens', sleeper);
 
   // Codex counts a thread's tokens over all its runs; the cap holds this run's only. Run 1: two
@@ -240,7 +240,7 @@ test('gemini: --max-turns held by the supervisor from the turns its stream shows
   assert.equal(a.error, 'stopped at --max-turns 1: the run began turn 2');
   assert.equal(a.toolUses, 2, "turn 1's tool, and turn 2's, which the stop ended");
   assert.equal(a.cancelRequested, true);
-  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1, maxTimeSec: null });
+  assert.deepEqual(a.caps, { maxCostUsd: null, maxTokens: null, maxTurns: 1, maxTimeSec: null, maxMemoryBytes: null });
   const asked = w.srv.modelRequests().filter((r) => r.conversation?.lastUserText.includes(marker));
   assert.equal(asked.length, 2, 'the model was asked for turn 2, not for turn 3');
   await nothingLeft(w, 'turns', sleeper);
@@ -278,7 +278,7 @@ test("gemini: --max-tokens held by the supervisor from its session's chat (the s
   if (!w) return;
   const { k, sleeper } = await stoppedAtFirstResponse(t, w, 'gm-tokens');
   assert.equal(k.cancelRequested, true);
-  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null });
+  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null });
   await nothingLeft(w, 'tokens', sleeper);
 
   // A run within its cap ends with the usage its stream's result reports (the store's is only meanwhile).
@@ -335,7 +335,7 @@ test('opencode: --max-cost held by the supervisor from the cost of each step —
   assert.ok(a.usage.costUsd > 0.5, JSON.stringify(a.usage));
   assert.equal(a.toolUses, 1, 'the first step (the tool call) was done');
   assert.equal(a.cancelRequested, true);
-  assert.deepEqual(a.caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: null, maxTimeSec: null });
+  assert.deepEqual(a.caps, { maxCostUsd: 0.5, maxTokens: null, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null });
   // The model never answers the second step: only the stop ended the run, with OpenCode's graceful signal.
   assert.equal(a.signal, 'SIGTERM');
   await nothingLeft(w, 'cost');
@@ -375,7 +375,7 @@ test('copilot: 401 and 429 each failed with its reason; --max-turns held by the 
   assert.equal(k.error, `stopped at --max-tokens 1000: the run had used ${k.usage.totalTokens} tokens`);
   assert.equal(k.toolUses, 1);
   assert.equal(k.cancelRequested, true);
-  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null });
+  assert.deepEqual(k.caps, { maxCostUsd: null, maxTokens: 1000, maxTurns: null, maxTimeSec: null, maxMemoryBytes: null });
   await nothingLeft(w, 'tokens', sleeper);
 
   const e = expectError(

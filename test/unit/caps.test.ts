@@ -1,6 +1,7 @@
 // The spend caps in-process: how the verbs' text is read (lib/commands/caps.ts), what a resume keeps,
 // what each adapter can be held to, and the supervisor's side (lib/supervisor/caps.ts, end.ts): when a
 // cap counts as crossed and how a run's end is recorded. Through the real executables: test/cli/caps.test.ts.
+import { formatSize, parseSize } from '../../lib/base/size.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAdapter } from '../../lib/agents/index.js';
@@ -75,11 +76,19 @@ test('checkCaps: the same rules for numbers given to the library', () => {
 test('settleCaps: given ones win, the rest are inherited (a resume), null drops one; a cap the adapter cannot hold is E_ARG_UNSUPPORTED', async () => {
   const claude = await loadAdapter('claude');
   const before = { maxCostUsd: 1, maxTokens: 500, maxTurns: 3 };
-  assert.deepEqual(settleCaps(claude, {}, before), { ...before, maxTimeSec: null }, 'a record from before the time cap has none');
-  assert.deepEqual(settleCaps(claude, { maxTurns: null, maxCostUsd: 2 }, before), { maxCostUsd: 2, maxTokens: 500, maxTurns: null, maxTimeSec: null });
+  assert.deepEqual(settleCaps(claude, {}, before), { ...before, maxTimeSec: null, maxMemoryBytes: null }, 'a record from before the time cap has none');
+  assert.deepEqual(settleCaps(claude, { maxTurns: null, maxCostUsd: 2 }, before), {
+    maxCostUsd: 2,
+    maxTokens: 500,
+    maxTurns: null,
+    maxTimeSec: null,
+    maxMemoryBytes: null,
+  });
   assert.deepEqual(settleCaps(claude, {}), NO_CAPS);
   const shell = await loadAdapter('shell');
   assert.deepEqual(settleCaps(shell, { maxTimeSec: 90 }), { ...NO_CAPS, maxTimeSec: 90 }, 'the time cap holds for every CLI');
+  assert.deepEqual(settleCaps(shell, { maxMemoryBytes: 2 ** 30 }), { ...NO_CAPS, maxMemoryBytes: 2 ** 30 }, 'the memory cap holds for every CLI');
+  assert.deepEqual(settleCaps(shell, {}, { ...NO_CAPS, maxMemoryBytes: 2 ** 30 }).maxMemoryBytes, 2 ** 30, 'a resume keeps it');
   assert.deepEqual(settleCaps(shell, { maxCostUsd: null }), NO_CAPS, 'no cap needs no support');
   assert.equal(
     code(() => settleCaps(shell, { maxTurns: 2 })),
@@ -169,4 +178,39 @@ test('endOf: a cancel, then a spawn failure, then a crossed cap, then the verdic
   const old = { ...base, caps: NO_CAPS };
   assert.deepEqual(endOf(old, ok, over), { outcome: 'succeeded', error: null, reason: null }, 'a record without caps has none');
   assert.equal(endOf(base, { outcome: 'failed', error: 'x' } as unknown as Verdict, under).reason, 'unknown', 'a verdict without a reason');
+});
+
+test('--max-memory: a size with K, M, G or T (powers of 1024) or bytes, at least 1M; "none" is no cap', () => {
+  assert.equal(parseCap('maxMemoryBytes', '2G'), 2 * 1024 ** 3);
+  assert.equal(parseCap('maxMemoryBytes', '512M'), 512 * 1024 ** 2);
+  assert.equal(parseCap('maxMemoryBytes', '1.5GiB'), 1.5 * 1024 ** 3);
+  assert.equal(parseCap('maxMemoryBytes', '4gb'), 4 * 1024 ** 3);
+  assert.equal(parseCap('maxMemoryBytes', '1048576'), 1024 ** 2);
+  assert.equal(parseCap('maxMemoryBytes', ' 1 t '), 1024 ** 4);
+  assert.equal(parseCap('maxMemoryBytes', 'none'), null);
+  for (const bad of ['', '0', '1K', '1048575', '-2G', '2X', 'G', '2 G B', '1e9', '99999999999T', 'Infinity']) {
+    assert.equal(
+      code(() => parseCap('maxMemoryBytes', bad)),
+      'E_ARG_INVALID',
+      bad,
+    );
+  }
+  assert.equal(
+    code(() => checkCaps({ maxMemoryBytes: 1.5 * 1024 ** 2 + 0.5 })),
+    'E_ARG_INVALID',
+    'bytes are whole',
+  );
+  assert.equal(
+    code(() => checkCaps({ maxMemoryBytes: 4 * 1024 ** 3 })),
+    null,
+  );
+});
+
+test('sizes read back as they are shown', () => {
+  assert.equal(formatSize(3_407_872), '3.3M');
+  assert.equal(formatSize(2 * 1024 ** 3), '2G');
+  assert.equal(formatSize(1536 * 1024 ** 2), '1.5G');
+  assert.equal(formatSize(900), '900B');
+  assert.equal(formatSize(300 * 1024 ** 2), '300M');
+  for (const text of ['2G', '1.5G', '300M', '3.3M', '900B']) assert.equal(formatSize(parseSize(text)!), text);
 });

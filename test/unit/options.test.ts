@@ -65,6 +65,7 @@ test('every option has a flag or a field, and a key is one field of a line at mo
     'maxTokens',
     'maxTurns',
     'maxTime',
+    'maxMemory',
   ]);
 });
 
@@ -191,7 +192,7 @@ function pageFlags(page: string): Set<string> {
 }
 
 test("the verb pages' OPTIONS tables (written by hand) name exactly the options of the table, and the verb's own flags", () => {
-  const own: Record<Verb, string[]> = { start: ['batch', 'registry', 'help', 'version'], resume: ['registry', 'help', 'version'] };
+  const own: Record<Verb, string[]> = { start: ['batch', 'registry', 'help', 'version'], resume: ['registry', 'revive', 'prefix', 'all', 'help', 'version'] };
   for (const [verb, page] of [
     ['start', 'start-subagent.md'],
     ['resume', 'resume-subagent.md'],

@@ -10,7 +10,8 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { chooseBackend } from '../../lib/proc/backend.js';
 import { epochOfTicks, linux, readStat } from '../../lib/proc/linux.js';
-import { cpuMsOf, parsePs, parsePsCpu, ps, snapshotOf } from '../../lib/proc/ps.js';
+import { cpuMsOf, parsePs, parsePsCpu, parsePsMemory, parseVmStat, ps, snapshotOf } from '../../lib/proc/ps.js';
+import { pageSize } from '../../lib/proc/linux.js';
 import { cpuUsedSince, treeCpu } from '../../lib/proc/cpu.js';
 import { epochStartTime, readStartTime } from '../../lib/proc/start-time.js';
 import { SubagentError } from '../../lib/base/errors.js';
@@ -187,6 +188,54 @@ test('CPU time of a tree: both backends see a busy grandchild; what a look adds 
     'growth, and all of a new process',
   );
   assert.equal(cpuUsedSince(new Map([[1, 500]]), new Map([[1, 20]])), 20, 'a pid whose count went down is a new process');
+});
+
+test('memory: ps prints RSS in KiB; vm_stat (macOS) is read as free + inactive pages; rows that are not one are skipped', () => {
+  assert.deepEqual(parsePsMemory('    1     0  1024\nnot a row\n  812     1     0\n  813   812 -\n'), [
+    { pid: 1, ppid: 0, rssBytes: 1024 * 1024 },
+    { pid: 812, ppid: 1, rssBytes: 0 },
+  ]);
+  // As macOS 15 prints it (vm_stat, LC_ALL=C).
+  const vmStat = [
+    'Mach Virtual Memory Statistics: (page size of 16384 bytes)',
+    'Pages free:                                3713.',
+    'Pages active:                            162843.',
+    'Pages inactive:                          160283.',
+    'Pages speculative:                         1403.',
+    'Pages throttled:                              0.',
+    'Pages wired down:                        103015.',
+    'Pages purgeable:                           5034.',
+    '"Translation faults":                 925371296.',
+    '',
+  ].join('\n');
+  assert.equal(parseVmStat(vmStat), (3713 + 160283) * 16384);
+  assert.equal(parseVmStat('Pages free: 12.\n'), null, 'no page size: not vm_stat');
+  assert.equal(parseVmStat(''), null);
+});
+
+test("memory of a tree: both backends see what a grandchild holds, summed with its parents; the page size is the kernel's", async () => {
+  assert.ok([4096, 16384, 65536].includes(pageSize()), `page size ${pageSize()}`);
+  // sh → node holding 64 MiB it has written to (resident, not only reserved).
+  const hold = "const b = Buffer.alloc(64 * 1024 * 1024, 1); setInterval(() => b[0]++, 1000); process.stdout.write('held\\n')";
+  const child = spawn('/bin/sh', ['-c', `"${process.execPath}" -e "${hold}" & wait`], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+  try {
+    const root = child.pid!;
+    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+    const holder = linux.memory().find((p) => p.ppid === root)!;
+    assert.ok(holder.rssBytes >= 64 * 1024 * 1024, `the holder's RSS from /proc: ${holder.rssBytes}`);
+    const fromPs = ps.memory().find((p) => p.pid === holder.pid)!;
+    assert.ok(Math.abs(fromPs.rssBytes - holder.rssBytes) < 8 * 1024 * 1024, `ps ${fromPs.rssBytes}, /proc ${holder.rssBytes}`);
+    const own = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${holder.pid}/status`, 'latin1'))!;
+    assert.ok(Math.abs(Number(own[1]) * 1024 - holder.rssBytes) < 8 * 1024 * 1024, 'as the kernel says in VmRSS');
+    const shell = linux.memory().find((p) => p.pid === root)!;
+    assert.ok(shell.rssBytes > 0);
+    const { treeRss } = await import('../../lib/proc/memory.js');
+    const tree = treeRss(root)!;
+    assert.ok(tree >= holder.rssBytes + shell.rssBytes - 8 * 1024 * 1024, `the tree ${tree}: the shell and the holder`);
+    assert.equal(treeRss(999_999_999), null, 'a gone root: no tree');
+  } finally {
+    process.kill(-child.pid!, 'SIGKILL');
+  }
 });
 
 test('the backend: the platform chooses, SUBAGENT_PROC_BACKEND overrides, anything else is a clear error', () => {
