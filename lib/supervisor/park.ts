@@ -131,11 +131,15 @@ function nextRecord(ended: DoneRecord, promptBytes: number, until: string): Sche
   };
 }
 
-/** A cancel of run N that came as its next attempt was published reaches that attempt too (its intent, then SIGTERM). */
+/**
+ * A cancel of run N that came as its next attempt was published reaches that attempt too: its intent,
+ * then SIGTERM once its supervisor has recorded it running (its handler is in place by then; before, the
+ * supervisor finds the intent in the record itself, at its start or when it records the run parked).
+ */
 export function cancelNext(next: NextAttempt, request: CancelRequest, log: Log): void {
   try {
-    updateRecord(next.dir, (r) => (r.status === 'done' || r.cancel ? null : { ...r, cancel: request }));
-    const launcher = readLauncher(next.dir);
+    const after = updateRecord(next.dir, (r) => (r.status === 'done' || r.cancel ? null : { ...r, cancel: request }));
+    const launcher = after.status === 'running' ? (after.supervisor ?? readLauncher(next.dir)) : null;
     if (launcher) signalIdentity(launcher, 'SIGTERM');
   } catch (err) {
     log(`cancelling the parked run ${next.run} failed: ${(err as Error).message}`);

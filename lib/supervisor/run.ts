@@ -400,6 +400,7 @@ export class Supervision {
     this.ending = true;
     const mutate = this.endOf(end);
     const next = end.kind === 'exited' ? await this.parkNext(mutate, end.run) : null;
+    if (next) checkpoint('limit-next-published');
     let keepers: ChildProcess[] = [];
     try {
       const ended = await this.landed('recording the end', () => updateRecord(this.dir, mutate, 'done'));

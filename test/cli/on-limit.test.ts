@@ -15,8 +15,9 @@ import { FIXTURES } from '../support/paths.js';
 import { assertOk } from '../support/run.js';
 import { makeBox } from '../support/box.js';
 import { expectError, resultText, untilStatus, waitTerminalAsync } from '../support/shell.js';
-import { pidAlive } from '../support/procs.js';
-import { recordOf } from '../support/registry.js';
+import { isStopped, pidAlive } from '../support/procs.js';
+import { updateRecord } from '../../lib/registry/store.js';
+import { recordOf, runDirOf } from '../support/registry.js';
 import { until } from '../support/wait.js';
 
 const CLAUDE = join(FIXTURES, 'agents', 'claude');
@@ -250,6 +251,24 @@ describe('--on-limit wait', () => {
     assert.deepEqual([a.run, a.outcome], [3, 'succeeded']);
     assert.ok(Date.parse(recordOf(box.registry, 'p/revive', 3).agentStartedAt) >= Date.parse(parked.parkedUntil), 'not before the reset');
     assert.equal(callsOf(dir), 2);
+  });
+
+  test('a cancel of run N that lands while its next attempt is being published reaches that attempt too', async () => {
+    const dir = fakeClaude('race', 1, 120);
+    const env = { ...envOf(dir), SUBAGENT_TEST_PAUSE_AT: 'limit-next-published' };
+    assertOk(box.run('start-subagent', ['--name', 'p/race', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait'], { env }));
+    const pid = await until('run 1 supervisor paused with run 2 published', () => {
+      const sup = recordOf(box.registry, 'p/race', 1).supervisor?.pid;
+      return sup && isStopped(sup) && existsSync(join(box.registry, 'agents', 'p+race', '2', 'record.json')) ? sup : null;
+    });
+    // A cancel that read run 1 as the latest just before run 2 appeared: its intent is on run 1.
+    updateRecord(runDirOf(box.registry, 'p/race', 1), (r) => ({ ...r, cancel: { requestedAt: new Date().toISOString(), signal: 'SIGTERM', by: process.pid } }));
+    process.kill(pid, 'SIGCONT');
+    const a = (await waitTerminalAsync(box, ['p/race']))['p/race'];
+    assert.deepEqual([a.run, a.outcome], [2, 'cancelled']);
+    assert.equal(recordOf(box.registry, 'p/race', 1).outcome, 'cancelled');
+    await until('run 2 supervisor gone', () => !pidAlive(a.pid), 10_000);
+    assert.equal(callsOf(dir), 1, 'never resumed');
   });
 
   test('a limit without a reset time ends the run as fail does; so does the limit after the last retry', async () => {
