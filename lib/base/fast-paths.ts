@@ -3,7 +3,8 @@
  * `make bench` shows what it gains (docs/design.md, "Fast paths"; docs/benchmarks.md, the A/B rows).
  *
  *   compile-cache  Node's module compile cache for the verbs' bundles, in a private per-user directory (bin/compile-cache.js)
- *   status-cache   a listing serves done runs from the status cache (lib/registry/done-cache.ts)
+ *   status-cache   a listing serves done runs from the status cache (lib/registry/done-cache.ts), proven
+ *                  current by the registry's journal (lib/registry/journal.ts)
  *   plain-pattern  search matches a pattern that cannot backtrack in its own thread, without the
  *                  bounded worker (lib/base/match.ts)
  *

@@ -33,6 +33,11 @@ export function kindOf(st: Stats): string {
 
 /** An fd of the regular file at `path`, opened for reading without blocking; throws NotAFileError for anything else (ENOENT etc. as thrown by open). */
 export function openRegular(path: string): number {
+  return openSized(path).fd;
+}
+
+/** openRegular, and the file's size when it was opened. */
+function openSized(path: string): { fd: number; size: number } {
   let fd: number;
   try {
     fd = openSync(path, READ_FLAGS);
@@ -54,16 +59,18 @@ export function openRegular(path: string): number {
     closeSync(fd);
     throw new NotAFileError(path, kindOf(st));
   }
-  return fd;
+  return { fd, size: st.size };
 }
 
 /** readFileSync for a file of the registry: the whole regular file at `path`, or a throw (never a block). */
 export function readRegular(path: string): Buffer {
-  const fd = openRegular(path);
+  const { fd, size } = openSized(path);
   try {
     const chunks: Buffer[] = [];
     let total = 0;
-    let buf = Buffer.allocUnsafe(8192);
+    // Room for the whole file as fstat saw it, and a byte more: a file read whole in one read(2) is not
+    // copied again (the status cache is megabytes).
+    let buf = Buffer.allocUnsafe(Math.max(8192, size + 1));
     for (;;) {
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;

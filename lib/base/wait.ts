@@ -68,6 +68,8 @@ export interface WaitSpec<T> {
   unwatchedMs?: number;
   /** The fault tests' checkpoint between the read and the sleep (lib/base/checkpoint.ts), if any. */
   checkpoint?: string;
+  /** Ends the wait early, as its deadline would (timedOut: true). */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -85,6 +87,7 @@ export async function waitFor<T>(spec: WaitSpec<T>): Promise<{ value: T; timedOu
     wake?.();
   };
   const watched = new Watch(poke, spec.relevant, poke);
+  spec.signal?.addEventListener('abort', poke);
   try {
     for (;;) {
       for (const dir of spec.dirs()) watched.add(dir);
@@ -92,7 +95,7 @@ export async function waitFor<T>(spec: WaitSpec<T>): Promise<{ value: T; timedOu
       const result = spec.check();
       if (result.done) return { value: result.value, timedOut: false };
       const left = deadline === null ? backstop : deadline - monotonicMs();
-      if (left <= 0) return { value: result.value, timedOut: true };
+      if (left <= 0 || spec.signal?.aborted) return { value: result.value, timedOut: true };
       // The window a lost wake-up would fall into: read, not yet asleep (test/fault/wait.test.ts holds it open).
       if (spec.checkpoint !== undefined) checkpoint(spec.checkpoint);
       if (woken) continue;
@@ -107,6 +110,7 @@ export async function waitFor<T>(spec: WaitSpec<T>): Promise<{ value: T; timedOu
       wake = null;
     }
   } finally {
+    spec.signal?.removeEventListener('abort', poke);
     watched.close();
   }
 }

@@ -15,11 +15,16 @@ export function parseLine(raw: string): Record<string, unknown> {
   }
   if (typeof line !== 'object' || line === null || Array.isArray(line))
     throw new SubagentError('E_ARG_INVALID', 'not a JSON object', { hint: 'one JSON object per line' });
-  const unknown = Object.keys(line).filter((k) => !BATCH_FIELDS.includes(k));
+  return knownFields(line, BATCH_FIELDS);
+}
+
+/** An object of fields (a batch line, an MCP tool's arguments) whose every field is one of `fields`; else E_ARG_UNKNOWN. */
+export function knownFields(line: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const unknown = Object.keys(line).filter((k) => !fields.includes(k));
   if (unknown.length)
     throw new SubagentError('E_ARG_UNKNOWN', `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `"${u}"`).join(', ')}`, {
       fields: unknown,
-      hint: `fields: ${BATCH_FIELDS.join(', ')}`,
+      hint: `fields: ${fields.join(', ')}`,
     });
   return line;
 }

@@ -6,8 +6,10 @@ import { start, type StartOptions, type StartResult } from './start.js';
 import { lineOptions, parseLine, textField } from './batch-line.js';
 
 export interface BatchOptions extends Context {
-  /** A path, or "-" for stdin. */
+  /** A path, or "-" for stdin (ignored when `lines` is given). */
   batch: string;
+  /** The batch's text itself, one JSON object a line, instead of reading `batch`. */
+  lines?: string | undefined;
   /** Defaults for every line (flags given next to --batch). */
   defaults?: BatchDefaults | undefined;
 }
@@ -109,7 +111,7 @@ function failedLine(line: number, name: string | undefined, err: unknown): Batch
  */
 export async function batch(o: BatchOptions): Promise<BatchResult> {
   const { cwd } = callerOf(o);
-  const text = readBatch(o.batch, cwd);
+  const text = o.lines ?? readBatch(o.batch, cwd);
   const { registry } = placeOf(o, 'create');
   return inRegistryOf(registry, () => startLines(text, registry, o));
 }

@@ -7,7 +7,7 @@ import { DoneCache, parseViews, spliceViews, type CachedView, type Stamp } from 
 import { queueView, readLimit, readMemoryFloor, type QueueView } from '../registry/queue.js';
 import { availableMemory } from '../proc/memory.js';
 import { formatSize } from '../base/size.js';
-import { entryOf, type AgentEntry } from '../runs/entry.js';
+import { BRIEF_FIELDS, entryOf, projectEntry, type AgentEntry } from '../runs/entry.js';
 import { usageOfName } from '../runs/usage.js';
 import { JobViews } from '../runs/placed.js';
 
@@ -121,15 +121,15 @@ export function snapshot(registry: string, names: string[], strict: boolean, cac
   return s;
 }
 
-/** Every name of the registry, or those under `prefix/`. */
-export function listedNames(registry: string, prefix: string | undefined): string[] {
-  const all = listNames(registry);
+/** Every name of the registry, or those under `prefix/`; the status cache's, when it proves them. */
+export function listedNames(registry: string, prefix: string | undefined, cache?: DoneCache | null): string[] {
+  const all = cache ? cache.listedNames() : listNames(registry);
   return prefix !== undefined ? all.filter((n) => n.startsWith(prefix + '/')) : all;
 }
 
 /** A status cache for a plain listing (docs/design.md, "The status cache"), unless its fast path is off. */
-export function listingCache(registry: string, prefix: string | undefined, env: NodeJS.ProcessEnv): DoneCache | null {
-  return fastPath('status-cache', env) ? new DoneCache(registry, prefix === undefined) : null;
+export function listingCache(registry: string, prefix: string | undefined, env: NodeJS.ProcessEnv, brief = false): DoneCache | null {
+  return fastPath('status-cache', env) ? new DoneCache(registry, prefix === undefined, brief) : null;
 }
 
 /**
@@ -152,7 +152,10 @@ export function rowsOf(registry: string, s: Snapshot): Rows {
       queuePosition: position ?? null,
     });
     if (position === 1 && heldBack && entry.status === 'scheduled') entry.statusReason ??= heldBack;
-    if (stamp) s.cache!.remember(stamp.name, stamp.stamp, o.record.queueTicket !== null, JSON.stringify(entry));
+    if (stamp) {
+      const views = { full: JSON.stringify(entry), brief: JSON.stringify(projectEntry(entry, BRIEF_FIELDS)) };
+      s.cache!.remember(stamp.name, stamp.stamp, o.record.queueTicket !== null, o.record.run, views);
+    }
     return { kind: 'fresh', entry };
   });
   s.cache?.save();
@@ -184,9 +187,12 @@ export function entriesOf(rows: ListingRow[]): AgentEntry[] {
   return rows.flatMap((r) => (r.kind === 'cached' ? (parseViews(r.stretch) as AgentEntry[]) : [r.entry]));
 }
 
-/** The line's bytes of the rows, the `agents` array's items: each fresh entry's JSON, the cache's stretches as they are. */
-export function itemsOf(rows: ListingRow[]): Buffer[] {
-  return spliceViews(rows.map((r) => (r.kind === 'cached' ? r.stretch : JSON.stringify(r.entry))));
+/**
+ * The line's bytes of the rows, the `agents` array's items: each fresh entry's JSON (only `fields` of it,
+ * when given), the cache's stretches as they are (a cache opened for brief views serves those).
+ */
+export function itemsOf(rows: ListingRow[], fields: readonly string[] | null = null): Buffer[] {
+  return spliceViews(rows.map((r) => (r.kind === 'cached' ? r.stretch : JSON.stringify(fields ? projectEntry(r.entry, fields) : r.entry))));
 }
 
 /** The name a row is sorted by: a stretch's first. */

@@ -6,7 +6,7 @@ import { agentsDir, nameDir, runDir } from '../registry/store.js';
 import type { Outcome, Status } from '../registry/record.js';
 import { writeJunit } from '../runs/junit.js';
 import { stallOf } from '../runs/stall.js';
-import type { AgentEntry } from '../runs/entry.js';
+import { BRIEF_FIELDS, ENTRY_FIELDS, projectEntry, type AgentEntry } from '../runs/entry.js';
 import { inRegistryOf, placeOf, type Context, type Place } from './context.js';
 import { announceUnknown, untrustedTail } from './announce.js';
 import { waitTimeoutMs } from './settings.js';
@@ -34,6 +34,12 @@ export interface StatusOptions extends Context {
   junit?: string | undefined;
   /** Fire the end hooks of every selected run found `unknown` (its supervisor died), once, in a trusted registry (docs/hooks.md). */
   announce?: boolean | undefined;
+  /** Ends a wait early, as its timeout would (E_WAIT_TIMEOUT): the MCP server's cancelled calls. */
+  signal?: AbortSignal | undefined;
+  /** Print only these fields of each entry of `agents`, in this order (ENTRY_FIELDS names them all). */
+  fields?: string[] | undefined;
+  /** Print only the fields an orchestrator acts on (BRIEF_FIELDS). */
+  brief?: boolean | undefined;
 }
 
 /** A run that changed while `wait` waited. */
@@ -71,11 +77,27 @@ export function checkStatusOptions(o: StatusOptions): void {
   if (o.wait && o.waitTerminal) throw new SubagentError('E_ARG_INVALID', '--wait and --wait-terminal cannot be combined', { hint: 'choose one' });
   // A bare --wait waits on the whole registry, for any change (a new run too); waiting for every run to
   // end needs a target.
+  if (o.fields !== undefined && o.brief) throw new SubagentError('E_ARG_INVALID', '--fields and --brief cannot be combined', { hint: 'choose one' });
+  for (const f of o.fields ?? []) {
+    if (!(ENTRY_FIELDS as readonly string[]).includes(f))
+      throw new SubagentError('E_ARG_INVALID', `--fields: "${f}" is not a field of a status entry`, {
+        flag: '--fields',
+        value: f,
+        hint: `name fields separated by commas, of: ${ENTRY_FIELDS.join(', ')}`,
+      });
+  }
+  if (o.fields !== undefined && o.fields.length === 0)
+    throw new SubagentError('E_ARG_INVALID', '--fields needs at least one field', { flag: '--fields', hint: `e.g. --fields name,status,outcome` });
   if (o.waitTerminal && selectors === 0) {
     throw new SubagentError('E_WAIT_NAME_REQUIRED', 'waiting for runs to end needs the runs to wait for', {
       hint: 'add --name N (repeatable), --prefix P or --all',
     });
   }
+}
+
+/** The fields the options print of each entry, or null for all of them. */
+export function printedFields(o: StatusOptions): readonly string[] | null {
+  return o.brief ? BRIEF_FIELDS : (o.fields ?? null);
 }
 
 /** A listing the status cache may serve: no names, no wait, no --require-success, no --junit. */
@@ -87,14 +109,16 @@ export function isPlainListing(o: StatusOptions): boolean {
  * A plain listing as rows: the status cache's stretches stay bytes, for the status verb to print as they
  * are (lib/verbs/status.ts). null when the options ask for more than a plain listing.
  */
-export function plainListing(o: StatusOptions): (Rows & { registry: string }) | null {
+export function plainListing(o: StatusOptions): (Rows & { registry: string; fields: readonly string[] | null }) | null {
   checkStatusOptions(o);
-  if (!isPlainListing(o)) return null;
+  // Fields of one's choosing are taken from the entries (the library's path); the brief ones the cache holds too.
+  if (!isPlainListing(o) || o.fields !== undefined) return null;
   const place = placeOf(o);
   const { registry, env } = place;
   try {
-    const { rows, tail } = rowsOf(registry, snapshot(registry, listedNames(registry, o.prefix), false, listingCache(registry, o.prefix, env)));
-    return { registry, rows, tail: { ...tail, ...untrustedTail(place) } };
+    const cache = listingCache(registry, o.prefix, env, o.brief === true);
+    const { rows, tail } = rowsOf(registry, snapshot(registry, listedNames(registry, o.prefix, cache), false, cache));
+    return { registry, rows, tail: { ...tail, ...untrustedTail(place) }, fields: printedFields(o) };
   } catch (err) {
     throw inRegistry(err, registry);
   }
@@ -113,12 +137,8 @@ async function statusIn(place: Place, o: StatusOptions): Promise<StatusResult> {
   const plain = isPlainListing(o);
   const refused = new Map<string, Problem>();
   const take = (): Snapshot => {
-    const s = snapshot(
-      registry,
-      asked.length ? asked : listedNames(registry, o.prefix),
-      asked.length > 0,
-      plain ? listingCache(registry, o.prefix, env) : null,
-    );
+    const cache = plain ? listingCache(registry, o.prefix, env) : null;
+    const s = snapshot(registry, asked.length ? asked : listedNames(registry, o.prefix, cache), asked.length > 0, cache);
     if (o.announce) announceUnknown(place, s.observations.values(), refused);
     return s;
   };
@@ -126,7 +146,10 @@ async function statusIn(place: Place, o: StatusOptions): Promise<StatusResult> {
   const { value, changed, timedOut, timeoutMs } = waited ?? { value: take(), changed: null, timedOut: false, timeoutMs: null };
   value.problems.push(...refused.values());
   const { rows, tail } = rowsOf(registry, value);
-  const body: StatusResult = { ok: true, registry, agents: entriesOf(rows), ...tail, ...untrustedTail(place) };
+  const fields = printedFields(o);
+  const entries = entriesOf(rows);
+  const agents = fields ? (entries.map((e) => projectEntry(e, fields)) as unknown as AgentEntry[]) : entries;
+  const body: StatusResult = { ok: true, registry, agents, ...tail, ...untrustedTail(place) };
   if (changed) body.changed = changed;
   if (o.junit !== undefined) body.junit = await writeJunit(o.junit, registry, [...value.observations.values()], cwd);
   // Both errors carry the listing: what the caller would have had, had nothing been required of it.
@@ -169,6 +192,7 @@ async function waitOn(place: Place, o: StatusOptions, asked: string[], take: () 
     ],
     relevant: (file) => file === null || !/^(events\.log|stderr\.log|supervisor\.log|prompt)$|\.lock|\.tmp-|^\.new-/.test(file),
     timeoutMs,
+    signal: o.signal,
     checkpoint: 'wait-after-read',
     check: () => {
       latest = take();

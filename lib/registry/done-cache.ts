@@ -1,69 +1,70 @@
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readRegular } from '../base/regular.js';
 import { join } from 'node:path';
 import { tempName } from './durable.js';
-import { compareNames } from './store.js';
-import { probeKeys, statKey } from './stat-key.js';
+import { compareNames, listNames } from './store.js';
+import { statKey, type Key } from './stat-key.js';
 import { RECORD_FORMAT } from './record.js';
 import { escapeSeparators } from '../base/json-line.js';
 import { crc32 } from './crc32.js';
 import { PRIVATE_FILE } from './private.js';
+import { NO_MARK, readJournal, writerAlive, type JournalMark, type JournalNews, type OpenChange } from './journal.js';
+import { bootId } from '../proc/identity.js';
 
 /**
  * The cache of finished runs behind the `status` listing (docs/design.md, "The status cache"). A run
- * whose latest record is `done` never changes again on its own, so the listing need not read, parse
- * and render its record every time: stats prove the rendered copy current — every record 1..N of the
- * name still has the inode, size and ctime it had when it was read, and run N+1 does not exist (runs
- * are numbered without gaps).
+ * whose latest record is `done` never changes again on its own, and every change subagents makes to
+ * one is named in the registry's journal (lib/registry/journal.ts): so a cached view is current while
+ * the journal names no change of its name since the cache was written — proven for every run at once
+ * by reading the journal's new lines, with no stat per run. The names themselves are the cache's too
+ * while agents/ keeps the inode, size and times it had when they were read (a name appears or goes by
+ * a rename in agents/, which moves its mtime and ctime).
  *
  * Strictly a cache: a missing, unreadable, foreign or corrupt file is an empty cache, and deleting it
  * loses nothing. It is replaced whole by rename (not fsynced: losing it costs one slower listing), so
- * concurrent listings each read one complete file; the last writer wins, and every entry is proven on
- * its own anyway.
+ * concurrent listings each read one complete file; the last writer wins, and each proved what it wrote
+ * (the journal mark it wrote was read before any record it cached). A file of another boot is no cache:
+ * the journal is not fsynced, so a crash of the machine may have lost its last lines.
  *
  * The file is laid out so that a listing does as little as it can per name (numbers in the platform's
  * byte order, which the header names):
  *   the header line: VERSION and the CRC-32 of everything after the line, as 10 digits
- *   "<entries> <probes> <bytes of the names> <bytes of the probes' paths>\n"
- *   the names, each ended by "\n", in name order
+ *   "<names> <entries> <bytes of the names> <bytes of the open changes>\n"
+ *   "<boot id> <agents/ inode> <size> <ctime ms> <mtime ms> <settled 0|1> <journal inode> <mark> <tail>\n"
+ *   the names of agents/ (all of them, cached or not), each ended by "\n", in name order
+ *   the journal's open changes at the mark, each "<writer>\t<name>\n"
  *   zero bytes up to a multiple of 8 from the start of the file
- *   the entries, 8 uint32 each: where its name starts and ends in the names, run N, queue ticket
- *     (0/1), its first probe, where its probes' paths start, and where its view starts and ends in the
- *     views (integers, not float64: V8's interpreter boxes every float64 it loads, and a listing reads
- *     a dozen per name)
- *   the probes' keys, 4 float64 each: inode, size, ctime ms, mtime ms (lib/registry/stat-key.ts) — NaN
- *     for "must not exist"
- *   the probes' paths, relative to agents/, each ended by a NUL byte: an entry has N + 1 of them,
- *     "<name's directory>/<k>/record.json" for k = 1..N, then "<name's directory>/<N+1>"
+ *   the entries, 7 uint32 each, in name order: the index of its name, run N, queue ticket (0/1), and
+ *     where its view and its brief view start and end in the views
  *   the views: each the exact JSON `status` prints for the run (U+2028/U+2029 escaped), in name order,
- *     joined by ","
- * So opening the cache parses nothing per name, a full listing proves every entry with one call
- * (probeKeys), finds each listed name by comparing bytes in place
- * (names are ASCII, sorted the same way as the listing), and serves consecutive names as one stretch of
- * the views: with every run current, its whole `agents` array is one stretch of the file's bytes,
- * printed without decoding, parsing or even splitting it. Names hold no newline.
+ *     each followed by ","; then the brief views (`status --brief`), the same way
+ * So opening the cache parses nothing per entry, a listing finds each listed name by comparing names in
+ * place (names are ASCII, sorted the same way as the listing), and serves consecutive names as one
+ * stretch of the views: with every run current, its whole `agents` array is one stretch of the file's
+ * bytes, printed without decoding, parsing or even splitting it. Names hold no newline.
  */
 const FILE = 'status-cache';
 const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 10 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
+const VERSION = `subagents status cache 12 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
 const HEADER_BYTES = VERSION.length + 10 + 1;
 /**
- * Only records whose timestamps are older than this (before the cache was opened) are remembered. A
- * change within the same clock tick as the stat that keyed a record could leave size and timestamps
- * as they were; a change after that stat is stamped later than the start of this process, so it can
- * never match a key this much older (1 s covers the coarsest timestamps of old filesystems).
+ * Only what is older than this (before the cache was opened) is kept: a record (a safety margin for
+ * changes made outside subagents) and agents/'s own key. A change within the same clock tick as the
+ * stat that keyed agents/ could leave its size and times as they were; a change after that stat is
+ * stamped later than the start of this process, so it can never match a key this much older (1 s
+ * covers the coarsest timestamps of old filesystems).
  */
 const SETTLED_MS = 2000;
-/** An entry's uint32 fields, in order (0 and 1, where its name starts and ends in the names, are written for the layout's sake). */
-const RUN = 2;
-const TICKET = 3;
-const FIRST_PROBE = 4;
-const PATHS_FROM = 5;
-const VIEW_FROM = 6;
-const VIEW_TO = 7;
-const ENTRY = 8;
-const KEY = 4;
+/** An entry's uint32 fields, in order. */
+const NAME = 0;
+const RUN = 1;
+const TICKET = 2;
+const VIEW_FROM = 3;
+const VIEW_TO = 4;
+const BRIEF_FROM = 5;
+const BRIEF_TO = 6;
+const ENTRY = 7;
 
 /** Done runs of consecutive names served from the cache: the first name, and their views. */
 export interface CachedView {
@@ -78,12 +79,9 @@ export interface CachedView {
   last: number;
 }
 
-/** What a fresh read of a name's latest run N proves it by: the keys of records 1..N, taken before they were read. */
+/** A fresh read's record's ctime, taken after the read (the cache keeps only settled records). */
 export interface Stamp {
-  /** 4 numbers a record, then 4 NaN for "no run N+1". */
-  keys: number[];
-  /** Their paths relative to agents/, each ended by a NUL. */
-  paths: string;
+  ctimeMs: number;
 }
 
 const NL = 10;
@@ -94,102 +92,134 @@ interface Entry {
   name: string;
   run: number;
   ticket: boolean;
-  keys: ArrayLike<number>;
-  paths: Uint8Array;
   view: Uint8Array;
+  brief: Uint8Array;
+}
+
+/** The two views of a done run: the entry `status` prints, and what `status --brief` prints of it. */
+export interface Views {
+  full: string;
+  brief: string;
+}
+
+/** What a cache file holds besides its entries. */
+interface Saved {
+  boot: string;
+  agents: Key | null;
+  settled: boolean;
+  mark: JournalMark;
+  open: OpenChange[];
 }
 
 export class DoneCache {
   private readonly path: string;
-  /** agents/, which the probes' paths are relative to. */
-  private readonly base: string;
+  private readonly registry: string;
   private count = 0;
   private entries: Uint32Array = new Uint32Array(0);
-  private keys: Float64Array = new Float64Array(0);
-  /** Entry i's name (ASCII): one decode and split of the names' bytes when the cache is opened. */
+  /** The names of agents/ when the file was written (entry i's name is names[entries[5i]]). */
   private names: string[] = [];
-  private paths: Buffer = Buffer.alloc(0);
   private views: Buffer = Buffer.alloc(0);
-  /** Per probe: 1 once proven to hold. */
-  private ok = new Uint8Array(0);
-  private proven = false;
+  private saved: Saved | null = null;
   /** Per entry: 0 not looked up, LOOKED, or KEPT (looked up and found current). */
   private state = new Uint8Array(0);
   /** Where the next lookup starts searching: listings look names up in order. */
   private cursor = 0;
   /** New entries, by name. */
   private readonly learnt = new Map<string, Entry>();
-  private readonly settledBefore = Date.now() - SETTLED_MS;
+  private readonly startedAt = Date.now();
+  private readonly boot: string;
+  /** agents/'s key, taken before its names are read. */
+  private readonly agents: Key | null;
+  /** The names this listing read from agents/ (null: the file's were proven). */
+  private readNames: string[] | null = null;
+  private readonly news: JournalNews;
+  /** Names with a change open: read, and not kept. */
+  private readonly busy: Set<string>;
 
-  /** `all`: every name of the registry will be looked up, so every entry is proven at once. */
+  /** `all`: every name of the registry will be looked up, so entries not looked up are gone. `brief`: lookups serve the brief views. */
   constructor(
     registry: string,
     private readonly all: boolean,
+    private readonly brief = false,
   ) {
+    this.registry = registry;
     this.path = join(registry, FILE);
-    this.base = join(registry, 'agents');
+    this.boot = bootId();
+    // agents/ first, the names after (in names()); the journal before any record.
+    this.agents = agentsKey(registry);
     const d = load(this.path);
     if (d !== null) this.parse(d);
+    const saved = this.saved;
+    this.news = readJournal(registry, saved?.mark ?? NO_MARK, saved?.open ?? [], writerAlive);
+    this.busy = new Set(this.news.open.map((o) => o.name));
   }
 
   private parse(d: Buffer): void {
     const counts = d.indexOf(NL, HEADER_BYTES);
-    const [e, p, n, b] = counts === -1 ? [] : d.toString('latin1', HEADER_BYTES, counts).split(' ').map(Number);
-    if (![e, p, n, b].every((x) => Number.isSafeInteger(x) && x! >= 0)) return;
-    const namesEnd = counts + 1 + n!;
-    const tableStart = align(namesEnd);
-    const keysStart = tableStart + 4 * ENTRY * e!;
-    const keysEnd = keysStart + 8 * KEY * p!;
-    const pathsEnd = keysEnd + b!;
-    if (pathsEnd > d.length || (n! > 0 && d[namesEnd - 1] !== NL) || (b! > 0 && d[pathsEnd - 1] !== 0)) return;
-    const names = n! > 0 ? d.toString('latin1', counts + 1, namesEnd - 1).split('\n') : [];
-    if (names.length !== e) return;
+    const stateEnd = counts === -1 ? -1 : d.indexOf(NL, counts + 1);
+    if (stateEnd === -1) return;
+    const [n, e, nb, ob] = d.toString('latin1', HEADER_BYTES, counts).split(' ').map(Number);
+    if (![n, e, nb, ob].every((x) => Number.isSafeInteger(x) && x! >= 0)) return;
+    const st = d.toString('latin1', counts + 1, stateEnd).split(' ');
+    if (st.length !== 9 || st[0] !== this.boot) return;
+    const num = st.slice(1, 8).map(Number);
+    if (!num.every((x) => Number.isFinite(x) && x >= 0)) return;
+    const [ino, size, ctime, mtime, settled, jino, jpos] = num as [number, number, number, number, number, number, number];
+    const namesStart = stateEnd + 1;
+    const openStart = namesStart + nb!;
+    const tableStart = align(openStart + ob!);
+    const viewsStart = tableStart + 4 * ENTRY * e!;
+    if (viewsStart > d.length || (nb! > 0 && d[openStart - 1] !== NL) || (ob! > 0 && d[openStart + ob! - 1] !== NL)) return;
+    const names = nb! > 0 ? d.toString('latin1', namesStart, openStart - 1).split('\n') : [];
+    if (names.length !== n) return;
+    const open: OpenChange[] = [];
+    if (ob! > 0) {
+      for (const line of d.toString('latin1', openStart, openStart + ob! - 1).split('\n')) {
+        const [writer, name] = line.split('\t');
+        if (writer === undefined || name === undefined) return;
+        open.push({ writer, name });
+      }
+    }
+    this.saved = {
+      boot: st[0],
+      agents: ino > 0 ? [ino, size, ctime, mtime] : null,
+      settled: settled === 1,
+      mark: { ino: jino, pos: jpos, tail: st[8]! },
+      open,
+    };
     this.count = e!;
     this.names = names;
-    this.entries = aligned(d, tableStart, keysStart, Uint32Array);
-    this.keys = aligned(d, keysStart, keysEnd, Float64Array);
-    this.paths = d.subarray(keysEnd, pathsEnd);
-    this.views = d.subarray(pathsEnd);
-    this.ok = new Uint8Array(p!);
+    this.entries = aligned(d, tableStart, viewsStart, Uint32Array);
+    this.views = d.subarray(viewsStart);
     this.state = new Uint8Array(e!);
   }
 
   /**
-   * The cached done run of a name, when it is provably current. When it directly follows `after` (the
+   * Every name of the registry, sorted: the file's, when agents/ is as it was when they were read (and
+   * that was settled), else read from agents/ now.
+   */
+  listedNames(): string[] {
+    const s = this.saved;
+    if (s?.settled && sameKey(s.agents, this.agents)) return this.names;
+    this.readNames = listNames(this.registry);
+    return this.readNames;
+  }
+
+  /**
+   * The cached done run of a name, when it is proven current. When it directly follows `after` (the
    * listing's previous row, served from this cache) in the file, `after` is extended to it and returned.
    */
   lookup(name: string, after?: CachedView): CachedView | null {
     const i = this.find(name);
     if (i === -1) return null;
     this.state[i] = LOOKED;
+    if (this.news.lost || this.news.touched.has(name)) return null;
     const t = this.entries;
     const e = ENTRY * i;
-    const run = t[e + RUN]!;
-    const first = t[e + FIRST_PROBE]!;
-    const probes = run + 1;
-    const pathsFrom = t[e + PATHS_FROM]!;
-    const pathsTo = this.pathsEnd(i);
-    const start = t[e + VIEW_FROM]!;
-    const end = t[e + VIEW_TO]!;
-    // A damaged file fails its checksum; these guard against a file that passes it and is still wrong.
-    if (!(run >= 1 && first + probes <= this.ok.length && pathsFrom <= pathsTo && pathsTo <= this.paths.length && start < end && end <= this.views.length))
-      return null;
-    if (!this.proven) {
-      if (this.all) {
-        probeKeys(this.base, this.paths, this.keys, this.ok);
-        this.proven = true;
-      } else if (
-        probeKeys(
-          this.base,
-          this.paths.subarray(pathsFrom, pathsTo),
-          this.keys.subarray(KEY * first, KEY * (first + probes)),
-          this.ok.subarray(first, first + probes),
-        ) !== probes
-      ) {
-        return null;
-      }
-    }
-    for (let k = first; k < first + probes; k++) if (this.ok[k] !== 1) return null;
+    const start = t[e + (this.brief ? BRIEF_FROM : VIEW_FROM)]!;
+    const end = t[e + (this.brief ? BRIEF_TO : VIEW_TO)]!;
+    // A damaged file fails its checksum; this guards against a file that passes it and is still wrong.
+    if (!(t[e + RUN]! >= 1 && start < end && end <= this.views.length)) return null;
     this.state[i] = KEPT;
     const ticket = t[e + TICKET] === 1;
     if (after?.views === this.views && after.last === i - 1 && after.end + 1 === start && this.views[after.end] === COMMA[0]) {
@@ -223,100 +253,97 @@ export class DoneCache {
     return -1;
   }
 
-  /** Where entry i's probes' paths end: where the next entry's start. */
-  private pathsEnd(i: number): number {
-    return i + 1 < this.count ? this.entries[ENTRY * (i + 1) + PATHS_FROM]! : this.paths.length;
-  }
-
   private nameOf(i: number): string {
-    return this.names[i] ?? '';
+    return this.names[this.entries[ENTRY * i + NAME]!] ?? '';
   }
 
-  /** What proves run `run` of the name whose directory is `dir` unchanged, taken before its records are read. Null when a record is missing. */
+  /** The ctime of a name's latest record (run `run` of the name whose directory is `dir`), taken after it was read. Null when it is missing. */
   stamp(dir: string, run: number): Stamp | null {
-    if (!dir.startsWith(this.base + '/')) return null;
-    const relative = dir.slice(this.base.length + 1);
-    const keys: number[] = [];
-    let paths = '';
-    for (let k = 1; k <= run; k++) {
-      const key = statKey(`${dir}/${k}/record.json`);
-      if (key === null) return null;
-      keys.push(...key);
-      paths += `${relative}/${k}/record.json\0`;
-    }
-    keys.push(NaN, NaN, NaN, NaN);
-    paths += `${relative}/${run + 1}\0`;
-    return { keys, paths };
+    const s = statSync(`${dir}/${run}/record.json`, { throwIfNoEntry: false });
+    return s === undefined ? null : { ctimeMs: s.ctimeMs };
   }
 
-  /** Remembers the view (the exact JSON status prints) of a done run read after `stamp`, once its records have settled. */
-  remember(name: string, stamp: Stamp, queueTicket: boolean, view: string): void {
-    const { keys } = stamp;
-    for (let k = 0; k + KEY < keys.length; k += KEY) if (!(keys[k + 2]! < this.settledBefore)) return;
+  /** Remembers the view (the exact JSON status prints) of a done run read after `stamp`, unless a change of it is open or its record is too young. */
+  remember(name: string, stamp: Stamp, queueTicket: boolean, run: number, views: Views): void {
+    if (this.busy.has(name) || !(stamp.ctimeMs < this.startedAt - SETTLED_MS)) return;
     this.learnt.set(name, {
       name,
-      run: keys.length / KEY - 1,
+      run,
       ticket: queueTicket,
-      keys,
-      paths: Buffer.from(stamp.paths, 'latin1'),
-      view: Buffer.from(escapeSeparators(view)),
+      view: Buffer.from(escapeSeparators(views.full)),
+      brief: Buffer.from(escapeSeparators(views.brief)),
     });
   }
 
   /**
-   * Writes the cache when it learnt or lost something. When every name of the registry was looked up
-   * (`all`), the entries of names that were not (removed) go; otherwise they are kept as they were.
+   * Writes the cache when it learnt or lost something, or the journal moved on. When every name of the
+   * registry was looked up (`all`), the entries of names that were not (removed) go; otherwise they are
+   * kept as they were, unless the journal named them.
    */
   save(): void {
     const n = this.count;
-    const keeps = (i: number) => this.state[i] === KEPT || (!this.all && this.state[i] === 0);
-    let changed = this.learnt.size > 0;
+    const news = this.news;
+    const unproven = (i: number) => news.lost || news.touched.has(this.nameOf(i));
+    const keeps = (i: number) => this.state[i] === KEPT || (!this.all && this.state[i] === 0 && !unproven(i));
+    const s = this.saved;
+    // The names of agents/ as read under the key taken before: settled when that key is old enough.
+    const names = this.readNames ?? this.names;
+    const settled = this.readNames === null ? Boolean(s?.settled) : this.agents !== null && this.agents[2] < this.startedAt - SETTLED_MS;
+    let changed =
+      this.learnt.size > 0 ||
+      s === null ||
+      s.mark.pos !== news.mark.pos ||
+      s.mark.ino !== news.mark.ino ||
+      s.open.length !== news.open.length ||
+      (this.readNames !== null && !(s.settled === settled && sameKey(s.agents, this.agents) && sameNames(this.names, this.readNames)));
     for (let i = 0; i < n && !changed; i++) changed = !keeps(i);
     if (!changed) return;
     const crc = crc32();
     if (!crc) return;
     const entries = [...this.learnt.values()];
     for (let i = 0; i < n; i++) {
-      const t = this.entries.subarray(ENTRY * i, ENTRY * i + ENTRY);
       const name = this.nameOf(i);
       if (!keeps(i) || this.learnt.has(name)) continue;
-      const first = t[FIRST_PROBE]!;
+      const t = this.entries.subarray(ENTRY * i, ENTRY * i + ENTRY);
+      const views = this.views;
       entries.push({
         name,
         run: t[RUN]!,
         ticket: t[TICKET] === 1,
-        keys: this.keys.subarray(KEY * first, KEY * (first + t[RUN]! + 1)),
-        paths: this.paths.subarray(t[PATHS_FROM]!, this.pathsEnd(i)),
-        view: this.views.subarray(t[VIEW_FROM]!, t[VIEW_TO]!),
+        view: views.subarray(t[VIEW_FROM]!, t[VIEW_TO]!),
+        brief: views.subarray(t[BRIEF_FROM]!, t[BRIEF_TO]!),
       });
     }
     entries.sort((a, b) => compareNames(a.name, b.name));
-    const probes = entries.reduce((sum, e) => sum + e.run + 1, 0);
-    const names = Buffer.from(entries.map((e) => e.name + '\n').join(''), 'latin1');
-    const pathBytes = entries.reduce((sum, e) => sum + e.paths.length, 0);
-    const head = Buffer.concat([Buffer.from(`${entries.length} ${probes} ${names.length} ${pathBytes}\n`), names]);
-    const pad = Buffer.alloc(align(HEADER_BYTES + head.length) - HEADER_BYTES - head.length);
-    const table = new Uint32Array(ENTRY * entries.length);
-    const keys = new Float64Array(KEY * probes);
-    const paths: Uint8Array[] = [];
+    const index = new Map(names.map((x, i) => [x, i]));
+    // An entry whose name is not among the names (a name read fresh that went since): not kept.
+    const kept = entries.filter((x) => index.has(x.name));
+    const nameBytes = Buffer.from(names.map((x) => x + '\n').join(''), 'latin1');
+    const openBytes = Buffer.from(news.open.map((o) => `${o.writer}\t${o.name}\n`).join(''), 'latin1');
+    const k = this.agents ?? [0, 0, 0, 0];
+    const { mark } = news;
+    const head = Buffer.from(
+      `${names.length} ${kept.length} ${nameBytes.length} ${openBytes.length}\n${this.boot} ${k.join(' ')} ${settled ? 1 : 0} ${mark.ino} ${mark.pos} ${mark.tail}\n`,
+      'latin1',
+    );
+    const before = HEADER_BYTES + head.length + nameBytes.length + openBytes.length;
+    const pad = Buffer.alloc(align(before) - before);
+    const table = new Uint32Array(ENTRY * kept.length);
     const views: Uint8Array[] = [];
-    let nameAt = 0;
-    let probe = 0;
-    let pathAt = 0;
     let viewAt = 0;
-    entries.forEach((e, i) => {
-      table.set([nameAt, nameAt + e.name.length, e.run, e.ticket ? 1 : 0, probe, pathAt, viewAt, viewAt + e.view.length], ENTRY * i);
-      keys.set(e.keys, KEY * probe);
-      nameAt += e.name.length + 1;
-      probe += e.run + 1;
-      paths.push(e.paths);
-      pathAt += e.paths.length;
-      views.push(e.view, COMMA);
-      viewAt += e.view.length + 1;
+    kept.forEach((x, i) => {
+      table.set([index.get(x.name)!, x.run, x.ticket ? 1 : 0, viewAt, viewAt + x.view.length], ENTRY * i);
+      views.push(x.view, COMMA);
+      viewAt += x.view.length + 1;
+    });
+    kept.forEach((x, i) => {
+      table.set([viewAt, viewAt + x.brief.length], ENTRY * i + BRIEF_FROM);
+      views.push(x.brief, COMMA);
+      viewAt += x.brief.length + 1;
     });
     // Offsets are uint32: a cache that would outgrow them (4 GB of views) is not written.
-    if (viewAt > 0xffffffff || pathAt > 0xffffffff || probe > 0xffffffff) return;
-    const body = Buffer.concat([head, pad, new Uint8Array(table.buffer), new Uint8Array(keys.buffer), ...paths, ...views]);
+    if (viewAt > 0xffffffff) return;
+    const body = Buffer.concat([head, nameBytes, openBytes, pad, new Uint8Array(table.buffer), ...views]);
     const tmp = tempName(this.path);
     try {
       writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${String(crc(body)).padStart(10, '0')}\n`), body]), { mode: PRIVATE_FILE });
@@ -330,6 +357,23 @@ export class DoneCache {
       }
     }
   }
+}
+
+/** agents/'s key, or null when it cannot be had (then the names are always read). */
+function agentsKey(registry: string): Key | null {
+  try {
+    return statKey(join(registry, 'agents'));
+  } catch {
+    return null;
+  }
+}
+
+function sameKey(a: Key | null, b: Key | null): boolean {
+  return a !== null && b !== null && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3];
+}
+
+function sameNames(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 const COMMA = Buffer.from(',');

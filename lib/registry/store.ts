@@ -4,6 +4,7 @@ import { SubagentError, fsReason, isErrno, unreadable, unwritable } from '../bas
 import { openRegular, readRegular } from '../base/regular.js';
 import { createFile, replaceFileDurably, syncAll } from './durable.js';
 import { withLock } from './lock.js';
+import { journalled } from './journal.js';
 import { decodeName, encodeName, nameExists } from './names.js';
 import { parseRecord, serialiseRecord, type RunRecord } from './record.js';
 import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
@@ -20,6 +21,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
  *                                                 /supervisor.json who supervises it, until the record says
  *   <registry>/tmp/                               unpublished new names (renamed into agents/ whole)
  *   <registry>/made-here.json                     who made (or adopted) it, and where (lib/registry/trust.ts)
+ *   <registry>/journal                            the changes a listing's cache must see (lib/registry/journal.ts)
  * A name or a run appears by one rename of a complete directory, so nobody ever sees half of one.
  */
 export const FILES = {
@@ -219,9 +221,11 @@ export function createRun(registry: string, name: string, record: RunRecord, pro
   }
   const target = join(parent, String(record.run));
   try {
-    renameSync(tmp, target);
+    // A new run changes what the name's latest run is: listings that cached the last one read it again.
+    journalled(target, () => renameSync(tmp!, target));
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
+    if (err instanceof SubagentError) throw err;
     if (isErrno(err, 'EEXIST', 'ENOTEMPTY')) return null;
     throw unwritable(registry, err);
   }
@@ -251,7 +255,10 @@ export function updateRecord(dir: string, mutate: (current: RunRecord) => RunRec
     const next = mutate(current);
     if (next === null) return current;
     next.updatedAt = nowIso();
-    replaceFileDurably(recordPath(dir), serialiseRecord(next), label);
+    const write = () => replaceFileDurably(recordPath(dir), serialiseRecord(next), label);
+    // A done run is what listings cache (lib/registry/journal.ts): its changes, and its end, are journalled.
+    if (current.status === 'done' || next.status === 'done') journalled(dir, write);
+    else write();
     return next;
   });
 }

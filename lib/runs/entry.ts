@@ -93,6 +93,85 @@ export interface AgentEntry {
   queuePosition: number | null;
 }
 
+/** Every field of an entry, in the order `status` prints them: what `--fields` may name. */
+export const ENTRY_FIELDS = [
+  'name',
+  'status',
+  'outcome',
+  'reason',
+  'resetsAt',
+  'limitWarning',
+  'parkedUntil',
+  'statusReason',
+  'cli',
+  'model',
+  'variant',
+  'agent',
+  'sessionId',
+  'cwd',
+  'pid',
+  'executor',
+  'jobId',
+  'agentPid',
+  'agentAlive',
+  'exitCode',
+  'signal',
+  'error',
+  'endReason',
+  'startedAt',
+  'updatedAt',
+  'finishedAt',
+  'durationMs',
+  'lastActivityAt',
+  'run',
+  'resumeCount',
+  'parent',
+  'depth',
+  'worktree',
+  'cancelRequested',
+  'toolUses',
+  'skippedLines',
+  'usage',
+  'caps',
+  'memory',
+  'children',
+  'extraArgs',
+  'files',
+  'stalled',
+  'stalledSince',
+  'lastWorkAt',
+  'stallAfterSec',
+  'stallAction',
+  'onEnd',
+  'usageTotal',
+  'queued',
+  'queuePosition',
+] as const satisfies ReadonlyArray<keyof AgentEntry>;
+// The list names every field: a field added to AgentEntry and not here fails to compile.
+const _everyField: Record<keyof AgentEntry, true> = Object.fromEntries(ENTRY_FIELDS.map((f) => [f, true])) as Record<(typeof ENTRY_FIELDS)[number], true>;
+void _everyField;
+
+/**
+ * What `--brief` prints of an entry: what an orchestrator acts on. `resetsAt` (when a rate limit lifts)
+ * and `parkedUntil` (when a parked run goes on) are printed where an entry has them.
+ */
+export const BRIEF_FIELDS: readonly string[] = ['name', 'status', 'outcome', 'reason', 'run', 'exitCode', 'finishedAt', 'stalled', 'resetsAt', 'parkedUntil'];
+
+/** Of BRIEF_FIELDS, those printed only where the run has one (not null). */
+const BRIEF_WHERE_SET = new Set(['resetsAt', 'parkedUntil']);
+
+/**
+ * The entry with only these fields, in this order (a field the entry does not have is left out; in the
+ * brief form, so is a `resetsAt` of null).
+ */
+export function projectEntry(entry: AgentEntry, fields: readonly string[]): Record<string, unknown> {
+  const all = entry as unknown as Record<string, unknown>;
+  const brief = fields === BRIEF_FIELDS;
+  const out: Record<string, unknown> = {};
+  for (const f of fields) if (Object.hasOwn(all, f) && !(brief && BRIEF_WHERE_SET.has(f) && all[f] === null)) out[f] = all[f];
+  return out;
+}
+
 /** What the listing adds to a run's own fields. */
 export type ListingFields = Pick<AgentEntry, 'usageTotal' | 'queued' | 'queuePosition'>;
 

@@ -135,15 +135,16 @@ export interface Listed {
 
 /**
  * observeLatest for a name taken from the registry's own listing (one syscall fewer per name). With the
- * listing's cache (which did not hold the run), the run's records are stamped first, so that the cache
- * can keep it once it is done.
+ * listing's cache (which did not hold the run), a done run's record is stamped, so that the cache can
+ * keep it once it has settled.
  */
 export function observeListed(registry: string, name: string, cache?: DoneCache, jobs?: JobViews): Listed | null {
   const dir = latestRunDirOfListed(registry, name);
   if (dir === null) return null;
-  const slash = dir.lastIndexOf('/');
-  const stamp = cache?.stamp(dir.slice(0, slash), Number(dir.slice(slash + 1))) ?? null;
   const observation = observeRun(dir, jobs);
+  // Taken after the read: a record changed since is younger, so not kept — the safe side.
+  const slash = dir.lastIndexOf('/');
+  const stamp = observation.status === 'done' ? (cache?.stamp(dir.slice(0, slash), Number(dir.slice(slash + 1))) ?? null) : null;
   return { observation, usageTotal: usageOfName(registry, observation.record), stamp };
 }
 

@@ -16,7 +16,7 @@ const MAX_WATCH_SEC = 86_400;
 
 const USAGE = `usage: subagent-status [--name NAME… | --prefix P | --all] [--wait | --wait-terminal] [--timeout SEC]
                        [--require-success] [--junit FILE] [--announce] [--runs] [--tree] [--format json|table] [--watch [SEC]]
-                       [--registry DIR]
+                       [--brief | --fields F,F…] [--registry DIR]
 
 List runs (the latest run of each name, sorted by name), or wait for them.
 
@@ -38,6 +38,9 @@ List runs (the latest run of each name, sorted by name), or wait for them.
                      listed run is terminal, with a summary line (running / queued / succeeded / failed);
                      with nothing listed yet it says what it waits for. SEC at most 86400
   --tree             an indented text view of the runs by parent (for people), not JSON
+  --brief            each entry of "agents" with only what an orchestrator acts on: name, status, outcome,
+                     reason, run, exitCode, finishedAt, stalled (and resetsAt where a run has it)
+  --fields F,F…      each entry of "agents" with only these fields, in this order (the JSON views)
   --registry DIR     the registry (see start-subagent --help)
   -h, --help         this text
   --version          the version, as one JSON line: {"ok":true,"version","node"}
@@ -48,9 +51,9 @@ Statuses: scheduled, running, done (outcome succeeded|failed|cancelled), unknown
 `;
 
 const SPEC: FlagSpec = {
-  string: ['name', 'registry', 'timeout', 'prefix', 'junit', 'format', 'watch'],
+  string: ['name', 'registry', 'timeout', 'prefix', 'junit', 'format', 'watch', 'fields'],
   optionalValue: { watch: /^[0-9]+(\.[0-9]+)?$/ },
-  boolean: ['wait', 'wait-terminal', 'all', 'require-success', 'runs', 'tree', 'announce'],
+  boolean: ['wait', 'wait-terminal', 'all', 'require-success', 'runs', 'tree', 'announce', 'brief'],
   repeatable: ['name'],
 };
 
@@ -64,11 +67,21 @@ function screen() {
  * cache holds them: lib/registry/done-cache.ts, spliceViews), written with writev. Byte for byte what
  * jsonLine would print for the same listing (test/cli/status-cache.test.ts holds the two together).
  */
-function lineOf(l: Rows & { registry: string }): Buffer[] {
+function lineOf(l: Rows & { registry: string; fields: readonly string[] | null }): Buffer[] {
   const head = `${JSON.stringify({ ok: true, registry: l.registry }).slice(0, -1)},"agents":[`;
   const tail = JSON.stringify(l.tail);
   const end = tail === '{}' ? ']}\n' : `],${tail.slice(1)}\n`;
-  return [Buffer.from(escapeSeparators(head)), ...itemsOf(l.rows), Buffer.from(escapeSeparators(end))];
+  return [Buffer.from(escapeSeparators(head)), ...itemsOf(l.rows, l.fields), Buffer.from(escapeSeparators(end))];
+}
+
+/** --fields a,b,c as its names (blanks around a name ignored); undefined when not given. */
+function fieldList(value: string | undefined): string[] | undefined {
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((f) => f.trim())
+        .filter(Boolean);
 }
 
 export function main(): Promise<void> {
@@ -83,6 +96,8 @@ export function main(): Promise<void> {
       requireSuccess: bool(values, 'require-success'),
       junit: str(values, 'junit'),
       announce: bool(values, 'announce'),
+      fields: fieldList(str(values, 'fields')),
+      brief: bool(values, 'brief'),
       registry: str(values, 'registry'),
     };
     checkStatusOptions(options);
@@ -90,6 +105,13 @@ export function main(): Promise<void> {
     const timeout = str(values, 'timeout');
     if (timeout !== undefined && (options.wait || options.waitTerminal)) options.timeoutSec = parseSeconds(timeout);
     const runs = bool(values, 'runs');
+    if (
+      (options.fields !== undefined || options.brief) &&
+      (runs || bool(values, 'tree') || str(values, 'format') === 'table' || str(values, 'watch') !== undefined)
+    )
+      throw new SubagentError('E_ARG_INVALID', '--brief and --fields choose the fields of the JSON entries of "agents"', {
+        hint: 'drop --runs / --tree / --format table / --watch, or drop --brief / --fields',
+      });
     if (runs && ((options.names ?? []).length !== 1 || options.wait || options.waitTerminal)) {
       throw new SubagentError('E_ARG_INVALID', '--runs lists the history of one name', { hint: 'give exactly one --name, without --wait' });
     }

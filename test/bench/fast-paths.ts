@@ -71,7 +71,7 @@ const FAST_PATH_WHY: Record<string, { does: string; why: string; measures: strin
     measures: ['start', 'status-1000', 'agent-runs'],
   },
   'status-cache': {
-    does: 'a plain listing serves done runs from registry/status-cache (their views as last rendered, checked by a stat of each run) instead of reading every record',
+    does: "a plain listing serves done runs from registry/status-cache (their views as last rendered, proven current by the registry's journal of changes, with no stat per run) instead of reading every record",
     why: 'It matters only in listings of registries with many done runs: `status` on 1 000 and on 10 000 runs.',
     measures: ['status-1000', 'status-10000'],
   },

@@ -1,5 +1,5 @@
 /**
- * Row 9 of `make bench`: resumed after a limit's reset (`--on-limit wait`). The pinned Claude Code,
+ * Row 10 of `make bench`: resumed after a limit's reset (`--on-limit wait`). The pinned Claude Code,
  * signed in as a subscriber, against the fake Anthropic server (test/fakes/), which answers 429 with the
  * unified rate-limit headers until a reset some seconds ahead and normally after it: N runs started at
  * once, each parked at its limit and resumed by its supervisor. The figure is the time from the reset to
@@ -20,7 +20,7 @@ const TARGET_MS = 2000;
 
 export async function onLimitRow(): Promise<void> {
   if (!existsSync(cliBin('claude'))) {
-    problems.push('row 9: the pinned Claude Code is not installed (make test-clis): skipped');
+    problems.push('row 10: the pinned Claude Code is not installed (make test-clis): skipped');
     return;
   }
   const N = QUICK ? 2 : 6;
@@ -51,7 +51,7 @@ export async function onLimitRow(): Promise<void> {
       const first = readRecord(R, name, 1);
       const second = readRecord(R, name, 2);
       const ok = first?.reason === 'rate-limit' && Date.parse(first.finishedAt) < reset * 1000 && second?.outcome === 'succeeded';
-      if (!ok) problems.push(`row 9: ${name}: run 1 ${first?.outcome}/${first?.reason} at ${first?.finishedAt}, run 2 ${second?.outcome ?? 'none'}`);
+      if (!ok) problems.push(`row 10: ${name}: run 1 ${first?.outcome}/${first?.reason} at ${first?.finishedAt}, run 2 ${second?.outcome ?? 'none'}`);
       else late.push(Date.parse(second.agentStartedAt) - reset * 1000);
     }
     report(N, late);
@@ -66,7 +66,7 @@ export async function onLimitRow(): Promise<void> {
 function report(n: number, late: number[]): void {
   const worst = max(late);
   const verdict = !late.length ? 'n/a' : worst <= TARGET_MS ? 'meets' : `**misses**: the latest ${fmtMs(worst - TARGET_MS)} over 2 s`;
-  if (verdict.startsWith('**')) misses.push(`row 9 (resumed after the reset): ${verdict}`);
+  if (verdict.startsWith('**')) misses.push(`row 10 (resumed after the reset): ${verdict}`);
   rows.push({
     what: `\`--on-limit wait\`: resumed after the limit's reset (Claude Code, fake server, ${n} runs at once)`,
     target: 'within 2 s of the reset',
@@ -76,7 +76,7 @@ function report(n: number, late: number[]): void {
     verdict,
   });
   methods.push({
-    title: 'Row 9: resumed after a limit',
+    title: 'Row 10: resumed after a limit',
     text: `${n} Claude Code runs (the pinned CLI, signed in as a subscriber) started at once with \`--on-limit wait\` against the fake Anthropic server, which answers 429 with the unified rate-limit headers until a reset some 30 s ahead: each is parked and resumed by its own supervisor. The figure is run 2's \`agentStartedAt\` minus the reset, for the runs whose run 1 ended before the reset; it includes the jitter of up to 1 s that spreads parked runs out.`,
   });
   details.push(`- resumed after the reset: ${late.map((ms) => fmtMs(ms)).join(', ')}`);

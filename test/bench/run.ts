@@ -30,13 +30,14 @@
  * fast paths on and the plain paths and adds its row, method and figures to results.ts; on another Node
  * only the default (fast paths on), for the table of Nodes side by side:
  *
- *   floor.ts        `node -e 0`, the floor           status.ts     row 2, status on 1 000 / 10 000 runs
+ *   floor.ts        `node -e 0`, the floor           status.ts     row 2, status on 100 / 1 000 / 10 000 runs
+ *   anchor.ts       row 2's anchor, opencode-subagent 5.0.5 (SUBAGENT_BENCH_ANCHOR)
  *   start.ts        row 1, start-subagent            wait.ts       row 3, status --wait-terminal latency
  *   fanout.ts       row 4, 200 concurrent starts     memory.ts     row 5, supervisor memory
  *   big-log.ts      row 6, result / search, 50 MB    slurm.ts      row 7, runs on Slurm
- *   sampling.ts     row 8, memory sampling's CPU     on-limit.ts     row 9, resumed after a limit
- *   fast-paths.ts   the fast paths' A/B
- *   where-time-goes.ts  the CPU profiles
+ *   sampling.ts     row 8, memory sampling's CPU     fast-paths.ts   the fast paths' A/B
+ *   mcp.ts          row 9, status through subagent-mcp   where-time-goes.ts  the CPU profiles
+ *   on-limit.ts     row 10, resumed after a limit
  *
  * What they share: setup.ts (options, temp area, clean-up, tools), nodes.ts (the Nodes, the fast paths'
  * environments), results.ts (what the rows report), timing.ts (hyperfine), runs.ts (runs, gates,
@@ -46,6 +47,7 @@ import { fastPathsAB } from './fast-paths.js';
 import { bigLogRow } from './big-log.js';
 import { fanoutRow } from './fanout.js';
 import { floorRow } from './floor.js';
+import { mcpRow } from './mcp.js';
 import { memoryRow } from './memory.js';
 import { onLimitRow } from './on-limit.js';
 import { MAIN, OTHERS } from './nodes.js';
@@ -62,7 +64,7 @@ import { writeReport } from './report.js';
 
 await section('floor: node -e 0', () => floorRow(MAIN, true));
 await section('row 1: start-subagent', () => startRow(MAIN, true));
-await section('row 2: status with 1 000 and 10 000 runs', () => statusRow(MAIN, true));
+await section('row 2: status with 100, 1 000 and 10 000 runs, and the anchor', () => statusRow(MAIN, true));
 await section('row 3: status --wait-terminal latency', () => waitRow(MAIN, true));
 await section('row 4: 200 concurrent starts', fanoutRow);
 await section('row 5: supervisor memory', () => memoryRow(MAIN, true));
@@ -78,7 +80,8 @@ await section('row 7: runs on Slurm', async () => {
   details.push(r.details);
 });
 await section('row 8: memory sampling', samplingRow);
-await section('row 9: resumed after a limit', onLimitRow);
+await section('row 9: status through subagent-mcp', mcpRow);
+await section('row 10: resumed after a limit', onLimitRow);
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the

@@ -2,13 +2,30 @@
  * Runs for the rows: their records, starts and waits, FIFO gates, a waiter seen ready, a command's wall
  * time and peak RSS, and the big registries of 1 000 and 10 000 finished runs (built once, shared).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants, linkSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AREA, GNU_TIME, problems } from './setup.js';
-import { BENCH_DIST, BIN, type Done, cleanEnv, inotifyWatches, json, monoMs, procStat, run, sleep, verb, waitQuiet } from './util.js';
+import {
+  BENCH_DIST,
+  BIN,
+  type Done,
+  type Identity,
+  cleanEnv,
+  identityOf,
+  inotifyWatches,
+  isAlive,
+  json,
+  monoMs,
+  procStat,
+  run,
+  sleep,
+  track,
+  verb,
+  waitQuiet,
+} from './util.js';
 
 function recordFile(registry: string, name: string, runNo = 1): string {
   return join(registry, 'agents', name.replaceAll('/', '+'), String(runNo), 'record.json');
@@ -131,12 +148,41 @@ export async function templateRun(): Promise<string> {
   return reg;
 }
 
-const bigRegistries = new Map<number, { dir: string; buildMs: number; listed: number; done: number; problems: number; outMB: number }>();
+/** Runs that stay `running` in every big registry, beside its finished ones. */
+export const RUNNING = 50;
+let holder: Identity | null = null;
 /**
- * A registry of n finished runs (copies of the template run with their own names and run ids), built once
- * and kept for the rest of the bench (the A/B and the other Nodes list it too), its status cache filled.
+ * A process the bench owns, alive until its clean-up: the supervisor of the big registries' running
+ * runs (a run is `running` while its supervisor's identity is alive).
  */
-export async function bigRegistry(n: number): Promise<{ dir: string; buildMs: number; listed: number; done: number; problems: number; outMB: number }> {
+export function runningHolder(): Identity {
+  if (holder && isAlive(holder)) return holder;
+  const child = track(spawn('sleep', ['86400'], { stdio: 'ignore' }));
+  child.unref();
+  const id = child.pid === undefined ? null : identityOf(child.pid);
+  if (!id) throw new Error('cannot start the process that holds the running runs');
+  holder = id;
+  return id;
+}
+
+export interface BigRegistry {
+  dir: string;
+  buildMs: number;
+  listed: number;
+  done: number;
+  running: number;
+  problems: number;
+  outMB: number;
+}
+const bigRegistries = new Map<number, BigRegistry>();
+/**
+ * A registry of n finished runs and RUNNING running ones (copies of the template run's record, in the
+ * record format the runs themselves write, with their own names and run ids; the running ones name a
+ * live process the bench owns as their supervisor), built once and kept for the rest of the bench (the
+ * A/B, the anchor's row and the other Nodes list it too), its status cache filled. No run is started:
+ * writing 10 000 records takes a second or two.
+ */
+export async function bigRegistry(n: number): Promise<BigRegistry> {
   const known = bigRegistries.get(n);
   if (known) return known;
   const templateReg = await templateRun();
@@ -157,6 +203,19 @@ export async function bigRegistry(n: number): Promise<{ dir: string; buildMs: nu
     for (const f of files) linkSync(join(tdir, f), join(dir, f));
     writeFileSync(join(dir, 'record.json'), JSON.stringify({ ...template, name, runId: randomUUID() }, null, 1) + '\n');
   }
+  const sup = runningHolder();
+  for (let i = 0; i < RUNNING; i++) {
+    const name = `live-${String(i).padStart(3, '0')}`;
+    const dir = join(reg, 'agents', name, '1');
+    mkdirSync(dir, { recursive: true });
+    for (const f of files) linkSync(join(tdir, f), join(dir, f));
+    const supervisor = { pid: sup.pid, startTime: sup.startTime, bootId: template.supervisor?.bootId ?? '' };
+    const running = { ...template, name, runId: randomUUID(), status: 'running', outcome: null, exitCode: null, signal: null, finishedAt: null };
+    for (const k of ['reason', 'endReason', 'error']) if (k in running) running[k] = null;
+    // its supervisor and its agent alive, as a running run's are
+    const agentProcess = { ...template.agentProcess, pid: sup.pid, startTime: sup.startTime, bootId: supervisor.bootId };
+    writeFileSync(join(dir, 'record.json'), JSON.stringify({ ...running, supervisor, agentProcess }, null, 1) + '\n');
+  }
   const buildMs = monoMs() - t0;
   // Finished runs are listed from the status cache once their records are 2 s old (docs/design.md, "The
   // status cache"): the check listing below waits for that and fills the cache.
@@ -165,9 +224,11 @@ export async function bigRegistry(n: number): Promise<{ dir: string; buildMs: nu
   const j = json(check);
   const listed = Array.isArray(j?.agents) ? j.agents.length : 0;
   const done = Array.isArray(j?.agents) ? j.agents.filter((a: any) => a.status === 'done').length : 0;
+  const running = Array.isArray(j?.agents) ? j.agents.filter((a: any) => a.status === 'running').length : 0;
   const probs = Array.isArray(j?.problems) ? j.problems.length : 0;
-  if (listed !== n || probs) problems.push(`status registry of ${n}: status listed ${listed} of ${n} runs (${probs} problems)`);
-  const out = { dir: reg, buildMs, listed, done, problems: probs, outMB: check.stdout.length / 1e6 };
+  if (listed !== n + RUNNING || done !== n || running !== RUNNING || probs)
+    problems.push(`status registry of ${n}: status listed ${listed} of ${n + RUNNING} runs, ${done} done, ${running} running (${probs} problems)`);
+  const out = { dir: reg, buildMs, listed, done, running, problems: probs, outMB: check.stdout.length / 1e6 };
   bigRegistries.set(n, out);
   return out;
 }

@@ -128,6 +128,8 @@ describe('--on-limit wait', () => {
     const parked = await untilStatus(box, 'p/one', (a) => a.run === 2 && a.status === 'running' && a.parkedUntil !== null, 'parked');
     assert.match(parked.statusReason, /^parked: rate limit, resumes at \S+ \(attempt 1 of 3\)$/);
     assert.equal(parked.agentPid, null);
+    const brief = assertOk(box.run('status', ['--name', 'p/one', '--brief'])).agents[0];
+    if (brief.run === 2 && brief.status === 'running') assert.equal(brief.parkedUntil, parked.parkedUntil, '--brief shows it where set');
     assert.equal(callsOf(dir), 1, 'no agent while parked');
     const first = recordOf(box.registry, 'p/one', 1);
     assert.equal(first.status, 'done');

@@ -132,6 +132,17 @@ for (const [shape, want] of Object.entries(ENTRIES)) {
   });
 }
 
+test('--brief shows resetsAt only where a run has one: the rate-limited record, not the others', () => {
+  const brief = assertOk(box.run('status', ['--prefix', 'records', '--brief'])).agents as any[];
+  const limited = brief.find((a) => a.name === 'records/13-rate-limit');
+  assert.equal(limited.resetsAt, '2026-11-27T19:00:00.000Z');
+  assert.deepEqual(Object.keys(limited), ['name', 'status', 'outcome', 'reason', 'run', 'exitCode', 'finishedAt', 'stalled', 'resetsAt']);
+  // 14-on-limit is a rate-limited record too (with --on-limit wait's policy).
+  assert.equal(brief.find((a) => a.name === 'records/14-on-limit').resetsAt, '2026-11-27T19:00:00.000Z');
+  const limitedNames = ['records/13-rate-limit', 'records/14-on-limit'];
+  for (const a of brief.filter((x) => !limitedNames.includes(x.name))) assert.ok(!('resetsAt' in a), a.name);
+});
+
 test("a record of today's shape read and written back keeps its bytes: the fixtures and fresh runs", async () => {
   for (const file of FILES.filter((f) => f.startsWith('13-') || f.startsWith('14-'))) {
     const text = readFileSync(join(DIR, file), 'utf8');

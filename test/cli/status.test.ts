@@ -332,3 +332,53 @@ describe('status: a clean end is never reported unknown', () => {
     assert.equal(got.statusReason, null);
   });
 });
+
+describe('status: --brief and --fields', () => {
+  const BRIEF = ['name', 'status', 'outcome', 'reason', 'run', 'exitCode', 'finishedAt', 'stalled'];
+  const fb = makeBox('status-fields');
+  const line = (args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const r = fb.run('status', args, { env });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    return r;
+  };
+
+  test('--brief: the fields an orchestrator acts on, in order, from the cache and without it alike; --fields: those named, in the order given', async () => {
+    for (const n of ['ok', 'bad']) startShell(fb, n, n === 'ok' ? 'echo ok' : 'exit 3');
+    const g = join(fb.dir, 'gate-fields');
+    startShell(fb, 'live', `${gate(g)}`);
+    waitTerminal(fb, ['ok', 'bad']);
+    await untilStatus(fb, 'live', (a) => a.status === 'running', 'running');
+    const full = line([]).json.agents as any[];
+    const briefs = [line(['--brief']), line(['--brief']), line(['--brief'], { SUBAGENT_FAST_PATHS: '0' })];
+    for (const r of briefs) {
+      assert.deepEqual(
+        r.json.agents,
+        full.map((a) => Object.fromEntries(BRIEF.map((f) => [f, a[f]]))),
+      );
+      for (const a of r.json.agents) assert.deepEqual(Object.keys(a), BRIEF, 'in this order, nothing else');
+    }
+    assert.ok(briefs[0]!.stdout.length * 3 < line([]).stdout.length, 'a brief listing is a fraction of the full one');
+    const picked = line(['--fields', 'exitCode,name', '--name', 'bad']).json.agents;
+    assert.deepEqual(picked, [{ exitCode: 3, name: 'bad' }]);
+    // The waits print the fields chosen too, and so do the errors that carry the listing.
+    assert.deepEqual(line(['--wait-terminal', '--name', 'ok', '--brief']).json.agents[0], Object.fromEntries(BRIEF.map((f) => [f, full[2][f]])));
+    const timedOut = fb.run('status', ['--wait-terminal', '--name', 'live', '--timeout', '0.3', '--fields', 'name,status']);
+    assert.equal(timedOut.code, 124, timedOut.stdout);
+    assert.deepEqual(timedOut.json.agents, [{ name: 'live', status: 'running' }]);
+    const failed = fb.run('status', ['--require-success', '--name', 'bad', '--brief']);
+    assert.equal(failed.json.code, 'E_RUN_FAILED');
+    assert.deepEqual(Object.keys(failed.json.agents[0]), BRIEF);
+    open(g);
+    waitTerminal(fb, ['live']);
+  });
+
+  test('an unknown field is E_ARG_INVALID, its hint listing the fields; --brief with --fields, and either with a text view or --runs, are refused', () => {
+    const bad = expectError(fb, 'status', ['--fields', 'name,bogus'], 'E_ARG_INVALID');
+    assert.match(bad.error, /bogus/);
+    for (const f of ['name', 'status', 'exitCode', 'usageTotal', 'queuePosition']) assert.ok(bad.details.hint.includes(f), bad.details.hint);
+    expectError(fb, 'status', ['--fields', ','], 'E_ARG_INVALID');
+    expectError(fb, 'status', ['--brief', '--fields', 'name'], 'E_ARG_INVALID');
+    for (const view of [['--tree'], ['--format', 'table'], ['--watch', '1'], ['--name', 'ok', '--runs']])
+      expectError(fb, 'status', [...view, '--brief'], 'E_ARG_INVALID');
+  });
+});
