@@ -173,7 +173,8 @@ test('opencode: a transient 429 with a short Retry-After is backed off the same 
   const box = await world(t, 'opencode', limits, rejected);
   if (!box) return;
   const marker = uniq('WAIT');
-  const reset = ahead(20);
+  // Far enough ahead that OpenCode, slow to start on a loaded machine, hits the limit and parks before it.
+  const reset = ahead(45);
   limits.set(marker, reset);
   await start(box, 'opencode', 'waits', `${marker} REPLY:resumed`);
   await waitsItOut(box, 'opencode', reset, 'waits', 1500);
