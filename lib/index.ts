@@ -12,6 +12,7 @@
  */
 export type { Context } from './commands/context.js';
 export type { WatchOptions } from './commands/run-watch.js';
+export type { LimitOptions } from './commands/on-limit.js';
 export { start, type StartOptions, type StartResult } from './commands/start.js';
 export { batch, type BatchOptions, type BatchDefaults, type BatchResult, type BatchStarted, type BatchFailed } from './commands/batch.js';
 export { resume, type ResumeOptions, type ResumeResult } from './commands/resume.js';
@@ -35,6 +36,7 @@ export type {
   ChildAgent,
   Reason,
   LimitWarning,
+  LimitPolicy,
   Caps,
 } from './registry/record.js';
 export { REASONS } from './registry/record.js';

@@ -2,6 +2,7 @@ import { SubagentError } from '../base/errors.js';
 import { parseCap, type CapKey } from './caps.js';
 import { BATCH_FIELDS, START_OPTIONS, type OptionKey, type OptionValues, type StartOption } from './options.js';
 import { readPrompt } from './prompt.js';
+import { parseRetries } from './on-limit.js';
 import { badStallSec, parseStallSec } from './settings.js';
 
 /** One line of `start-subagent --batch` as a JSON object, its fields checked against the options' (lib/commands/options.ts). */
@@ -37,7 +38,7 @@ export function textField(line: Record<string, unknown>, field: string): string 
 }
 
 /** The order a line's fields are read in (stable within a kind: the order of START_OPTIONS). */
-const ORDER: Record<StartOption['kind'], number> = { list: 0, files: 1, text: 2, switch: 3, stall: 4, cap: 5, limit: 5, floor: 5 };
+const ORDER: Record<StartOption['kind'], number> = { list: 0, files: 1, text: 2, switch: 3, stall: 4, cap: 5, limit: 5, floor: 5, count: 5 };
 
 /**
  * What a line asks for, as start takes it: each field read as its option's kind says, the prompt read
@@ -88,6 +89,10 @@ function fieldValue(o: StartOption, line: Record<string, unknown>): OptionValues
       if (v === undefined || v === null) return v as undefined | null;
       if (typeof v === 'number' || typeof v === 'string') return parseCap(o.key as CapKey, String(v));
       throw new SubagentError('E_ARG_INVALID', `"${field}" must be a number`, { field, hint: `"${field}": 10` });
+    case 'count':
+      if (v === undefined) return undefined;
+      if (typeof v === 'number' || typeof v === 'string') return parseRetries(String(v), `"${field}"`);
+      throw new SubagentError('E_ARG_INVALID', `"${field}" must be a number`, { field, hint: `"${field}": 3` });
     default:
       return textField(line, field);
   }

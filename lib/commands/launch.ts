@@ -32,6 +32,7 @@ export type RunSettings = Pick<
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
   Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps' | 'newSession'>> &
+  Partial<Pick<RunRecord, 'onLimit'>> &
   WatchFields;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
@@ -114,6 +115,8 @@ export function newRecord(s: RunSettings): RunRecord {
     limitWarning: null,
     memory: null,
     newSession: s.newSession ?? false,
+    onLimit: s.onLimit ?? null,
+    parkedUntil: null,
   };
 }
 

@@ -1,5 +1,6 @@
 import { parseCap, type CapKey } from './caps.js';
 import type { Context } from './context.js';
+import { parseRetries } from './on-limit.js';
 import type { StartOptions } from './start.js';
 import { DEFAULT_CLI, DEFAULT_STALL_SEC, parseLimit, parseMemoryFloor, parseStallSec, variablesOf, type Setting } from './settings.js';
 
@@ -40,9 +41,10 @@ export interface StartOption {
 /**
  * How a value is read: `text` verbatim; `switch` a flag without value, a boolean on a line; `list` a
  * repeatable flag, an array of strings on a line (`files`: also one string, and the `file` field);
- * `limit` a concurrency limit; `floor` a free-memory floor (a size); `stall` seconds or `off`; `cap` a cap or `none`.
+ * `limit` a concurrency limit; `floor` a free-memory floor (a size); `stall` seconds or `off`; `cap` a cap or `none`;
+ * `count` a whole number (--limit-retries).
  */
-export type OptionKind = 'text' | 'switch' | 'list' | 'files' | 'limit' | 'floor' | 'stall' | 'cap';
+export type OptionKind = 'text' | 'switch' | 'list' | 'files' | 'limit' | 'floor' | 'stall' | 'cap' | 'count';
 
 /** The options as the library's `start` takes them, the prompt still text (`prompt`, or `promptFile` to read). */
 export type OptionValues = Partial<Omit<StartOptions, 'prompt' | keyof Context>> & { prompt?: string | undefined; promptFile?: string | undefined };
@@ -367,6 +369,51 @@ export const START_OPTIONS: readonly StartOption[] = [
     resumeHelp: ["  or stop them (the default of a new run); default: the run's"],
     doc: "resume only: drops the earlier run's `--keep-children`",
   },
+  {
+    key: 'onLimit',
+    flag: 'on-limit',
+    meta: 'A',
+    kind: 'text',
+    fields: ['onLimit'],
+    batchDefault: true,
+    env: 'onLimit',
+    fallback: '`fail`',
+    resume: 'kept',
+    startHelp: [
+      'fail (default: a usage limit ends the run) | wait (parked until the limit',
+      'resets, then resumed in its session; docs/states.md)  [SUBAGENT_ON_LIMIT]',
+    ],
+    resumeHelp: ["fail | wait (default: the run's)"],
+    doc: '`fail`: a run that hits a usage limit ends `failed`, `reason` `rate-limit`. `wait`: when the CLI says when the limit resets (`resetsAt`), the run is *parked* — its next attempt waits, `running` with `parkedUntil`, until the reset plus a little jitter, then resumes its session with `--limit-prompt` — up to `--limit-retries` attempts in a row (see Waiting out a limit); a limit with no reset time ends the run as with `fail`',
+  },
+  {
+    key: 'limitPrompt',
+    flag: 'limit-prompt',
+    meta: 'TEXT',
+    kind: 'text',
+    fields: ['limitPrompt'],
+    batchDefault: true,
+    env: null,
+    fallback: 'the continuation prompt (see Waiting out a limit)',
+    resume: 'kept',
+    startHelp: ['with --on-limit wait: the prompt of the attempt after the reset'],
+    resumeHelp: ["the prompt after a limit's reset (default: the run's)"],
+    doc: "with `--on-limit wait`: the prompt an attempt after a limit's reset is resumed with (the earlier attempt's own prompt when its agent never began)",
+  },
+  {
+    key: 'limitRetries',
+    flag: 'limit-retries',
+    meta: 'N',
+    kind: 'count',
+    fields: ['limitRetries'],
+    batchDefault: true,
+    env: null,
+    fallback: '`3`',
+    resume: 'kept',
+    startHelp: ['with --on-limit wait: at most N attempts after a limit in a row (default 3)'],
+    resumeHelp: ["at most N attempts after a limit in a row (default: the run's)"],
+    doc: 'with `--on-limit wait`: how many attempts after a limit a name makes in a row (0–1000); the limit after the last ends the run `failed`, `rate-limit`',
+  },
   ...capOptions(),
 ];
 
@@ -470,6 +517,8 @@ export function flagValue(o: StartOption, value: string | string[] | true): Opti
       return parseStallSec(text, `--${o.flag}`);
     case 'cap':
       return parseCap(o.key as CapKey, text);
+    case 'count':
+      return parseRetries(text, `--${o.flag}`);
     default:
       return text;
   }

@@ -11,11 +11,12 @@ import { checkCaps, settleCaps, type CapOptions } from './caps.js';
 import { requestedLimit, requestedMemoryFloor } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchOptions } from './run-watch.js';
+import { limitPolicy, type LimitOptions } from './on-limit.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
 import type { RunRecord } from '../registry/record.js';
 
 /** With the spend caps (`CapOptions`): each not given is the earlier run's; null drops it. */
-export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions {
+export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -118,12 +119,16 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
   const sessionId = newSession ? adapter.chooseSessionId() : last.sessionId;
   adapter.launch({ mode: newSession ? 'new' : 'resume', cwd: last.cwd, model, variant, agent: last.agent, files, extraArgs, sessionId, caps });
   const watch = watchFields(o, env, last);
+  const onLimit = limitPolicy(o, env, last);
   // The run's own executor (and its options), unless this resume names another.
   const placement = placementFrom(o, env, last.executor);
   checkLimitFor(placement, o.maxConcurrent, o.minFreeMemory);
   // The first write: every option and setting was checked above.
-  const queueTicket = placement.name === 'local' ? queueTicketFor(registry, admission) : null;
-  const record = newRecord({
+  // A run parked for a limit whose supervisor died (a reboot) is revived parked until its reset, with no queue
+  // ticket meanwhile: its supervisor takes one at the reset (lib/supervisor/park.ts).
+  const parkedUntil = s.revival && last.parkedUntil !== null && Date.parse(last.parkedUntil) > Date.now() ? last.parkedUntil : null;
+  const queueTicket = placement.name === 'local' && parkedUntil === null ? queueTicketFor(registry, admission) : null;
+  const fresh = newRecord({
     name,
     run: last.run + 1,
     cli: last.cli,
@@ -145,7 +150,9 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
     caps,
     executor: placement,
     ...watch,
+    onLimit,
   });
+  const record = parkedUntil === null ? fresh : { ...fresh, parkedUntil };
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
   s.adopt();

@@ -24,6 +24,7 @@ const VARIABLES = {
   stallSec: ['SUBAGENT_STALL_SEC'],
   hookTimeoutSec: ['SUBAGENT_HOOK_TIMEOUT_SEC'],
   searchTimeoutSec: ['SUBAGENT_SEARCH_TIMEOUT_SEC'],
+  onLimit: ['SUBAGENT_ON_LIMIT'],
 } as const;
 
 export type Setting = keyof typeof VARIABLES;

@@ -15,12 +15,14 @@ import { DEFAULT_CLI, fromEnv, maxDepth, requestedLimit, requestedMemoryFloor } 
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchFields, type WatchOptions } from './run-watch.js';
+import { limitPolicy, type LimitOptions } from './on-limit.js';
+import type { LimitPolicy } from '../registry/record.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type Admission, type StartResult } from './launch.js';
 
 export type { StartResult } from './launch.js';
 
 /** With the spend caps (`CapOptions`: `maxCostUsd`, `maxTokens`, `maxTurns`). */
-export interface StartOptions extends Context, ExecutorOptions, WatchOptions, CapOptions {
+export interface StartOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions {
   /** Required ([name rule](docs/contract.md#names)); undefined: E_NAME_REQUIRED. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -65,6 +67,7 @@ interface StartSettings {
   caps: Required<Caps>;
   env: NodeJS.ProcessEnv;
   watch: WatchFields;
+  onLimit: LimitPolicy | null;
 }
 
 /**
@@ -126,6 +129,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   const max = maxDepth(env);
   checkCaps(o);
   const watch = watchFields(o, env);
+  const onLimit = limitPolicy(o, env);
   const name = validateName(o.name);
   const placement = placementFrom(o, env);
   checkLimitFor(placement, o.maxConcurrent, o.minFreeMemory);
@@ -147,7 +151,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;
-  return { name, prompt, adapter, cwd, files, model, variant, admission, placement, parent, depth, caps, env, watch };
+  return { name, prompt, adapter, cwd, files, model, variant, admission, placement, parent, depth, caps, env, watch, onLimit };
 }
 
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
@@ -190,6 +194,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
         caps: s.caps,
         executor: s.placement,
         ...s.watch,
+        onLimit: s.onLimit,
       });
       run = createName(registry, s.name, record, s.prompt);
       place.adopt();

@@ -52,6 +52,8 @@ export interface Change {
   finishedAt: string | null;
   /** The run is stalled now (a change of this alone is a change: a stall, or its end). */
   stalled: boolean;
+  /** Parked until then (--on-limit wait); a run that parks, or goes on, is a change. */
+  parkedUntil: string | null;
 }
 
 /** What status resolves to (docs/schemas/status.schema.json). */
@@ -226,16 +228,28 @@ interface Watched {
   run: number;
   outcome: Outcome | null;
   stalled: boolean;
+  parked: boolean;
 }
 
 function watchedOf(o: Observation): Watched {
-  return { status: o.status, run: o.record.run, outcome: o.record.outcome, stalled: stallOf(o).stalled };
+  return { status: o.status, run: o.record.run, outcome: o.record.outcome, stalled: stallOf(o).stalled, parked: parkedOf(o) !== null };
+}
+
+function parkedOf(o: Observation): string | null {
+  return o.status === 'running' || o.status === 'scheduled' ? o.record.parkedUntil : null;
 }
 
 /** Whether a run differs from what was watched of it before (nothing: a new run). */
 function changedSince(before: Watched | undefined, o: Observation): boolean {
   const now = watchedOf(o);
-  return before === undefined || before.status !== now.status || before.run !== now.run || before.outcome !== now.outcome || before.stalled !== now.stalled;
+  return (
+    before === undefined ||
+    before.status !== now.status ||
+    before.run !== now.run ||
+    before.outcome !== now.outcome ||
+    before.stalled !== now.stalled ||
+    before.parked !== now.parked
+  );
 }
 
 /** The runs of the last snapshot that changed since the first. */
@@ -250,6 +264,7 @@ function changesOf(baseline: Map<string, Watched>, value: Snapshot): Change[] {
       exitCode: ob.record.exitCode,
       finishedAt: ob.record.finishedAt,
       stalled: stallOf(ob).stalled,
+      parkedUntil: parkedOf(ob),
     }));
 }
 

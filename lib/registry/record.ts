@@ -253,7 +253,33 @@ interface RecordCore {
    * as run 1 does. Written only when true.
    */
   newSession: boolean;
+  /**
+   * --on-limit wait (docs/contract.md, "Waiting out a limit"): what the supervisor does when the run ends
+   * on a limit that says when it resets; null: `fail`, the run ends as any other. Written only when set.
+   */
+  onLimit: LimitPolicy | null;
+  /**
+   * A parked run: the resume after a limit, waiting by its supervisor until this time (ISO-8601) to start
+   * its agent; null once it started, and for every other run. Written only when set.
+   */
+  parkedUntil: string | null;
 }
+
+/** --on-limit wait, as a run keeps it (resumes keep it; each attempt after a limit counts one `retry`). */
+export interface LimitPolicy {
+  action: 'wait';
+  /** The continuation prompt of an attempt after a limit; null: DEFAULT_LIMIT_PROMPT. */
+  prompt: string | null;
+  /** How many attempts after a limit the name may make in a row (--limit-retries). */
+  retries: number;
+  /** Which of them this run is: 0 for a run a caller started or resumed. */
+  retry: number;
+}
+
+/** The continuation prompt of an attempt after a limit, unless --limit-prompt gives one (docs/contract.md). */
+export const DEFAULT_LIMIT_PROMPT = 'Your previous turn was cut off by a usage limit, which has now reset. Continue the task where you left off.';
+/** --limit-retries when not given. */
+export const DEFAULT_LIMIT_RETRIES = 3;
 
 /** The end's fields of a run that has not ended: all null (they are in the JSON, as null). */
 interface NoEnd {
@@ -335,6 +361,8 @@ type StoredRecord = Omit<
   | 'limitWarning'
   | 'memory'
   | 'newSession'
+  | 'onLimit'
+  | 'parkedUntil'
 > &
   Partial<
     Pick<
@@ -342,6 +370,7 @@ type StoredRecord = Omit<
       'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'limitWarning' | 'memory' | 'newSession'
     >
   > &
+  Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
   Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
   Partial<Pick<RunEnd, 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
@@ -379,6 +408,8 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     limitWarning: s.limitWarning ?? null,
     memory: s.memory ?? null,
     newSession: s.newSession ?? false,
+    onLimit: s.onLimit ?? null,
+    parkedUntil: s.parkedUntil ?? null,
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
@@ -512,6 +543,8 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('limitWarning', (v) => v === null || isLimitWarning(v));
   optional('newSession', (v) => typeof v === 'boolean');
   optional('memory', (v) => v === null || isMemoryUse(v));
+  optional('onLimit', (v) => v === null || isLimitPolicy(v));
+  optional('parkedUntil', (v) => v === null || isIsoTime(v));
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   return problems.length === 0;
@@ -529,6 +562,13 @@ function isLimitWarning(v: unknown): v is LimitWarning {
     (w.window === null || typeof w.window === 'string') &&
     (w.utilization === null || typeof w.utilization === 'number') &&
     (w.resetsAt === null || isIsoTime(w.resetsAt))
+  );
+}
+
+function isLimitPolicy(v: unknown): v is LimitPolicy {
+  const p = v as Record<string, unknown>;
+  return (
+    typeof p === 'object' && p !== null && p.action === 'wait' && (p.prompt === null || typeof p.prompt === 'string') && isCount(p.retries) && isCount(p.retry)
   );
 }
 
@@ -571,9 +611,9 @@ function isMemoryUse(v: unknown): boolean {
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren and newSession false, no limitWarning; memory not
- * measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no leftovers), is left out, so a
- * record read and written back keeps its bytes.
+ * that today's writers leave out in that case (keepChildren and newSession false, no limitWarning, onLimit or
+ * parkedUntil; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
+ * leftovers), is left out, so a record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
   const out: Record<string, unknown> = {};
@@ -594,5 +634,6 @@ function storedCaps(caps: Required<Caps>): Caps {
 function leftOut(key: string, value: unknown): boolean {
   if (key === 'keepChildren' || key === 'newSession') return value === false;
   if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning' || key === 'memory') return value === null;
+  if (key === 'onLimit' || key === 'parkedUntil') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;
 }

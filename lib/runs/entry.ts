@@ -29,6 +29,8 @@ export interface AgentEntry {
   resetsAt: string | null;
   /** The CLI's last warning of a limit near but not reached (shown, never a failure), or null. */
   limitWarning: LimitWarning | null;
+  /** A parked run (--on-limit wait): `running`, its agent not started before this time (ISO-8601); else null. */
+  parkedUntil: string | null;
   /** Why the status is not what the record alone says (e.g. `unknown`: the supervisor died). */
   statusReason: string | null;
   cli: string;
@@ -99,6 +101,7 @@ export const ENTRY_FIELDS = [
   'reason',
   'resetsAt',
   'limitWarning',
+  'parkedUntil',
   'statusReason',
   'cli',
   'model',
@@ -150,12 +153,12 @@ void _everyField;
 
 /**
  * What `--brief` prints of an entry: what an orchestrator acts on. `resetsAt` (when a rate limit lifts)
- * is printed where an entry has it.
+ * and `parkedUntil` (when a parked run goes on) are printed where an entry has them.
  */
-export const BRIEF_FIELDS: readonly string[] = ['name', 'status', 'outcome', 'reason', 'run', 'exitCode', 'finishedAt', 'stalled', 'resetsAt'];
+export const BRIEF_FIELDS: readonly string[] = ['name', 'status', 'outcome', 'reason', 'run', 'exitCode', 'finishedAt', 'stalled', 'resetsAt', 'parkedUntil'];
 
 /** Of BRIEF_FIELDS, those printed only where the run has one (not null). */
-const BRIEF_WHERE_SET = new Set(['resetsAt']);
+const BRIEF_WHERE_SET = new Set(['resetsAt', 'parkedUntil']);
 
 /**
  * The entry with only these fields, in this order (a field the entry does not have is left out; in the
@@ -182,6 +185,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     reason: o.status === 'done' ? r.reason : null,
     resetsAt: resetsAtOf(r),
     limitWarning: r.limitWarning,
+    parkedUntil: o.status === 'running' || o.status === 'scheduled' ? r.parkedUntil : null,
     statusReason: o.statusReason,
     cli: r.cli,
     model: r.model,

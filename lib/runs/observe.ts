@@ -37,8 +37,15 @@ function watcher(dir: string, r: RunRecord): { supervisor: ProcessIdentity | nul
  * recorded by the other backend) is reported as recorded, with the reason, never guessed dead.
  */
 function watched(dir: string, record: RunRecord, w: ReturnType<typeof watcher>): Observation {
-  const statusReason = w.state === 'unchecked' ? `${uncheckable(w.pid)}; the run may still be ${record.status}` : null;
+  const statusReason = w.state === 'unchecked' ? `${uncheckable(w.pid)}; the run may still be ${record.status}` : parkedReason(record);
   return { record, status: record.status, statusReason, agentAlive: liveness(record.agentProcess) !== 'dead', dir, supervisor: w.supervisor };
+}
+
+/** Why a parked run (--on-limit wait) is `running` without an agent: its `statusReason`. */
+export function parkedReason(r: RunRecord): string | null {
+  if (r.parkedUntil === null || r.status === 'done') return null;
+  const p = r.onLimit;
+  return `parked: rate limit, resumes at ${r.parkedUntil}${p ? ` (attempt ${p.retry} of ${p.retries})` : ''}`;
 }
 
 function uncheckable(pid: number | null): string {

@@ -6,13 +6,13 @@ import { loadAdapter } from '../agents/index.js';
 import type { AgentAdapter, AgentRun, Launch, LaunchInput } from '../agents/types.js';
 import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { LineFollower } from '../base/lines.js';
-import { elapsedSinceMs, nowIso } from '../base/time.js';
+import { elapsedSinceMs, nowIso, sleep } from '../base/time.js';
 import { identityOf, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
 import { firstSignalToWholeTree, stopRun, waitGone } from '../proc/stop.js';
 import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
 import { PRIVATE_FILE } from '../registry/private.js';
-import { leaveQueue, waitForSlot } from '../registry/queue.js';
+import { enqueue, leaveQueue, newTicket, readLimit, readMemoryFloor, waitForSlot } from '../registry/queue.js';
 import { cancelledChildren, type CancelRequest, type LeftoverProcess, type MemoryUse, type RunRecord } from '../registry/record.js';
 import { FILES, readRecord, updateRecord } from '../registry/store.js';
 import { announceEnd } from '../runs/hooks.js';
@@ -24,6 +24,7 @@ import { endOf, limitReset } from './end.js';
 import { ENGINE_END_EXIT, askedSignal, cancelRequested, engineEndGrace, placedOnEngine } from './engine-end.js';
 import type { Log } from './log.js';
 import { MemoryWatch } from './memory.js';
+import { cancelNext, parkUntil, publishNext, type NextAttempt } from './park.js';
 import { Progress } from './progress.js';
 import { untilItLands } from './retry.js';
 import { StallWatch, stallEnd } from './stall.js';
@@ -162,13 +163,39 @@ export class Supervision {
     this.adapter = await loadAdapter(record.cli);
     this.record = record;
     if (record.cancel || this.stopping) return this.end({ kind: 'cancelled-before-start' });
-    if (record.queueTicket) {
-      await this.landed('waiting for a queue slot', () => waitForSlot(registry, record.queueTicket!, record.runId, dir, me, runProbe));
+    if (record.parkedUntil !== null) {
+      this.record = await this.parked(record);
+      if (this.stopping) return;
+    }
+    if (this.record.queueTicket) {
+      const ticket = this.record.queueTicket;
+      await this.landed('waiting for a queue slot', () => waitForSlot(registry, ticket, record.runId, dir, me, runProbe));
       if (this.stopping) return;
       this.log('got a slot');
     }
     checkpoint('before-agent-spawn');
-    await this.runAgent(record, this.adapter);
+    await this.runAgent(this.record, this.adapter);
+  }
+
+  /**
+   * A parked attempt (--on-limit wait, lib/supervisor/park.ts): recorded `running` by its supervisor,
+   * which waits until `parkedUntil` by the wall clock (in steps, so a machine that slept does not
+   * oversleep), then takes a queue ticket when a concurrency limit or a free-memory floor is in force. A cancel meanwhile ends
+   * the run at once (stop: no agent yet).
+   */
+  private async parked(record: RunRecord): Promise<RunRecord> {
+    const me = selfIdentity();
+    const running = await this.landed('recording the run parked', () =>
+      updateRecord(this.dir, (r) => (r.status === 'done' ? null : { ...r, status: 'running', supervisor: me })),
+    );
+    if (running.cancel) this.stop({ kind: 'cancel' });
+    this.log(`parked until ${record.parkedUntil}`);
+    const until = Date.parse(record.parkedUntil!);
+    while (!this.stopping && Date.now() < until) await sleep(Math.min(until - Date.now(), 60_000));
+    if (this.stopping || (readLimit(this.registry) === 0 && readMemoryFloor(this.registry) === 0)) return running;
+    const ticket = newTicket(record.runId);
+    enqueue(this.registry, ticket, this.dir);
+    return this.landed('recording the queue ticket', () => updateRecord(this.dir, (r) => (r.status === 'done' ? null : { ...r, queueTicket: ticket })));
   }
 
   /** The agent's part of the run: launched, started, recorded running, followed until it exits, and ended. */
@@ -238,6 +265,7 @@ export class Supervision {
               status: 'running',
               supervisor: selfIdentity(),
               agentStartedAt: nowIso(),
+              parkedUntil: null,
               agentProcess: identity ? { ...identity, pgid: child.pid } : { pid: child.pid, startTime: 'gone', bootId: '', pgid: child.pid },
             },
       ),
@@ -371,10 +399,14 @@ export class Supervision {
     if (this.ending) return;
     this.ending = true;
     const mutate = this.endOf(end);
+    const next = end.kind === 'exited' ? await this.parkNext(mutate, end.run) : null;
+    if (next) checkpoint('limit-next-published');
     let keepers: ChildProcess[] = [];
     try {
       const ended = await this.landed('recording the end', () => updateRecord(this.dir, mutate, 'done'));
-      if (ended.status === 'done') keepers = announceEnd(doneObservation(this.dir, ended), 'inherited', this.log);
+      if (next && ended.status === 'done' && ended.cancel) cancelNext(next, ended.cancel, this.log);
+      // A run whose next attempt is parked has not ended its name: the end hooks are the last attempt's.
+      else if (ended.status === 'done' && !next) keepers = announceEnd(doneObservation(this.dir, ended), 'inherited', this.log);
     } catch (err) {
       this.log(`the end could not be recorded: ${(err as Error).message}`);
     }
@@ -386,6 +418,23 @@ export class Supervision {
       await Promise.all(keepers.map((k) => (k.exitCode === null && k.signalCode === null ? once(k, 'exit') : null)));
     }
     this.leave(0);
+  }
+
+  /**
+   * --on-limit wait: when this end is a limit whose reset the CLI said, the run's next attempt, published
+   * parked before this run is recorded done (lib/supervisor/park.ts); null when it does not wait.
+   */
+  private async parkNext(mutate: (r: RunRecord) => RunRecord | null, run: AgentRun): Promise<NextAttempt | null> {
+    const current = this.stopping ? null : this.readQuietly();
+    const ended = current ? mutate(current) : null;
+    const until = ended ? parkUntil(ended) : null;
+    if (ended?.status !== 'done' || until === null) return null;
+    try {
+      return await publishNext(this.registry, this.dir, ended, run.state, until, this.log);
+    } catch (err) {
+      this.log(`the next attempt could not be started; the run ends on its limit: ${(err as Error).message}`);
+      return null;
+    }
   }
 
   /** The record's change at the end (null: it is done already). */
@@ -437,6 +486,7 @@ export class Supervision {
         ...(end.kind === 'exited' ? { eventBytes: end.eventBytes, eventBytesAtEnd: end.eventBytes } : { eventBytesAtEnd: null }),
         leftovers: end.kind === 'exited' ? end.leftovers : [],
         memory: this.memory ?? r.memory,
+        parkedUntil: null,
       };
     };
   }
@@ -526,6 +576,7 @@ function cancelledBeforeStart(r: RunRecord, cancel: CancelRequest | null): RunRe
     error: 'cancelled before the agent started',
     endReason: 'cancelled-before-start',
     resetsAt: null,
+    parkedUntil: null,
     finishedAt: now,
     cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
     elapsedMs: null,

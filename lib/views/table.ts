@@ -52,6 +52,12 @@ function resets(a: Row, now: number): string {
   return s > 0 ? `, resets in ${span(s)}` : `, reset ${ago(a.resetsAt, now)}`;
 }
 
+/** `in 4m` until a time, `now` once it is there. */
+function until(at: string, now: number): string {
+  const s = Math.round((Date.parse(at) - now) / 1000);
+  return Number.isFinite(s) && s > 0 ? `in ${span(s)}` : 'now';
+}
+
 /** ` (limit 92%)` for a running run whose CLI warned that a limit is near; empty otherwise. */
 function nearLimit(a: Row): string {
   const w = a.limitWarning;
@@ -86,11 +92,13 @@ function tokens(a: Row): string {
 /**
  * The STATUS cell: a failure says why (`failed (rate-limit)`, with when a rate limit resets: `failed
  * (rate-limit, resets in 4m)`) unless `short` (a cancel needs no more than its outcome); a running run
- * warned of a limit near says how near (`running (limit 92%)`).
+ * warned of a limit near says how near (`running (limit 92%)`); a parked one when it resumes (`parked, resumes in 4m`).
  */
 export function stateOf(a: Row, now: number, short = false): string {
   if (a.status === 'done') return a.outcome === 'failed' && a.reason && !short ? `failed (${String(a.reason)}${resets(a, now)})` : String(a.outcome ?? 'done');
   // "stalled 4m": running, without a sign of work for 4 minutes.
+  // "parked, resumes in 4m": waiting out a limit (--on-limit wait).
+  if (a.status === 'running' && typeof a.parkedUntil === 'string') return `parked${short ? '' : `, resumes ${until(a.parkedUntil, now)}`}`;
   if (a.status === 'running' && a.stalled) return `stalled ${ago(a.stalledSince, now).replace(/ ago$/, '')}`;
   if (a.status === 'scheduled' && a.queued) return `queued #${a.queuePosition}`;
   if (a.status === 'running' && !short) return `running${nearLimit(a)}`;

@@ -37,6 +37,7 @@
  *   big-log.ts      row 6, result / search, 50 MB    slurm.ts      row 7, runs on Slurm
  *   sampling.ts     row 8, memory sampling's CPU     fast-paths.ts   the fast paths' A/B
  *   mcp.ts          row 9, status through subagent-mcp   where-time-goes.ts  the CPU profiles
+ *   on-limit.ts     row 10, resumed after a limit
  *
  * What they share: setup.ts (options, temp area, clean-up, tools), nodes.ts (the Nodes, the fast paths'
  * environments), results.ts (what the rows report), timing.ts (hyperfine), runs.ts (runs, gates,
@@ -48,6 +49,7 @@ import { fanoutRow } from './fanout.js';
 import { floorRow } from './floor.js';
 import { mcpRow } from './mcp.js';
 import { memoryRow } from './memory.js';
+import { onLimitRow } from './on-limit.js';
 import { MAIN, OTHERS } from './nodes.js';
 import { details, methods, rows, section } from './results.js';
 import { AREA, QUICK, problems } from './setup.js';
@@ -79,6 +81,7 @@ await section('row 7: runs on Slurm', async () => {
 });
 await section('row 8: memory sampling', samplingRow);
 await section('row 9: status through subagent-mcp', mcpRow);
+await section('row 10: resumed after a limit', onLimitRow);
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the

@@ -142,6 +142,7 @@ describe('a bad value in the environment is E_ARG_INVALID naming the variable, a
     ['SUBAGENT_CANCEL_GRACE_MS', '-5'],
     ['SUBAGENT_HOOK_TIMEOUT_SEC', '0'],
     ['SUBAGENT_EXECUTOR', 'cloud'],
+    ['SUBAGENT_ON_LIMIT', 'later'],
   ];
 
   /** The error line of `verb` run with `variable=value`: one line, E_ARG_INVALID, exit 1, the sandbox unchanged, details naming the variable. */
@@ -167,8 +168,8 @@ describe('a bad value in the environment is E_ARG_INVALID naming the variable, a
     waitTerminal(box, ['done']);
     const resume = ['--name', 'done', '--prompt', 'true'];
     for (const [variable, value] of starts.filter(([v]) => v !== 'SUBAGENT_MAX_DEPTH' && v !== 'SUBAGENT_EXECUTOR')) {
-      // A resume keeps the run's stall time: SUBAGENT_STALL_SEC is a new run's default only.
-      if (variable !== 'SUBAGENT_STALL_SEC') refused(box, 'resume-subagent', resume, variable, value);
+      // A resume keeps the run's stall time and --on-limit: SUBAGENT_STALL_SEC and SUBAGENT_ON_LIMIT are a new run's defaults only.
+      if (variable !== 'SUBAGENT_STALL_SEC' && variable !== 'SUBAGENT_ON_LIMIT') refused(box, 'resume-subagent', resume, variable, value);
     }
     refused(box, 'cancel', ['--name', 'done'], 'SUBAGENT_CANCEL_GRACE_MS', 'soon');
     refused(box, 'status', ['--wait-terminal', '--name', 'done'], 'SUBAGENT_WAIT_TIMEOUT_SEC', 'soon');

@@ -75,6 +75,8 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   '13-done': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0 },
   // A rate limit the CLI said when resets (issue 25): the time beside the reason; a limit near, shown on a success.
   '13-rate-limit': { ...TODAY, outcome: 'failed', reason: 'rate-limit', resetsAt: '2026-11-27T19:00:00.000Z', exitCode: 1 },
+  // --on-limit wait (issue 25, point 2): the policy is the record's; the entry is a rate-limited run's.
+  '14-on-limit': { ...TODAY, outcome: 'failed', reason: 'rate-limit', resetsAt: '2026-11-27T19:00:00.000Z', exitCode: 1, parkedUntil: null },
   '13-limit-warning': {
     ...TODAY,
     outcome: 'succeeded',
@@ -135,7 +137,10 @@ test('--brief shows resetsAt only where a run has one: the rate-limited record, 
   const limited = brief.find((a) => a.name === 'records/13-rate-limit');
   assert.equal(limited.resetsAt, '2026-11-27T19:00:00.000Z');
   assert.deepEqual(Object.keys(limited), ['name', 'status', 'outcome', 'reason', 'run', 'exitCode', 'finishedAt', 'stalled', 'resetsAt']);
-  for (const a of brief.filter((x) => x.name !== 'records/13-rate-limit')) assert.ok(!('resetsAt' in a), a.name);
+  // 14-on-limit is a rate-limited record too (with --on-limit wait's policy).
+  assert.equal(brief.find((a) => a.name === 'records/14-on-limit').resetsAt, '2026-11-27T19:00:00.000Z');
+  const limitedNames = ['records/13-rate-limit', 'records/14-on-limit'];
+  for (const a of brief.filter((x) => !limitedNames.includes(x.name))) assert.ok(!('resetsAt' in a), a.name);
 });
 
 test("a record of today's shape read and written back keeps its bytes: the fixtures and fresh runs", async () => {

@@ -201,3 +201,26 @@ export function startAnthropic(options: FakeOptions = {}): Promise<FakeServer> {
     write: writeAnswer,
   });
 }
+
+/**
+ * Anthropic's answer to a subscriber whose 5-hour window is used up until `reset` (epoch seconds): 429,
+ * `rate_limit_error`, the `anthropic-ratelimit-unified-*` headers (Claude Code signed in as a subscriber
+ * says the reset in its `rate_limit_event`), `retry-after` the seconds left, and no retry.
+ */
+export function subscriberLimit(reset: number): Action {
+  const headers = {
+    'content-type': 'application/json',
+    'retry-after': String(Math.max(1, reset - Math.floor(Date.now() / 1000))),
+    'x-should-retry': 'false',
+    'anthropic-ratelimit-unified-status': 'rejected',
+    'anthropic-ratelimit-unified-reset': String(reset),
+    'anthropic-ratelimit-unified-representative-claim': 'five_hour',
+    'anthropic-ratelimit-unified-5h-status': 'rejected',
+    'anthropic-ratelimit-unified-5h-reset': String(reset),
+    'anthropic-ratelimit-unified-5h-utilization': '1.0',
+    'anthropic-ratelimit-unified-overage-status': 'rejected',
+    'anthropic-ratelimit-unified-overage-disabled-reason': 'org_level_disabled',
+  };
+  const body = { type: 'error', error: { type: 'rate_limit_error', message: "This request would exceed your account's rate limit. Please try again later." } };
+  return { type: 'raw', status: 429, headers, body: JSON.stringify(body) };
+}
