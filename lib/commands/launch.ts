@@ -2,7 +2,7 @@ import { randomUUID } from '../base/uuid.js';
 import { SubagentError } from '../base/errors.js';
 import type { AgentAdapter } from '../agents/types.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
-import { LOCAL_PLACEMENT, NO_CAPS, RECORD_FORMAT, type RunRecord, type Status } from '../registry/record.js';
+import { LOCAL_PLACEMENT, NO_CAPS, RECORD_FORMAT, unstartedFields, type RunRecord, type Status } from '../registry/record.js';
 import { updateRecord, writeLauncher, type Published } from '../registry/store.js';
 import { executorNamed, type Placed } from '../supervisor/place.js';
 import { nowIso } from '../base/time.js';
@@ -61,14 +61,11 @@ export function checkAdapterCan(
 }
 
 export function newRecord(s: RunSettings): RunRecord {
-  const now = nowIso();
   return {
     format: RECORD_FORMAT,
     name: s.name,
     run: s.run,
-    runId: randomUUID(),
-    status: 'scheduled',
-    outcome: null,
+    ...unstartedFields(nowIso(), selfIdentity()),
     cli: s.cli,
     model: s.model,
     variant: s.variant,
@@ -79,44 +76,20 @@ export function newRecord(s: RunSettings): RunRecord {
     sessionId: s.sessionId,
     parent: s.parent,
     promptBytes: s.promptBytes,
-    startedAt: now,
-    agentStartedAt: null,
-    updatedAt: now,
-    finishedAt: null,
-    exitCode: null,
-    signal: null,
-    error: null,
-    endReason: null,
-    reason: null,
     caps: s.caps ?? NO_CAPS,
-    starter: selfIdentity(),
-    supervisor: null,
-    agentProcess: null,
-    cancel: null,
-    toolUses: 0,
-    usage: null,
-    children: [],
-    lastActivityAt: null,
     storeEnv: s.storeEnv,
     queueTicket: s.queueTicket ?? null,
     worktree: s.worktree ?? null,
     depth: s.depth ?? 1,
-    eventBytes: 0,
-    skippedLines: 0,
     executor: s.executor ?? LOCAL_PLACEMENT,
     stallAfterSec: s.stallAfterSec,
     stallAction: s.stallAction,
-    stalledSince: null,
-    lastWorkAt: null,
     onEnd: s.onEnd,
     hookTimeoutSec: s.hookTimeoutSec,
     cancelGraceMs: s.cancelGraceMs,
     keepChildren: s.keepChildren,
-    limitWarning: null,
-    memory: null,
     newSession: s.newSession ?? false,
     onLimit: s.onLimit ?? null,
-    parkedUntil: null,
   };
 }
 

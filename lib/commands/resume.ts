@@ -73,8 +73,9 @@ export interface ResumeSettings {
   revival?: Revival;
 }
 
-export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
-  const { registry, name, prompt, admission, env, callerCwd } = s;
+/** The latest run of the name, checked resumable: it exists, has ended with its agent gone, and its directory is there (and is `--cwd`, when given). */
+function resumableRun(o: ResumeOptions, s: ResumeSettings): RunRecord {
+  const { registry, name, callerCwd } = s;
   const previous = observeLatest(registry, name);
   if (!previous) {
     throw new SubagentError('E_SESSION_NOT_FOUND', `no run named "${name}" was ever started in ${registry}`, {
@@ -99,6 +100,12 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
     }
   }
   checkRunDirectory(name, last);
+  return last;
+}
+
+export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
+  const { registry, name, prompt, admission, env } = s;
+  const last = resumableRun(o, s);
   const adapter = await loadAdapter(last.cli);
   const newSession = s.revival?.newSession === true && adapter.cli !== 'shell';
   if (adapter.cli !== 'shell' && !last.sessionId && !newSession) {

@@ -1,4 +1,5 @@
 import { SubagentError } from '../base/errors.js';
+import { randomUUID } from '../base/uuid.js';
 import { isIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { isExecutorName, type ExecutorName } from '../proc/engines.js';
 
@@ -380,6 +381,42 @@ type StoredRecord = Omit<
     reason?: Reason | null;
     caps?: Caps;
   };
+
+/**
+ * The fields of a run not started yet, the same for every new run (a start's, a resume's, an attempt after
+ * a limit): scheduled, a new run id, nothing of an agent, nothing ended.
+ */
+export function unstartedFields(now: string, starter: ProcessIdentity) {
+  return {
+    runId: randomUUID(),
+    status: 'scheduled' as const,
+    outcome: null,
+    startedAt: now,
+    agentStartedAt: null,
+    updatedAt: now,
+    finishedAt: null,
+    exitCode: null,
+    signal: null,
+    error: null,
+    endReason: null,
+    reason: null,
+    starter,
+    supervisor: null,
+    agentProcess: null,
+    cancel: null,
+    toolUses: 0,
+    usage: null,
+    children: [] as ChildAgent[],
+    lastActivityAt: null,
+    eventBytes: 0,
+    skippedLines: 0,
+    stalledSince: null,
+    lastWorkAt: null,
+    limitWarning: null,
+    memory: null,
+    parkedUntil: null,
+  };
+}
 
 export const LOCAL_PLACEMENT: Placement = { name: 'local', args: [], jobId: null };
 

@@ -2,10 +2,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StreamState } from '../agents/types.js';
 import { isoOf, nowIso } from '../base/time.js';
-import { randomUUID } from '../base/uuid.js';
 import { selfIdentity, identityOf } from '../proc/identity.js';
 import { signalIdentity } from '../proc/signal.js';
-import { DEFAULT_LIMIT_PROMPT, type CancelRequest, type DoneRecord, type LimitPolicy, type RunRecord, type ScheduledRecord } from '../registry/record.js';
+import {
+  DEFAULT_LIMIT_PROMPT,
+  unstartedFields,
+  type CancelRequest,
+  type DoneRecord,
+  type LimitPolicy,
+  type RunRecord,
+  type ScheduledRecord,
+} from '../registry/record.js';
 import { FILES, createRun, readLauncher, updateRecord, writeLauncher } from '../registry/store.js';
 import type { Log } from './log.js';
 import { executorNamed } from './place.js';
@@ -92,38 +99,13 @@ function nextRecord(ended: DoneRecord, promptBytes: number, until: string): Sche
   const { resetsAt: _r, elapsedMs: _e, eventBytesAtEnd: _b, leftovers: _l, ...core } = ended;
   return {
     ...core,
+    ...unstartedFields(now, selfIdentity()),
     run: ended.run + 1,
-    runId: randomUUID(),
-    status: 'scheduled',
-    outcome: null,
-    finishedAt: null,
-    exitCode: null,
-    signal: null,
-    error: null,
-    endReason: null,
-    reason: null,
     files: [],
     promptBytes,
-    startedAt: now,
-    agentStartedAt: null,
-    updatedAt: now,
-    starter: selfIdentity(),
-    supervisor: null,
-    agentProcess: null,
-    cancel: null,
-    toolUses: 0,
-    usage: null,
-    children: [],
-    lastActivityAt: null,
     // A queue slot is asked for when the wait is over, not held while parked.
     queueTicket: null,
-    eventBytes: 0,
-    skippedLines: 0,
     executor: { ...ended.executor, jobId: null },
-    stalledSince: null,
-    lastWorkAt: null,
-    limitWarning: null,
-    memory: null,
     // Its session began (a run whose session never did is not parked): this attempt resumes it.
     newSession: false,
     onLimit: { ...policy, retry: policy.retry + 1 },
