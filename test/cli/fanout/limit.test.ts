@@ -121,7 +121,7 @@ describe('concurrency limit', () => {
         LONG,
         50,
       );
-      assert.deepEqual(full.queue, { limit: 3, running: 3, queued: 27 });
+      assert.deepEqual(full.queue, { limit: 3, running: 3, queued: 27, minFreeMemory: null, availableMemory: null });
       const queued = full.agents.filter((a: any) => a.queued);
       for (const a of queued) {
         assert.equal(a.status, 'scheduled', a.name);
@@ -210,7 +210,7 @@ describe('concurrency limit', () => {
       LONG,
       50,
     );
-    assert.deepEqual(s.queue, { limit: 1, running: 1, queued: 3 });
+    assert.deepEqual(s.queue, { limit: 1, running: 1, queued: 3, minFreeMemory: null, availableMemory: null });
     const qb = byName(s.agents)['kill/b'];
     assert.equal(qb.queuePosition, 1);
     assert.equal(qb.status, 'scheduled');
@@ -239,7 +239,7 @@ describe('concurrency limit', () => {
     const ua = statusOf(b, 'kill/a');
     assert.deepEqual([ua.status, ua.agentAlive, pidAlive(ra.agentPid)], ['unknown', true, true]);
     const held = await statusLineAsync(b, ['--prefix', 'kill']);
-    assert.deepEqual(held.queue, { limit: 1, running: 1, queued: 2 }, 'the orphaned agent holds the slot');
+    assert.deepEqual(held.queue, { limit: 1, running: 1, queued: 2, minFreeMemory: null, availableMemory: null }, 'the orphaned agent holds the slot');
     assert.deepEqual([byName(held.agents)['kill/b'].status, byName(held.agents)['kill/b'].queuePosition], ['scheduled', 1]);
 
     const ju = b.run('status', ['--name', 'kill/a', '--junit', 'unknown.xml', '--require-success']);
@@ -288,7 +288,7 @@ describe('concurrency limit', () => {
     assert.deepEqual([statusOf(b, 'kill/c').status, statusOf(b, 'kill/c').agentAlive], ['unknown', false]);
     assert.deepEqual([...liveRunIds(b.marker).keys()], [], 'no agent process of the box survives');
     const s2 = b.run('status', ['--prefix', 'kill']);
-    assert.deepEqual(s2.json.queue, { limit: 1, running: 0, queued: 0 });
+    assert.deepEqual(s2.json.queue, { limit: 1, running: 0, queued: 0, minFreeMemory: null, availableMemory: null });
   });
 
   test('with limit 1, queued runs start one at a time in the order they were started (FIFO)', async () => {
@@ -347,7 +347,7 @@ describe('concurrency limit', () => {
       LONG,
       50,
     );
-    assert.deepEqual(s1.queue, { limit: 1, running: 1, queued: 3 });
+    assert.deepEqual(s1.queue, { limit: 1, running: 1, queued: 3, minFreeMemory: null, availableMemory: null });
     const tr = b.run('status', ['--prefix', 'q', '--tree']);
     assert.equal(tr.code, 0, tr.stdout);
     assert.deepEqual(
@@ -394,7 +394,7 @@ describe('concurrency limit', () => {
       LONG,
       50,
     );
-    assert.deepEqual(s3.queue, { limit: 3, running: 3, queued: 1 });
+    assert.deepEqual(s3.queue, { limit: 3, running: 3, queued: 1, minFreeMemory: null, availableMemory: null });
     assert.equal(byName(s3.agents)['q/e'].queuePosition, 1);
 
     // SUBAGENT_MAX_CONCURRENT=0 removes the limit: e starts, and so does f at once.
