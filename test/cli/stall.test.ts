@@ -127,7 +127,7 @@ describe('stalls', { concurrency: 2 }, () => {
     const change = line.changed.find((c: any) => c.name === 'w/quiet');
     assert.deepEqual(
       change,
-      { name: 'w/quiet', previousStatus: 'running', status: 'running', run: 1, exitCode: null, finishedAt: null, stalled: true },
+      { name: 'w/quiet', previousStatus: 'running', status: 'running', run: 1, exitCode: null, finishedAt: null, stalled: true, parkedUntil: null },
       JSON.stringify(line.changed),
     );
     const a = line.agents.find((x: any) => x.name === 'w/quiet');
