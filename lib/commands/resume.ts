@@ -126,7 +126,9 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
   const sessionId = newSession ? adapter.chooseSessionId() : last.sessionId;
   adapter.launch({ mode: newSession ? 'new' : 'resume', cwd: last.cwd, model, variant, agent: last.agent, files, extraArgs, sessionId, caps });
   const watch = watchFields(o, env, last);
-  const onLimit = limitPolicy(o, env, last);
+  // A revived run is the same attempt as the one a reboot cut off: its count of attempts after a limit goes on.
+  const policy = limitPolicy(o, env, last);
+  const onLimit = s.revival && policy && last.onLimit ? { ...policy, retry: last.onLimit.retry } : policy;
   // The run's own executor (and its options), unless this resume names another.
   const placement = placementFrom(o, env, last.executor);
   checkLimitFor(placement, o.maxConcurrent, o.minFreeMemory);

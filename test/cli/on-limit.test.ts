@@ -249,6 +249,8 @@ describe('--on-limit wait', () => {
     );
     const again = await untilStatus(box, 'p/revive', (a) => a.run === 3 && a.status === 'running' && a.parkedUntil !== null, 'parked again');
     assert.equal(again.parkedUntil, parked.parkedUntil, 'until the same reset');
+    assert.deepEqual(recordOf(box.registry, 'p/revive', 3).onLimit, recordOf(box.registry, 'p/revive', 2).onLimit, 'the same attempt: its count goes on');
+    assert.equal(recordOf(box.registry, 'p/revive', 3).onLimit.retry, 1);
     const a = (await waitTerminalAsync(box, ['p/revive']))['p/revive'];
     assert.deepEqual([a.run, a.outcome], [3, 'succeeded']);
     assert.ok(Date.parse(recordOf(box.registry, 'p/revive', 3).agentStartedAt) >= Date.parse(parked.parkedUntil), 'not before the reset');
