@@ -123,7 +123,7 @@ describe('the options', () => {
 
 describe('--on-limit wait', () => {
   test('parked until the reset (running, parkedUntil, statusReason), then resumed in the same session with its prompt; its answer; both runs in the history', async () => {
-    const dir = fakeClaude('park', 1, 4);
+    const dir = fakeClaude('park', 1, 12);
     assertOk(box.run('start-subagent', ['--name', 'p/one', '--cli', 'claude', '--prompt', 'do the thing', '--on-limit', 'wait'], { env: envOf(dir) }));
     const parked = await untilStatus(box, 'p/one', (a) => a.run === 2 && a.status === 'running' && a.parkedUntil !== null, 'parked');
     assert.match(parked.statusReason, /^parked: rate limit, resumes at \S+ \(attempt 1 of 3\)$/);
@@ -172,7 +172,8 @@ describe('--on-limit wait', () => {
   });
 
   test('status --wait wakes when the run parks and when it goes on', async () => {
-    const dir = fakeClaude('wake', 1, 3);
+    // The reset 15 s ahead: long enough for the test to see the run parked, and wait on it, on a loaded machine.
+    const dir = fakeClaude('wake', 1, 15);
     // The fake's first call waits for a gate, so that the wait starts on the running run.
     const gate = join(dir, 'go');
     const program = join(fakeBin, 'claude-wake');
@@ -217,7 +218,7 @@ describe('--on-limit wait', () => {
   });
 
   test('with a concurrency limit in force, a parked run holds no slot, and takes one when it goes on', async () => {
-    const dir = fakeClaude('queue', 1, 3);
+    const dir = fakeClaude('queue', 1, 12);
     assertOk(
       box.run('start-subagent', ['--name', 'q/limited', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait', '--max-concurrent', '1'], {
         env: envOf(dir),
@@ -237,7 +238,7 @@ describe('--on-limit wait', () => {
   });
 
   test('a parked run whose supervisor was killed (a reboot) is revived parked until its reset, then resumed', async () => {
-    const dir = fakeClaude('revive', 1, 6);
+    const dir = fakeClaude('revive', 1, 15);
     assertOk(box.run('start-subagent', ['--name', 'p/revive', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait'], { env: envOf(dir) }));
     const parked = await untilStatus(box, 'p/revive', (a) => a.run === 2 && a.status === 'running' && a.parkedUntil !== null, 'parked');
     process.kill(parked.pid, 'SIGKILL');
