@@ -13,6 +13,7 @@ import { skipUnlessCi } from '../support/machine.js';
 import { assertOk } from '../support/run.js';
 import { expectError, gate, open, startShell, untilStatus, waitTerminal } from '../support/shell.js';
 import { LONG, until } from '../support/wait.js';
+import { pidAlive } from '../support/procs.js';
 
 /** Every path of the registry with its mode, type and owner. */
 function modes(registry: string): Array<{ path: string; mode: number; dir: boolean; uid: number; mtimeMs: number }> {
@@ -87,7 +88,10 @@ test('a registry owned by another user is refused by every verb (E_REGISTRY_FORE
   if (process.getuid?.() !== 0) return skipUnlessCi(t, 'making a registry of another user needs root (chown)');
   const b = testBox(t, 'foreign');
   startShell(b, 'theirs', 'echo theirs');
-  waitTerminal(b, ['theirs']);
+  const done = waitTerminal(b, ['theirs']).theirs;
+  // The supervisor may still hold the record's lock a moment after the end became visible: the snapshot
+  // below is taken once it has left, so that every change after it is a verb's.
+  await until('the supervisor of theirs has left', () => !pidAlive(done.pid), LONG);
   const batch = join(b.dir, 'batch.jsonl');
   writeFileSync(batch, `${JSON.stringify({ name: 'mine', cli: 'shell', prompt: 'echo mine' })}\n`);
   const nobody = 65534;
