@@ -180,9 +180,13 @@ describe('--on-limit wait', () => {
     writeFileSync(program, readFileSync(program, 'utf8').replace('#!/bin/sh\n', `#!/bin/sh\nwhile [ ! -e '${gate}' ]; do sleep 0.05; done\n`));
     assertOk(box.run('start-subagent', ['--name', 'p/wake', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait'], { env: envOf(dir) }));
     await untilStatus(box, 'p/wake', (a) => a.status === 'running' && a.agentPid !== null, 'running');
-    const parks = box.runAsync('status', ['--wait', '--name', 'p/wake', '--timeout', '60']);
+    // The waiter takes its first look on the running run and holds still there (a loaded machine may take
+    // seconds to start it: had it looked after the park, it would wait for the next change); then the gate.
+    const w = box.spawn('status', ['--wait', '--name', 'p/wake', '--timeout', '60'], { env: { SUBAGENT_TEST_PAUSE_AT: 'wait-after-read' } });
+    await until('the waiter holds still after its first look', () => isStopped(w.pid) || w.settled(), 60_000);
     writeFileSync(gate, '');
-    const woke = assertOk(await parks);
+    process.kill(w.pid, 'SIGCONT');
+    const woke = assertOk(await w.done);
     const change = woke.changed.find((c: any) => c.name === 'p/wake');
     assert.equal(change.status === 'running' || change.status === 'scheduled', true, JSON.stringify(change));
     assert.equal(change.run, 2);
