@@ -37,7 +37,7 @@
  *   big-log.ts      row 6, result / search, 50 MB    slurm.ts      row 7, runs on Slurm
  *   sampling.ts     row 8, memory sampling's CPU     fast-paths.ts   the fast paths' A/B
  *   mcp.ts          row 9, status through subagent-mcp   where-time-goes.ts  the CPU profiles
- *   on-limit.ts     row 10, resumed after a limit
+ *   on-limit.ts     row 10, resumed after a limit     dash.ts     row 11, subagent-dash's CPU
  *
  * What they share: setup.ts (options, temp area, clean-up, tools), nodes.ts (the Nodes, the fast paths'
  * environments), results.ts (what the rows report), timing.ts (hyperfine), runs.ts (runs, gates,
@@ -59,6 +59,7 @@ import { startRow } from './start.js';
 import { statusRow } from './status.js';
 import { useNode } from './util.js';
 import { waitRow } from './wait.js';
+import { dashRow } from './dash.js';
 import { profileRow } from './where-time-goes.js';
 import { writeReport } from './report.js';
 
@@ -82,6 +83,7 @@ await section('row 7: runs on Slurm', async () => {
 await section('row 8: memory sampling', samplingRow);
 await section('row 9: status through subagent-mcp', mcpRow);
 await section('row 10: resumed after a limit', onLimitRow);
+await section('row 11: subagent-dash', dashRow);
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the
