@@ -324,4 +324,36 @@ export interface AgentAdapter {
    * database without a lock). A failure is logged and the agent is started anyway.
    */
   prepare?(env: NodeJS.ProcessEnv, cwd: string): Promise<void>;
+  /**
+   * The CLI's own interactive mode, for `subagent-attach` (docs/attach.md): a person steps into a run's
+   * session in their terminal, and what they do there becomes the next run of the name. Absent: the CLI
+   * has no interactive resume we drive (attach is `E_ARG_UNSUPPORTED`).
+   */
+  interactive?: Interactive;
+}
+
+/** What `Interactive.launch` is given: the session to open, where. */
+export interface InteractiveInput {
+  /** The run's session (the record's `sessionId`). */
+  sessionId: string;
+  /** The run's directory, where the CLI is started. */
+  cwd: string;
+  /** The run's `--model`, null when it had none. */
+  model: string | null;
+}
+
+/**
+ * A CLI's interactive mode on a session. Its TUI writes nothing we read on stdout: what the person and the
+ * agent said is read afterwards from the CLI's own store, where the session's file grew.
+ */
+export interface Interactive {
+  /** The command that opens the session in the person's terminal. Pure. */
+  launch(input: InteractiveInput): Launch;
+  /** The file of the CLI's own store the session's events are appended to; null when there is none. */
+  sessionFile(q: SessionQuery): string | null;
+  /**
+   * Opens a run over lines of that file: an attached run's event log holds the lines it gained while the
+   * person was in it. Its messages include the person's prompts; its verdict is the exit status's.
+   */
+  open(run?: RunOptions): AgentRun;
 }

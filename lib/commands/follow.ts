@@ -9,7 +9,7 @@ import { FILES } from '../registry/store.js';
 import { waitFor } from '../base/wait.js';
 import { timeoutMs } from './settings.js';
 import { requireLatest } from '../runs/observe.js';
-import { logEnd } from '../runs/transcript.js';
+import { logEnd, openRunOf } from '../runs/transcript.js';
 import { validateName } from '../registry/names.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 import { result, type RunAnswer } from './result.js';
@@ -81,7 +81,7 @@ async function followIn(registry: string, asked: string, limitMs: number | null,
       o.write(jsonLine(event));
     } else o.write(humanLine(m));
   };
-  const run = adapter.open({ onMessage: emit });
+  const run = openRunOf(adapter, record, { onMessage: emit });
   const follower = new LineFollower(join(dir, FILES.events), (l) => run.line(l));
   const { timedOut } = await waitFor({
     dirs: () => [dir],

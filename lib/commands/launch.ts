@@ -31,7 +31,7 @@ export type RunSettings = Pick<
   RunRecord,
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
-  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps' | 'newSession'>> &
+  Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps' | 'newSession' | 'attached'>> &
   Partial<Pick<RunRecord, 'onLimit'>> &
   WatchFields;
 
@@ -89,6 +89,7 @@ export function newRecord(s: RunSettings): RunRecord {
     cancelGraceMs: s.cancelGraceMs,
     keepChildren: s.keepChildren,
     newSession: s.newSession ?? false,
+    attached: s.attached ?? false,
     onLimit: s.onLimit ?? null,
   };
 }

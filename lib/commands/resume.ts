@@ -74,7 +74,7 @@ export interface ResumeSettings {
 }
 
 /** The latest run of the name, checked resumable: it exists, has ended with its agent gone, and its directory is there (and is `--cwd`, when given). */
-function resumableRun(o: ResumeOptions, s: ResumeSettings): RunRecord {
+export function resumableRun(o: Pick<ResumeOptions, 'cwdDir'>, s: Pick<ResumeSettings, 'registry' | 'name' | 'callerCwd'>): RunRecord {
   const { registry, name, callerCwd } = s;
   const previous = observeLatest(registry, name);
   if (!previous) {
@@ -194,7 +194,7 @@ function isDirectory(p: string): boolean {
   }
 }
 
-function busy(name: string, run: number, orphanAgent: boolean, lostRace = false): SubagentError {
+export function busy(name: string, run: number, orphanAgent: boolean, lostRace = false): SubagentError {
   const why = lostRace
     ? `another resume of "${name}" started run ${run} first`
     : orphanAgent

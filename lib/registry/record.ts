@@ -255,6 +255,12 @@ interface RecordCore {
    */
   newSession: boolean;
   /**
+   * A run that is a person's turn in the CLI's own interactive session (subagent-attach, docs/attach.md):
+   * its event log is what the CLI's own store gained meanwhile, read by the adapter's `interactive` reader.
+   * Written only when true.
+   */
+  attached: boolean;
+  /**
    * --on-limit wait (docs/contract.md, "Waiting out a limit"): what the supervisor does when the run ends
    * on a limit that says when it resets; null: `fail`, the run ends as any other. Written only when set.
    */
@@ -362,13 +368,14 @@ type StoredRecord = Omit<
   | 'limitWarning'
   | 'memory'
   | 'newSession'
+  | 'attached'
   | 'onLimit'
   | 'parkedUntil'
 > &
   Partial<
     Pick<
       RecordCore,
-      'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'limitWarning' | 'memory' | 'newSession'
+      'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'limitWarning' | 'memory' | 'newSession' | 'attached'
     >
   > &
   Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil'>> &
@@ -445,6 +452,7 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     limitWarning: s.limitWarning ?? null,
     memory: s.memory ?? null,
     newSession: s.newSession ?? false,
+    attached: s.attached ?? false,
     onLimit: s.onLimit ?? null,
     parkedUntil: s.parkedUntil ?? null,
   };
@@ -579,6 +587,7 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('resetsAt', (v) => v === null || isIsoTime(v));
   optional('limitWarning', (v) => v === null || isLimitWarning(v));
   optional('newSession', (v) => typeof v === 'boolean');
+  optional('attached', (v) => typeof v === 'boolean');
   optional('memory', (v) => v === null || isMemoryUse(v));
   optional('onLimit', (v) => v === null || isLimitPolicy(v));
   optional('parkedUntil', (v) => v === null || isIsoTime(v));
@@ -648,7 +657,7 @@ function isMemoryUse(v: unknown): boolean {
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren and newSession false, no limitWarning, onLimit or
+ * that today's writers leave out in that case (keepChildren, newSession and attached false, no limitWarning, onLimit or
  * parkedUntil; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
  * leftovers), is left out, so a record read and written back keeps its bytes.
  */
@@ -669,7 +678,7 @@ function storedCaps(caps: Required<Caps>): Caps {
 }
 
 function leftOut(key: string, value: unknown): boolean {
-  if (key === 'keepChildren' || key === 'newSession') return value === false;
+  if (key === 'keepChildren' || key === 'newSession' || key === 'attached') return value === false;
   if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning' || key === 'memory') return value === null;
   if (key === 'onLimit' || key === 'parkedUntil') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;

@@ -3,7 +3,7 @@ import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../base/errors.js';
 import type { ChildAgent, RunRecord } from '../registry/record.js';
 import { listRuns, readRecord, runDir } from '../registry/store.js';
-import { parseLog } from './transcript.js';
+import { openRunOf, parseLog } from './transcript.js';
 
 /** A child sub-agent of one of a name's runs, and where its words were read from. */
 export interface ChildTranscript {
@@ -48,7 +48,7 @@ export async function childTranscript(registry: string, name: string, childId: s
     if (found && fromStore.length) return { run: record.run, child, messages: fromStore, source: 'transcript' };
   }
   const fromStream: Message[] = [];
-  const run = adapter.open({
+  const run = openRunOf(adapter, record, {
     onMessage: (m) => {
       if (m.childId === childId) fromStream.push(m);
     },

@@ -61,6 +61,8 @@ export interface AgentEntry {
   parent: string | null;
   depth: number;
   worktree: RunRecord['worktree'];
+  /** The run is a person's turn in the CLI's own session (subagent-attach): while it runs, a person is in it. */
+  attached: boolean;
   cancelRequested: boolean;
   toolUses: number;
   skippedLines: number;
@@ -128,6 +130,7 @@ export const ENTRY_FIELDS = [
   'parent',
   'depth',
   'worktree',
+  'attached',
   'cancelRequested',
   'toolUses',
   'skippedLines',
@@ -212,6 +215,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     parent: r.parent,
     depth: r.depth,
     worktree: r.worktree,
+    attached: r.attached,
     cancelRequested: r.cancel !== null,
     toolUses: r.toolUses,
     skippedLines: r.skippedLines,

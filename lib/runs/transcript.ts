@@ -2,7 +2,7 @@ import { closeSync, fstatSync, readSync } from 'node:fs';
 import { isErrno } from '../base/errors.js';
 import { openRegular, readRegular } from '../base/regular.js';
 import { join } from 'node:path';
-import type { AgentAdapter, AgentRun, Message } from '../agents/types.js';
+import type { AgentAdapter, AgentRun, Message, RunOptions } from '../agents/types.js';
 import { LineFollower } from '../base/lines.js';
 import type { RunRecord } from '../registry/record.js';
 import { FILES } from '../registry/store.js';
@@ -23,6 +23,14 @@ export interface TranscriptItem {
   childId?: string;
 }
 
+/**
+ * Opens a run of `record` for reading its event log: with the adapter's reader of its stream, or — for a
+ * person's turn in the CLI's own session (subagent-attach) — of its store's format.
+ */
+export function openRunOf(adapter: AgentAdapter, record: Pick<RunRecord, 'attached'>, run: RunOptions = {}): AgentRun {
+  return record.attached && adapter.interactive ? adapter.interactive.open(run) : adapter.open(run);
+}
+
 /** Yields the run's transcript; returns how many lines of its event log were skipped (see skippedLines). */
 export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapter, visit: (item: TranscriptItem) => void): number {
   const run = record.run;
@@ -36,9 +44,10 @@ export function forEachItem(dir: string, record: RunRecord, adapter: AgentAdapte
     follower.flush();
     return follower.cutLines;
   }
-  visit({ run, index: 0, role: 'user', text: prompt });
+  // A person's turn (subagent-attach) has no prompt of ours: its prompts are the person's, in the log.
+  if (!record.attached) visit({ run, index: 0, role: 'user', text: prompt });
   let index = 0;
-  const opened = adapter.open({
+  const opened = openRunOf(adapter, record, {
     onMessage: (m) =>
       visit({ run, index: ++index, role: m.role, text: m.text, ...(m.tool ? { tool: m.tool } : {}), ...(m.childId ? { childId: m.childId } : {}) }),
   });
@@ -88,7 +97,7 @@ export function lastAnswer(dir: string, adapter: AgentAdapter, record: RunRecord
     const out = tail(join(dir, FILES.events), RESULT_MAX_BYTES, logEnd(record));
     return out.bytes === 0 ? { ...out, text: null, raw: null } : out;
   }
-  const run = adapter.open();
+  const run = openRunOf(adapter, record);
   const skipped = parseLog(dir, run, record);
   const text = run.state.lastAssistantText;
   return { text, raw: text === null ? null : Buffer.from(text), truncated: false, bytes: text === null ? 0 : Buffer.byteLength(text), skippedLines: skipped };

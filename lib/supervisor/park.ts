@@ -108,6 +108,7 @@ function nextRecord(ended: DoneRecord, promptBytes: number, until: string): Sche
     executor: { ...ended.executor, jobId: null },
     // Its session began (a run whose session never did is not parked): this attempt resumes it.
     newSession: false,
+    attached: false,
     onLimit: { ...policy, retry: policy.retry + 1 },
     parkedUntil: until,
   };

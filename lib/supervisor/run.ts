@@ -9,8 +9,8 @@ import { LineFollower } from '../base/lines.js';
 import { elapsedSinceMs, nowIso, sleep } from '../base/time.js';
 import { identityOf, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
 import { spawnWaited, type Waited } from '../proc/spawn.js';
-import { firstSignalToWholeTree, stopRun, waitGone } from '../proc/stop.js';
-import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
+import { firstSignalToWholeTree, stopRun } from '../proc/stop.js';
+import { snapshotRun } from '../proc/tree.js';
 import { PRIVATE_FILE } from '../registry/private.js';
 import { enqueue, leaveQueue, newTicket, readLimit, readMemoryFloor, waitForSlot } from '../registry/queue.js';
 import { cancelledChildren, type CancelRequest, type LeftoverProcess, type MemoryUse, type RunRecord } from '../registry/record.js';
@@ -28,14 +28,8 @@ import { cancelNext, parkUntil, publishNext, type NextAttempt } from './park.js'
 import { Progress } from './progress.js';
 import { untilItLands } from './retry.js';
 import { StallWatch, stallEnd } from './stall.js';
+import { stopLeftovers } from './leftovers.js';
 import { STORE_POLL_MS, storeUsageOf, type StoreUsageRead } from './store-usage.js';
-
-/**
- * How long what the agent left running when it exited gets to end by itself before it is stopped (TERM,
- * then KILL after LEFTOVER_KILL_MS), unless the run keeps it (--keep-children). docs/contract.md.
- */
-export const LEFTOVER_GRACE_MS = 2000;
-const LEFTOVER_KILL_MS = 1000;
 
 /** Why the run is stopped: a cap the supervisor holds, a stall (--stall-action cancel), or a caller's cancel (SIGTERM). */
 export type StopCause = { kind: 'cap'; crossed: Crossed } | { kind: 'stalled' } | { kind: 'cancel' };
@@ -327,31 +321,10 @@ export class Supervision {
     }
   }
 
-  /**
-   * What the run left running once its agent exited (its background children, the children of a crashed
-   * agent: what carries the run's marker, and the agent's process group). Kept with --keep-children;
-   * else given LEFTOVER_GRACE_MS to end by themselves (none when the run was stopped or cancelled), then
-   * stopped: TERM, KILL. Returns what still lives, for the record (cancel reaches it there).
-   */
-  private async leftBehind(record: RunRecord, agent: ProcessIdentity | null, agentPid: number): Promise<LeftoverProcess[]> {
-    const snapshot = () => snapshotRun([], `SUBAGENT_RUN_ID=${record.runId}`, new Set([process.pid]), [agentPid], agent?.startTime ?? null);
-    try {
-      let left = unique(snapshot());
-      if (left.length === 0) return [];
-      const names = (seen: Seen[]) => seen.map((p) => `${p.pid} (${p.comm})`).join(', ');
-      if (record.keepChildren) {
-        this.log(`the agent left ${names(left)} running: kept (--keep-children)`);
-        return left;
-      }
-      if (!this.stopping && !cancelRequested(this.dir)) left = unique([...(await waitGone(left, LEFTOVER_GRACE_MS)), ...snapshot()]);
-      if (left.length === 0) return [];
-      this.log(`the agent left ${names(left)} running: stopping them`);
-      const { seen } = await stopRun(left, snapshot, { signal: 'SIGTERM', wholeTree: true, agent: null, graceMs: LEFTOVER_KILL_MS });
-      return unique(stillAlive([...seen, ...snapshot()]));
-    } catch (err) {
-      this.log(`stopping what the agent left running failed: ${(err as Error).message}`);
-      return [];
-    }
+  /** What the run left running once its agent exited, stopped unless kept (lib/supervisor/leftovers.ts). */
+  private leftBehind(record: RunRecord, agent: ProcessIdentity | null, agentPid: number): Promise<LeftoverProcess[]> {
+    const waits = !this.stopping && !cancelRequested(this.dir);
+    return stopLeftovers({ runId: record.runId, agent, agentPid, keep: record.keepChildren, waits, log: this.log });
   }
 
   /** The stop's processes: the run's tree (and what carries its marker), stopped as subagent-cancel stops them. */
@@ -505,12 +478,6 @@ export class Supervision {
   }
 }
 
-/** Each process once (a snapshot may see one twice), as the record keeps it. */
-function unique(seen: Seen[]): LeftoverProcess[] {
-  const byPid = new Map(seen.map((p) => [p.pid, { pid: p.pid, startTime: p.startTime, bootId: p.bootId, ppid: p.ppid, pgid: p.pgid, comm: p.comm }]));
-  return [...byPid.values()];
-}
-
 /** What the adapter is asked to launch: a new session for run 1 (or a run that opens its session anew), else a resume of the run's session. */
 function launchInput(record: RunRecord): LaunchInput {
   return {
@@ -527,7 +494,7 @@ function launchInput(record: RunRecord): LaunchInput {
 }
 
 /** The agent's environment: the caller's, the CLI's store and the adapter's additions, and the run's own SUBAGENT_* (no test knob). */
-function agentEnv(registry: string, record: RunRecord, launchEnv: Launch['env']): NodeJS.ProcessEnv {
+export function agentEnv(registry: string, record: RunRecord, launchEnv: Launch['env']): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     // A resume reads the CLI's own store where the session lives (HOME, CODEX_HOME, …).

@@ -9,7 +9,7 @@ const USAGE = `usage: subagent-dash [--name NAME… | --prefix P] [--registry DI
 A live dashboard of the registry's runs, for a person at a terminal: runs at work first (running,
 queued, parked), then finished ones, each with the runs started from it and its own sub-agents; status
 and reason, CLI and model, elapsed, tools, tokens and cost, memory, last activity. Open a run to read
-its conversation as it streams; cancel or resume it from here. docs/dash.md.
+its conversation as it streams; cancel it, resume it, or step into its session from here. docs/dash.md.
 
   --name NAME        only this name (repeatable)
   --prefix P         only the runs under P/
@@ -18,7 +18,8 @@ its conversation as it streams; cancel or resume it from here. docs/dash.md.
   --version          the version, as one JSON line: {"ok":true,"version","node"}
 
 Keys: ↑↓ or j/k move, PgUp/PgDn, g/G first/last, Enter opens a run (Esc back), / filters, c cancels
-(after y), r resumes with a typed prompt, Tab (in a run) steps through its sub-agents, q quits.
+(after y), r resumes with a typed prompt, a steps into the run's own session (subagent-attach), Tab
+(in a run) steps through its sub-agents, q quits.
 Plain ASCII without colour when NO_COLOR is set or TERM=dumb. It prints nothing when it ends normally.
 `;
 

@@ -109,6 +109,8 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   },
   // A revived run whose session never began: it opened its session anew (run 2).
   '14-new-session': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, run: 2, resumeCount: 1 },
+  // A person's turn in the run's own session (subagent-attach).
+  '14-attached': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, run: 2, resumeCount: 1, attached: true },
 };
 
 test('every record shape ever written has its expected entry here', () => {

@@ -9,15 +9,15 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Ajv2020 from 'ajv/dist/2020.js';
 import { ERROR_CODES } from '../../lib/base/errors.js';
 import { ROOT } from '../support/paths.js';
 import { assertError, assertOk, type RunOut, type Verb } from '../support/run.js';
 import { LONG, WAIT_SEC, until } from '../support/wait.js';
 import { bootId, hasInotify, killPids, pidAlive, procStartTime } from '../support/procs.js';
 import { makeBox } from '../support/box.js';
+import { check, schemaFiles, valid } from '../support/schema.js';
 import { gate, open } from '../support/shell.js';
 
 const SCHEMA_DIR = join(ROOT, 'docs', 'schemas');
@@ -32,37 +32,11 @@ const PAGES: Record<Verb, string> = {
   search: 'subagent-search',
   cancel: 'subagent-cancel',
   dash: 'subagent-dash',
+  attach: 'subagent-attach',
 };
 
 // ------------------------------------------------------------------------------------------------
 // Schemas
-
-type Validate = ((value: unknown) => boolean) & { errors?: unknown[] | null };
-const AjvClass = ((Ajv2020 as unknown as { default?: unknown }).default ?? Ajv2020) as new (
-  o: Record<string, unknown>,
-) => {
-  addSchema(schema: unknown): unknown;
-  getSchema(id: string): Validate | undefined;
-  errorsText(errors: unknown, o?: Record<string, unknown>): string;
-};
-const ajv = new AjvClass({ strict: true, strictTypes: false, strictRequired: false, allErrors: true });
-const schemaFiles = readdirSync(SCHEMA_DIR)
-  .filter((f) => f.endsWith('.schema.json'))
-  .sort();
-for (const f of schemaFiles) ajv.addSchema(JSON.parse(readFileSync(join(SCHEMA_DIR, f), 'utf8')));
-
-/** Asserts that `value` is valid against docs/schemas/<schema>; the message names every violation. */
-function check(schema: string, value: unknown, what = schema): void {
-  const validate = ajv.getSchema(schema);
-  assert.ok(validate, `no schema ${schema}`);
-  if (!validate(value)) {
-    assert.fail(`${what} does not match ${schema}:\n${ajv.errorsText(validate.errors, { separator: '\n' })}\n${JSON.stringify(value).slice(0, 3000)}`);
-  }
-}
-
-function valid(schema: string, value: unknown): boolean {
-  return ajv.getSchema(schema)!(value);
-}
 
 // ------------------------------------------------------------------------------------------------
 // A box: its every process carries a marker, so `after` ends exactly ours (by pid).

@@ -17,7 +17,17 @@ import { until } from '../support/wait.js';
 import { killPids, pidAlive } from '../support/procs.js';
 
 /** The installed command names (package.json "bin"). */
-const COMMANDS = ['start-subagent', 'resume-subagent', 'subagent-status', 'subagent-result', 'subagent-search', 'subagent-cancel', 'subagent-mcp'];
+const COMMANDS = [
+  'start-subagent',
+  'resume-subagent',
+  'subagent-status',
+  'subagent-result',
+  'subagent-search',
+  'subagent-cancel',
+  'subagent-mcp',
+  'subagent-dash',
+  'subagent-attach',
+];
 const NODES = (process.env.SUBAGENT_TEST_NODES || process.execPath).split(':').filter(Boolean);
 const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'subagents-install-')));
 /** Processes a test started and must not leave behind (supervisors, the sleep), killed in `after`. */
@@ -128,7 +138,7 @@ before(() => {
   assert.ok(existsSync(tarball), show(r));
 });
 
-test('the tarball holds the seven commands and their bundles, and nothing built for one Node', () => {
+test('the tarball holds every command and their bundles, and nothing built for one Node', () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   assert.deepEqual(Object.keys(pkg.bin).sort(), [...COMMANDS].sort());
   const verbs = Object.values(pkg.bin as Record<string, string>).map((b) => `dist/bin/${b.slice('bin/'.length)}.cjs`);
@@ -189,7 +199,7 @@ for (const node of NODES) {
       assert.equal(r.status, 0, show(r));
     });
 
-    test('the seven commands are on PATH, and the installed package holds no build made for one Node', () => {
+    test('every command is on PATH, and the installed package holds no build made for one Node', () => {
       for (const c of COMMANDS) assert.ok(existsSync(join(prefix, 'bin', c)), `${c} is not in ${join(prefix, 'bin')}`);
       const installed = join(prefix, 'lib', 'node_modules', 'subagents');
       const files = readdirSync(installed, { recursive: true }).map(String);

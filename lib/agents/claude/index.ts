@@ -2,6 +2,7 @@ import type { AgentAdapter } from '../types.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages } from './store.js';
 import { openRun } from './stream.js';
+import { claudeInteractive } from './interactive.js';
 
 /**
  * The Claude Code versions this adapter knows: measured (../shared/AGENT-CLIS.md), pinned in
@@ -29,4 +30,5 @@ export const claude: AgentAdapter = {
   launch,
   open: openRun,
   childMessages,
+  interactive: claudeInteractive,
 };

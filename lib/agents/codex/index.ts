@@ -3,6 +3,7 @@ import { launch } from './launch.js';
 import { childMessages } from './store.js';
 import { CodexRun } from './stream.js';
 import { storeUsage } from './usage.js';
+import { codexInteractive } from './interactive.js';
 
 /**
  * The `codex` CLI (OpenAI Codex 0.169; docs/agents/codex.md): the command line in launch.ts, its
@@ -33,4 +34,5 @@ export const codex: CodexAdapter = {
   launch,
   open: (run) => new CodexRun(run, storeUsage),
   childMessages,
+  interactive: codexInteractive,
 };

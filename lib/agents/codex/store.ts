@@ -55,7 +55,7 @@ async function eachLine(path: string, visit: (line: JsonObject) => boolean | voi
 }
 
 /** Context Codex injects as user messages; not what anyone wrote. */
-function isContextMessage(text: string): boolean {
+export function isContextMessage(text: string): boolean {
   const t = text.trimStart();
   return (
     /^<(environment_context|user_instructions|permissions instructions|turn_aborted|subagent_notification|collaboration_mode|skills_instructions)[\s>]/.test(

@@ -23,12 +23,20 @@ const USAGE_RECORD = '"token_usage_record"';
 const RATE_LIMITS = '"rate_limits":{';
 
 /** The sums of the records read so far, in Codex's words. */
-interface Totals {
+export interface Totals {
   input_tokens: number;
   cached_input_tokens: number;
   cache_write_input_tokens: number;
   output_tokens: number;
   reasoning_output_tokens: number;
+}
+
+/** The sums `totals` (null: none yet) with one `token_usage_record`'s `payload.usage` added. */
+export function addRecordUsage(totals: Totals | null, usage: unknown): Totals {
+  const u = fields(usage);
+  const sum = totals ?? { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
+  for (const k of Object.keys(sum) as Array<keyof Totals>) sum[k] += num(u[k]);
+  return sum;
 }
 
 /** What a reader has read: the run's usage so far (null before its first record), and its records. */
@@ -53,10 +61,8 @@ function recordsReader(file: string, threadId: string, offset: number, limitsSee
       const rec = parseObject(line);
       const p = fields(rec?.payload);
       if (rec?.type !== 'token_usage_record' || (str(p.thread_id) ?? threadId) !== threadId) return;
-      const u = fields(p.usage);
       turns++;
-      totals ??= { input_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, output_tokens: 0, reasoning_output_tokens: 0 };
-      for (const k of Object.keys(totals) as Array<keyof Totals>) totals[k] += num(u[k]);
+      totals = addRecordUsage(totals, p.usage);
     },
     offset,
   );

@@ -1,6 +1,7 @@
 import { SubagentError } from '../../base/errors.js';
 import { Throttle, Watch } from '../../base/wait.js';
 import { monotonicMs } from '../../base/time.js';
+import { attach } from '../../commands/attach.js';
 import { cancel } from '../../commands/cancel.js';
 import { placeOf, type Context } from '../../commands/context.js';
 import { resume } from '../../commands/resume.js';
@@ -31,8 +32,8 @@ const TICK_MS = 1000;
 /** The most names whose directories are watched one by one (above it, the relist's own pace covers them). */
 const MAX_WATCHED_NAMES = 2000;
 
-const LIST_KEYS = '↑↓/jk move  Enter open  / filter  c cancel  r resume  q quit';
-const RUN_KEYS = 'Esc back  ↑↓/jk scroll  g/G top/end  Tab sub-agent  c cancel  r resume  q quit';
+const LIST_KEYS = '↑↓/jk move  Enter open  / filter  c cancel  r resume  a attach  q quit';
+const RUN_KEYS = 'Esc back  ↑↓/jk scroll  g/G top/end  Tab sub-agent  c cancel  r resume  a attach  q quit';
 
 type Overlay =
   | { kind: 'filter'; text: string }
@@ -70,6 +71,8 @@ export class Dash {
   private finished: (() => void) | null = null;
   private busy = false;
   private again = false;
+  /** The person is in a run's own session (subagent-attach): nothing is drawn. */
+  private away = false;
   /** What the next read reads: the whole list, or these names (their runs' directories changed). */
   private whole = true;
   private readonly dirty = new Set<string>();
@@ -219,6 +222,8 @@ export class Dash {
   }
 
   private draw(): void {
+    // In a run's own session (a): the terminal is the CLI's.
+    if (this.away) return;
     const look = this.look();
     let lines: string[];
     if (this.conversation) {
@@ -344,6 +349,7 @@ export class Dash {
         ? { kind: 'note', text: `${entry.name} is not running (${entry.status})` }
         : { kind: 'confirm-cancel', name: entry.name };
     } else if (k.ch === 'r') this.overlay = { kind: 'prompt', name: entry.name, text: '' };
+    else if (k.ch === 'a') void this.doAttach(entry.name);
   }
 
   private onFilterKey(o: Extract<Overlay, { kind: 'filter' }>, k: Key): void {
@@ -397,6 +403,30 @@ export class Dash {
     } catch (err) {
       this.overlay = { kind: 'note', text: failure(name, err) };
     }
+    this.relist.schedule();
+    this.draw();
+  }
+
+  /**
+   * Steps into the run's session (subagent-attach) in this terminal: the dashboard gives the terminal up
+   * while the person is in the CLI, and takes it back, drawn anew, when they leave.
+   */
+  private async doAttach(name: string): Promise<void> {
+    this.away = true;
+    this.term.leave();
+    try {
+      const r = await attach({ name, registry: this.registry, env: this.o.env, cwd: this.o.cwd });
+      this.overlay = { kind: 'note', text: `${name}: your turn is run ${r.run}, ${r.outcome ?? 'ended'}` };
+    } catch (err) {
+      this.overlay = { kind: 'note', text: failure(name, err) };
+    } finally {
+      this.away = false;
+      this.term.enter(
+        (keys) => this.onKeys(keys),
+        () => this.draw(),
+      );
+    }
+    this.whole = true;
     this.relist.schedule();
     this.draw();
   }

@@ -5,7 +5,7 @@ import { LineFollower } from '../../base/lines.js';
 import { readRegular } from '../../base/regular.js';
 import { FILES, latestRun, nameDir, runDir } from '../../registry/store.js';
 import { isTerminal, observeRun } from '../../runs/observe.js';
-import { logEnd } from '../../runs/transcript.js';
+import { logEnd, openRunOf } from '../../runs/transcript.js';
 
 /** A message of the conversation view, with the run it belongs to. */
 export interface Shown extends Message {
@@ -77,7 +77,7 @@ export class Conversation {
       this.opened = null;
       this.follower = new LineFollower(join(this.dir, FILES.events), (text) => this.push({ role: 'assistant', text }));
     } else {
-      const opened = this.adapter.open({ onMessage: (m) => this.push(m) });
+      const opened = openRunOf(this.adapter, record, { onMessage: (m) => this.push(m) });
       this.opened = opened;
       this.follower = new LineFollower(join(this.dir, FILES.events), (line) => opened.line(line));
     }

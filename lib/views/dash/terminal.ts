@@ -22,6 +22,7 @@ export class Terminal {
   private entered = false;
   private readonly onData = (chunk: Buffer | string) => this.keys?.(decodeKeys(String(chunk)));
   private keys: ((keys: Key[]) => void) | null = null;
+  private resized: () => void = () => undefined;
 
   constructor(private readonly io: TerminalIo) {}
 
@@ -37,9 +38,13 @@ export class Terminal {
     this.io.input.setEncoding('utf8');
     this.io.input.on('data', this.onData);
     this.io.input.resume();
+    this.io.output.off('resize', this.resized);
+    this.resized = onResize;
     this.io.output.on('resize', onResize);
     this.io.output.write('\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J');
     this.entered = true;
+    // Whatever was drawn before is gone: the next frame is drawn whole.
+    this.drawnSize = null;
   }
 
   /** Gives the terminal back as it was found: idempotent, and safe from an exit handler. */

@@ -1,0 +1,42 @@
+import type { AgentRun, Exit, Message, RunOptions, StreamState, Verdict } from '../types.js';
+
+/**
+ * A person's turn in a CLI's own session (subagent-attach), read from the lines the CLI's store gained: the
+ * CLI's reader of its store format (`inner`), the person's prompts — which a store holds but a reader of
+ * the agent's side leaves out — as user messages, and a verdict from the exit status alone (an
+ * interactive session has no result line: the person leaving it is its end).
+ */
+export class AttachedRun implements AgentRun {
+  constructor(
+    private readonly inner: AgentRun,
+    /** The person's prompt a line of the store holds, if any. */
+    private readonly promptOf: (line: string) => string | null,
+    private readonly onMessage: ((m: Message) => void) | undefined,
+    private readonly cli: string,
+  ) {}
+
+  get state(): StreamState {
+    return this.inner.state;
+  }
+
+  line(text: string): void {
+    const prompt = this.promptOf(text);
+    if (prompt !== null) this.onMessage?.({ role: 'user', text: prompt });
+    this.inner.line(text);
+  }
+
+  end(): void {
+    this.inner.end();
+  }
+
+  verdict(exit: Exit): Verdict {
+    if (exit.code === 0) return { outcome: 'succeeded', error: null, reason: null };
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
+    return { outcome: 'failed', error: `${this.cli} ${how} in the person's session`, reason: exit.signal ? 'crashed' : 'exit-code' };
+  }
+}
+
+/** Opens `inner` with the messages going through an AttachedRun (the person's prompts in their place). */
+export function attachedRun(cli: string, run: RunOptions, promptOf: (line: string) => string | null, open: (run: RunOptions) => AgentRun): AgentRun {
+  return new AttachedRun(open(run), promptOf, run.onMessage, cli);
+}
