@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SubagentError, unwritable } from '../base/errors.js';
 import { encodeName } from '../registry/names.js';
@@ -137,4 +137,26 @@ function branchInTheWay(repo: string, branch: string): string | null {
   }
   const below = git(repo, ['for-each-ref', '--count=1', '--format=%(refname:short)', `refs/heads/${branch}/`]);
   return below.ok && below.out.trim() !== '' ? below.out.trim() : null;
+}
+
+/**
+ * `subagent-prune --worktrees`: a name's worktree removed through git, and only when git agrees nothing
+ * is lost — `git worktree remove` without `--force` refuses a worktree with changes, untracked files or
+ * a lock; its branch (and so every commit on it) stays. Only the worktree this registry made for the
+ * name (`<registry>/worktrees/<name>`) is touched. Null when it is gone (or was already), else git's
+ * reason for keeping it.
+ */
+export function removeWorktreeIfClean(registry: string, name: string, w: Worktree): string | null {
+  if (!existsSync(w.path)) return null;
+  let own: string;
+  try {
+    const mine = join(registry, 'worktrees', encodeName(name));
+    // Never through a symlink: only the directory itself.
+    own = lstatSync(mine).isDirectory() ? realpathSync(mine) : '';
+  } catch {
+    own = '';
+  }
+  if (own !== w.path) return `${w.path} is not the worktree this registry made for "${name}"`;
+  const removed = git(w.repo, ['worktree', 'remove', w.path]);
+  return removed.ok ? null : removed.err || 'git worktree remove refused it';
 }

@@ -17,7 +17,16 @@ import { until } from '../support/wait.js';
 import { killPids, pidAlive } from '../support/procs.js';
 
 /** The installed command names (package.json "bin"). */
-const COMMANDS = ['start-subagent', 'resume-subagent', 'subagent-status', 'subagent-result', 'subagent-search', 'subagent-cancel', 'subagent-mcp'];
+const COMMANDS = [
+  'start-subagent',
+  'resume-subagent',
+  'subagent-status',
+  'subagent-result',
+  'subagent-search',
+  'subagent-cancel',
+  'subagent-prune',
+  'subagent-mcp',
+];
 const NODES = (process.env.SUBAGENT_TEST_NODES || process.execPath).split(':').filter(Boolean);
 const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'subagents-install-')));
 /** Processes a test started and must not leave behind (supervisors, the sleep), killed in `after`. */
