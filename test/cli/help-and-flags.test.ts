@@ -6,7 +6,7 @@ import { settledTree } from '../support/registry.js';
 import { makeBox } from '../support/box.js';
 import { expectError } from '../support/shell.js';
 
-const VERBS: Verb[] = ['start-subagent', 'resume-subagent', 'status', 'result', 'search', 'cancel', 'dash'];
+const VERBS: Verb[] = ['start-subagent', 'resume-subagent', 'status', 'result', 'search', 'cancel', 'dash', 'prune'];
 
 describe('--help on every verb', () => {
   const b = makeBox('help');
@@ -35,6 +35,7 @@ describe('flags every verb rejects', () => {
     search: ['--name', 'x', '--pattern', 'a'],
     cancel: ['--name', 'x'],
     dash: [],
+    prune: ['--keep-last', '1'],
   };
   for (const verb of VERBS) {
     test(`${verb}: E_ARG_UNKNOWN for an unknown flag and for a stray positional`, () => {
