@@ -154,9 +154,18 @@ export async function prune(o: PruneOptions): Promise<PruneResult> {
     const chosen = choose(registry, plans, o.maxSizeBytes);
     const result: PruneResult = { ok: true, registry, dryRun, removed: [], freedBytes: 0, kept: 0 };
     if (o.worktrees) result.worktrees = [];
-    for (const plan of plans) {
-      const runs = chosen.get(plan.name) ?? [];
-      const gone = runs.length === 0 ? [] : dryRun ? runs : removeRuns(registry, plan, runs, o, result);
+    const work = plans.map((plan) => ({ plan, runs: chosen.get(plan.name) ?? [] }));
+    if (!dryRun) {
+      for (const w of work) if (o.worktrees && isWhole(w)) w.runs = withWorktree(registry, w.plan, w.runs, result);
+      // The usage of the runs about to go, kept for the names that keep runs, durably, before any goes.
+      const kept = work.filter((w) => w.runs.length > 0 && !isWhole(w)).map((w) => prunedUsageAfter(registry, w.plan.name, w.runs));
+      writePrunedUsage(
+        registry,
+        kept.filter((k) => k !== null),
+      );
+    }
+    for (const { plan, runs } of work) {
+      const gone = runs.length === 0 || dryRun ? runs : removeRuns(registry, plan, runs);
       for (const c of gone) {
         result.removed.push({ name: c.name, run: c.run, bytes: c.bytes });
         result.freedBytes += c.bytes;
@@ -222,48 +231,51 @@ function choose(registry: string, plans: NamePlan[], maxSizeBytes: number | unde
   return chosen;
 }
 
+/** Whether a name's chosen runs reach its latest: then it goes whole. */
+function isWhole(w: { plan: NamePlan; runs: Candidate[] }): boolean {
+  return w.runs.length > 0 && w.runs[w.runs.length - 1]!.run === w.plan.runs[w.plan.runs.length - 1];
+}
+
+/**
+ * A name about to go whole takes its worktree, when git lets it go; a worktree git keeps keeps its name:
+ * the latest run stays, and with it the way back to the worktree. The runs that may still go.
+ */
+function withWorktree(registry: string, plan: NamePlan, runs: Candidate[], result: PruneResult): Candidate[] {
+  const w = runs[runs.length - 1]!.record.worktree;
+  if (!w) return runs;
+  const reason = removeWorktreeIfClean(registry, plan.name, w);
+  result.worktrees!.push({ name: plan.name, path: w.path, removed: reason === null, reason });
+  return reason === null ? runs : runs.slice(0, -1);
+}
+
 /**
  * Removes a name's chosen runs, lowest first, between the two lines of one journalled change (the
- * listing's cache reads the name again); the usage of the runs that go is added to the name's pruned
- * usage before they go. The whole name goes in one rename when its latest run is among them. Returns
- * those removed.
+ * listing's cache reads the name again); the whole name in one rename when its latest run is among
+ * them. Returns those removed.
  */
-function removeRuns(registry: string, plan: NamePlan, runs: Candidate[], o: PruneOptions, result: PruneResult): Candidate[] {
-  const { name } = plan;
+function removeRuns(registry: string, plan: NamePlan, runs: Candidate[]): Candidate[] {
   const latest = plan.runs[plan.runs.length - 1]!;
-  let whole = runs[runs.length - 1]!.run === latest;
-  if (whole && o.worktrees) {
-    const w = runs[runs.length - 1]!.record.worktree;
-    if (w) {
-      const reason = removeWorktreeIfClean(registry, name, w);
-      result.worktrees!.push({ name, path: w.path, removed: reason === null, reason });
-      // A worktree git would not let go of keeps its name: the latest run stays, and with it the way back to it.
-      if (reason !== null) {
-        runs = runs.slice(0, -1);
-        whole = false;
-        if (runs.length === 0) return [];
-      }
-    }
-  }
-  return journalled(runDir(registry, name, latest), () => {
-    if (whole) return removeName(registry, name, new Set(plan.runs.map(String))) ? runs : [];
-    keepPrunedUsage(registry, name, runs);
-    for (const c of runs) removeRun(registry, name, c.run);
+  return journalled(runDir(registry, plan.name, latest), () => {
+    if (isWhole({ plan, runs })) return removeName(registry, plan.name, new Set(plan.runs.map(String))) ? runs : [];
+    for (const c of runs) removeRun(registry, plan.name, c.run);
     return runs;
   });
 }
 
-/** Adds the usage of the runs about to go to the name's pruned usage (runs counted already are skipped). */
-function keepPrunedUsage(registry: string, name: string, runs: Candidate[]): void {
+/**
+ * The name's pruned usage with the runs about to go added (those counted already skipped); null when
+ * nothing changes — no new run, or none with a usage (a run without one adds nothing, present or gone).
+ */
+function prunedUsageAfter(registry: string, name: string, runs: Candidate[]): { name: string; pruned: PrunedUsage } | null {
+  if (!runs.some((c) => c.record.usage !== null)) return null;
   const pruned = readPrunedUsage(registry, name);
   const news = runs.filter((c) => c.run > pruned.through);
-  if (news.length === 0) return;
+  if (!news.some((c) => c.record.usage !== null)) return null;
   const sessions = pruned.sessions.map((s) => ({ ...s }));
   for (const c of news) {
     const s = sessions.find((x) => x.sessionId === c.record.sessionId);
     if (s) s.usage = addUsage(s.usage, c.record.usage);
     else sessions.push({ sessionId: c.record.sessionId, usage: addUsage(null, c.record.usage) });
   }
-  const next: PrunedUsage = { through: news[news.length - 1]!.run, sessions };
-  writePrunedUsage(registry, name, next);
+  return { name, pruned: { through: news[news.length - 1]!.run, sessions } };
 }

@@ -1,9 +1,9 @@
-import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { type Dirent, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, rmdirSync, unlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { isErrno, unreadable, unwritable } from '../base/errors.js';
 import { checkpoint } from '../base/checkpoint.js';
 import { readRegular } from '../base/regular.js';
-import { replaceFileDurably } from './durable.js';
+import { createFile, fsyncDir, syncAll, tempName } from './durable.js';
 import { encodeName } from './names.js';
 import { PRIVATE_DIR } from './private.js';
 import type { Usage } from './record.js';
@@ -54,43 +54,82 @@ export function readPrunedUsage(registry: string, name: string): PrunedUsage {
   return NOTHING_PRUNED;
 }
 
-/** Written durably before the runs it counts are moved out (a kill between the two counts them once: readers skip runs up to `through`). */
-export function writePrunedUsage(registry: string, name: string, pruned: PrunedUsage): void {
+/**
+ * The pruned usage of many names, written durably before the runs they count are moved out (a kill
+ * between the two counts them once: readers skip the runs up to `through`). Each step is done for every
+ * name before the next — temp files written, fsynced, renamed, their directories fsynced — so that the
+ * first fsync of each step commits what the others would (a filesystem with an ordered journal) and a
+ * prune of thousands of names does not wait for thousands of journal commits.
+ */
+export function writePrunedUsage(registry: string, items: { name: string; pruned: PrunedUsage }[]): void {
+  const writes = items.map(({ name, pruned }) => {
+    const path = nameDir(registry, name) + '/' + PRUNED_FILE;
+    return { path, tmp: tempName(path), data: JSON.stringify(pruned) + '\n' };
+  });
   try {
-    replaceFileDurably(nameDir(registry, name) + '/' + PRUNED_FILE, JSON.stringify(pruned) + '\n');
+    for (const w of writes) createFile(w.tmp, w.data);
+    syncAll(writes.map((w) => w.tmp));
+    for (const w of writes) renameSync(w.tmp, w.path);
+    for (const dir of new Set(writes.map((w) => dirname(w.path)))) fsyncDir(dir);
   } catch (err) {
+    for (const w of writes) rmSync(w.tmp, { force: true });
     throw unwritable(registry, err);
   }
 }
 
-/** The apparent size of a file tree, never following a symlink (a link counts its own few bytes). */
-export function treeBytes(path: string): number {
-  let st: ReturnType<typeof lstatSync>;
-  try {
-    st = lstatSync(path);
-  } catch {
-    return 0;
-  }
-  if (!st.isDirectory()) return st.size;
+/** The apparent size of a directory's tree, never following a symlink (a link counts its own few bytes). */
+export function treeBytes(dir: string): number {
   let total = 0;
-  let entries: string[];
+  let entries: Dirent[];
   try {
-    entries = readdirSync(path);
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch {
     return 0;
   }
-  for (const e of entries) total += treeBytes(path + '/' + e);
+  for (const e of entries) {
+    const p = dir + '/' + e.name;
+    if (e.isDirectory()) total += treeBytes(p);
+    else {
+      try {
+        total += lstatSync(p).size;
+      } catch {
+        /* gone meanwhile: nothing to count */
+      }
+    }
+  }
   return total;
 }
 
+let madeTrash = '';
+
 function trashDir(registry: string): string {
   const dir = join(registry, TRASH);
+  if (madeTrash === dir) return dir;
   try {
     mkdirSync(dir, { mode: PRIVATE_DIR });
   } catch (err) {
     if (!isErrno(err, 'EEXIST')) throw unwritable(registry, err);
   }
+  madeTrash = dir;
   return dir;
+}
+
+/**
+ * Deletes a tree taken into the trash: by the types its directory listings give (no stat per entry,
+ * no rmdir tried on a directory before it is empty — a prune deletes tens of thousands of files), a
+ * symlink unlinked, never followed. What cannot be deleted stays for the next prune.
+ */
+function deleteTree(path: string): void {
+  try {
+    for (const e of readdirSync(path, { withFileTypes: true })) {
+      const p = path + '/' + e.name;
+      if (e.isDirectory()) deleteTree(p);
+      else unlinkSync(p);
+    }
+    rmdirSync(path);
+  } catch {
+    rmSync(path, { recursive: true, force: true });
+  }
 }
 
 let trashed = 0;
@@ -108,7 +147,7 @@ export function removeRun(registry: string, name: string, run: number): void {
     throw unwritable(registry, err);
   }
   checkpoint('prune-run-moved');
-  rmSync(to, { recursive: true, force: true });
+  deleteTree(to);
 }
 
 /**
@@ -135,7 +174,7 @@ export function removeName(registry: string, name: string, expected: Set<string>
     throw unreadable(to, err);
   }
   if (taken.every((e) => expected.has(e) || e === PRUNED_FILE || e.startsWith('.' + PRUNED_FILE))) {
-    rmSync(to, { recursive: true, force: true });
+    deleteTree(to);
     return true;
   }
   try {
@@ -155,5 +194,5 @@ export function emptyTrash(registry: string): void {
     if (isErrno(err, 'ENOENT', 'ENOTDIR')) return;
     throw unreadable(join(registry, TRASH), err);
   }
-  for (const e of entries) if (!e.startsWith(RACED)) rmSync(join(registry, TRASH, e), { recursive: true, force: true });
+  for (const e of entries) if (!e.startsWith(RACED)) deleteTree(join(registry, TRASH, e));
 }

@@ -20,7 +20,7 @@ waiting) stays, and so does every later run of its name. The latest run of a nam
   --prefix P             only the names under P/
   --whole-names          the latest run may go too, and with it the name, when it is done and selected
   --worktrees            with --whole-names: a name's worktree goes with it, when git agrees nothing is lost
-                         (git worktree remove without --force; the branch stays)
+                         (git worktree remove, not forced; the branch stays)
   --dry-run              say what would go; remove nothing
   --registry DIR         the registry (see start-subagent --help)
   -h, --help             this text
