@@ -1,8 +1,11 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { SubagentError } from '../base/errors.js';
 import { SIZE_FORM, parseSize } from '../base/size.js';
 import { journalled } from '../registry/journal.js';
+import { withLock } from '../registry/lock.js';
 import { validateName } from '../registry/names.js';
-import { emptyTrash, readPrunedUsage, removeName, removeRun, treeBytes, writePrunedUsage, type PrunedUsage } from '../registry/prune.js';
+import { PRUNE_LOCK, emptyTrash, readPrunedUsage, removeName, removeRun, treeBytes, writePrunedUsage, type PrunedUsage } from '../registry/prune.js';
 import type { RunRecord } from '../registry/record.js';
 import { agentsDir, listNames, listRuns, nameDir, readListedRun, readRecord, runDir } from '../registry/store.js';
 import { unsafeReason } from '../registry/trust.js';
@@ -140,40 +143,47 @@ export async function prune(o: PruneOptions): Promise<PruneResult> {
   const place = placeOf(o, dryRun ? 'read' : 'write');
   const { registry } = place;
   return inRegistryOf(registry, () => {
-    if (!dryRun) {
-      // Never removes in a registry we did not make (or name): one found in a clone is not ours to clean.
-      const trust = trustOfPlace(place);
-      if (!trust.trusted)
-        throw new SubagentError('E_REGISTRY_UNTRUSTED', `subagent-prune removes nothing in ${registry}: ${trust.reason}`, {
-          path: registry,
-          hint: trust.hint ?? '',
-        });
+    if (dryRun) return pruneIn(registry, o, true);
+    // Never removes in a registry we did not make (or name): one found in a clone is not ours to clean.
+    const trust = trustOfPlace(place);
+    if (!trust.trusted)
+      throw new SubagentError('E_REGISTRY_UNTRUSTED', `subagent-prune removes nothing in ${registry}: ${trust.reason}`, {
+        path: registry,
+        hint: trust.hint ?? '',
+      });
+    if (!existsSync(agentsDir(registry))) return pruneIn(registry, o, false);
+    return withLock(join(registry, PRUNE_LOCK), () => {
       emptyTrash(registry);
-    }
-    const plans = planOf(registry, o);
-    const chosen = choose(registry, plans, o.maxSizeBytes);
-    const result: PruneResult = { ok: true, registry, dryRun, removed: [], freedBytes: 0, kept: 0 };
-    if (o.worktrees) result.worktrees = [];
-    const work = plans.map((plan) => ({ plan, runs: chosen.get(plan.name) ?? [] }));
-    if (!dryRun) {
-      for (const w of work) if (o.worktrees && isWhole(w)) w.runs = withWorktree(registry, w.plan, w.runs, result);
-      // The usage of the runs about to go, kept for the names that keep runs, durably, before any goes.
-      const kept = work.filter((w) => w.runs.length > 0 && !isWhole(w)).map((w) => prunedUsageAfter(registry, w.plan.name, w.runs));
-      writePrunedUsage(
-        registry,
-        kept.filter((k) => k !== null),
-      );
-    }
-    for (const { plan, runs } of work) {
-      const gone = runs.length === 0 || dryRun ? runs : removeRuns(registry, plan, runs);
-      for (const c of gone) {
-        result.removed.push({ name: c.name, run: c.run, bytes: c.bytes });
-        result.freedBytes += c.bytes;
-      }
-      result.kept += plan.runs.length - gone.length;
-    }
-    return result;
+      return pruneIn(registry, o, false);
+    });
   });
+}
+
+/** The prune itself, once the registry is known to be one it may remove in (and, unless dryRun, held). */
+function pruneIn(registry: string, o: PruneOptions, dryRun: boolean): PruneResult {
+  const plans = planOf(registry, o);
+  const chosen = choose(registry, plans, o.maxSizeBytes);
+  const result: PruneResult = { ok: true, registry, dryRun, removed: [], freedBytes: 0, kept: 0 };
+  if (o.worktrees) result.worktrees = [];
+  const work = plans.map((plan) => ({ plan, runs: chosen.get(plan.name) ?? [] }));
+  if (!dryRun) {
+    for (const w of work) if (o.worktrees && isWhole(w)) w.runs = withWorktree(registry, w.plan, w.runs, result);
+    // The usage of the runs about to go, kept for the names that keep runs, durably, before any goes.
+    const kept = work.filter((w) => w.runs.length > 0 && !isWhole(w)).map((w) => prunedUsageAfter(registry, w.plan.name, w.runs));
+    writePrunedUsage(
+      registry,
+      kept.filter((k) => k !== null),
+    );
+  }
+  for (const { plan, runs } of work) {
+    const gone = runs.length === 0 || dryRun ? runs : removeRuns(registry, plan, runs);
+    for (const c of gone) {
+      result.removed.push({ name: c.name, run: c.run, bytes: c.bytes });
+      result.freedBytes += c.bytes;
+    }
+    result.kept += plan.runs.length - gone.length;
+  }
+  return result;
 }
 
 /** Each selected name's runs, and those of its oldest that the options let go. */
@@ -257,8 +267,7 @@ function removeRuns(registry: string, plan: NamePlan, runs: Candidate[]): Candid
   const latest = plan.runs[plan.runs.length - 1]!;
   return journalled(runDir(registry, plan.name, latest), () => {
     if (isWhole({ plan, runs })) return removeName(registry, plan.name, new Set(plan.runs.map(String))) ? runs : [];
-    for (const c of runs) removeRun(registry, plan.name, c.run);
-    return runs;
+    return runs.filter((c) => removeRun(registry, plan.name, c.run));
   });
 }
 

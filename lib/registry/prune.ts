@@ -22,6 +22,8 @@ import { nameDir } from './store.js';
  */
 export const TRASH = 'trash';
 export const PRUNED_FILE = 'pruned.json';
+/** Held by a prune while it removes: two prunes at once would each keep a name's pruned usage without the other's runs. */
+export const PRUNE_LOCK = 'prune.lock';
 /** A name taken out whole that a resume or a start raced into: never deleted by a later prune. */
 const RACED = 'raced-';
 
@@ -138,16 +140,18 @@ function trashEntry(registry: string, what: string): string {
   return join(trashDir(registry), `${what}.${process.pid}.${++trashed}.${Math.random().toString(36).slice(2, 8)}`);
 }
 
-/** Moves run `run` of `name` into the trash (one rename) and deletes it there. */
-export function removeRun(registry: string, name: string, run: number): void {
+/** Moves run `run` of `name` into the trash (one rename) and deletes it there; false when it was gone already. */
+export function removeRun(registry: string, name: string, run: number): boolean {
   const to = trashEntry(registry, `${encodeName(name)}.${run}`);
   try {
     renameSync(nameDir(registry, name) + '/' + run, to);
   } catch (err) {
+    if (isErrno(err, 'ENOENT')) return false;
     throw unwritable(registry, err);
   }
   checkpoint('prune-run-moved');
   deleteTree(to);
+  return true;
 }
 
 /**
@@ -155,7 +159,7 @@ export function removeRun(registry: string, name: string, run: number): void {
  * entry that `expected` (its run numbers, and the files prune itself left) does not — a resume published
  * a run, or is publishing one, between the caller's look and the rename — the name is put back and
  * false returned. A name that cannot be put back (a start took the name meanwhile) is kept in the trash
- * under a name no prune deletes.
+ * under a name no prune deletes. False too when the name was gone already.
  */
 export function removeName(registry: string, name: string, expected: Set<string>): boolean {
   const from = nameDir(registry, name);
@@ -163,7 +167,7 @@ export function removeName(registry: string, name: string, expected: Set<string>
   try {
     renameSync(from, to);
   } catch (err) {
-    if (isErrno(err, 'ENOENT')) return true;
+    if (isErrno(err, 'ENOENT')) return false;
     throw unwritable(registry, err);
   }
   checkpoint('prune-name-moved');

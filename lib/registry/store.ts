@@ -22,6 +22,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
  *   <registry>/tmp/                               unpublished new names (renamed into agents/ whole)
  *   <registry>/made-here.json                     who made (or adopted) it, and where (lib/registry/trust.ts)
  *   <registry>/journal                            the changes a listing's cache must see (lib/registry/journal.ts)
+ *   <registry>/trash/, agents/<name>/pruned.json  subagent-prune's (lib/registry/prune.ts)
  * A name or a run appears by one rename of a complete directory, so nobody ever sees half of one.
  */
 export const FILES = {
