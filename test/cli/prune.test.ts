@@ -11,6 +11,7 @@ import { readRecord } from '../../lib/registry/store.js';
 import { makeBox, quiet, type Box } from '../support/box.js';
 import { listTree, readJson, runDirOf } from '../support/registry.js';
 import { assertError, assertOk } from '../support/run.js';
+import { isStopped } from '../support/procs.js';
 import { startShell, waitTerminal } from '../support/shell.js';
 import { until } from '../support/wait.js';
 
@@ -290,6 +291,40 @@ describe('races', () => {
       }
       b.run('cancel', ['--name', `${r}/again`]);
     }
+  });
+});
+
+describe('readers during a prune', () => {
+  test('status --runs, result --since and search read a name while a prune takes its runs: a suffix, never a hole, never an error', async () => {
+    finished(b, 'mid', 8);
+    await quiet(b);
+    // Held right after its first run moved: the name is runs 2..8.
+    const held = b.spawn('prune', ['--name', 'mid', '--keep-last', '1'], { env: { SUBAGENT_TEST_PAUSE_AT: 'prune-run-moved' } });
+    await until('the prune held after its first run', () => isStopped(held.pid));
+    assert.deepEqual(runsOf(b, 'mid'), [2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(
+      assertOk(b.run('result', ['--name', 'mid', '--since', '0', '--json'])).runs.map((r: any) => r.run),
+      [2, 3, 4, 5, 6, 7, 8],
+    );
+    // Let it go on while readers read.
+    process.kill(held.pid, 'SIGCONT');
+    const readers = await Promise.all([
+      ...Array.from({ length: 3 }, () => b.runAsync('status', ['--runs', '--name', 'mid'])),
+      ...Array.from({ length: 3 }, () => b.runAsync('result', ['--name', 'mid', '--since', '0', '--json'])),
+      b.runAsync('search', ['--name', 'mid', '--pattern', 'mid']),
+    ]);
+    for (const r of readers) {
+      const line = assertOk(r, 'a reader during the prune');
+      if (!line.runs) continue;
+      const runs = line.runs.map((x: any) => x.run);
+      assert.deepEqual(
+        runs,
+        Array.from({ length: runs.length }, (_, i) => 9 - runs.length + i),
+        `a suffix of 1..8: ${runs}`,
+      );
+    }
+    assertOk(await held.done, 'the prune');
+    assert.deepEqual(runsOf(b, 'mid'), [8]);
   });
 });
 
