@@ -87,6 +87,6 @@ function report(n: number, pruneMs: number, firstMs: number, afterMs: number, fr
     text: `A registry of ${n} names with two finished runs each (copies of the template run, their other files hard links) is listed once (its status cache filled), then \`subagent-prune --keep-last 1\` removes run 1 of every name: each name's change journalled, its pruned usage written, its run renamed into the trash and deleted. The figure is the verb's wall time. Then \`subagent-status\` of the whole registry: the first listing after the prune (it reads every changed name again and rewrites its cache) and the median of the next ones, beside the median listing of a fresh registry of ${n} names at run 1.`,
   });
   details.push(
-    `Row 11: prune ${fmtMs(pruneMs)}; listing after it: first ${fmtMs(firstMs)}, then median ${fmtMs(afterMs)}; a fresh registry's: median ${fmtMs(freshMs)}.`,
+    `Row 12: prune ${fmtMs(pruneMs)}; listing after it: first ${fmtMs(firstMs)}, then median ${fmtMs(afterMs)}; a fresh registry's: median ${fmtMs(freshMs)}.`,
   );
 }

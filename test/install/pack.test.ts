@@ -26,6 +26,7 @@ const COMMANDS = [
   'subagent-cancel',
   'subagent-prune',
   'subagent-mcp',
+  'subagent-dash',
 ];
 const NODES = (process.env.SUBAGENT_TEST_NODES || process.execPath).split(':').filter(Boolean);
 const tmp = realpathSync(mkdtempSync(join(tmpdir(), 'subagents-install-')));
