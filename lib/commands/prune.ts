@@ -10,7 +10,7 @@ import type { RunRecord } from '../registry/record.js';
 import { agentsDir, listNames, listRuns, nameDir, readListedRun, readRecord, runDir } from '../registry/store.js';
 import { unsafeReason } from '../registry/trust.js';
 import { addUsage } from '../runs/usage.js';
-import { removeWorktreeIfClean } from '../runs/worktree.js';
+import { removeWorktree, worktreeKept } from '../runs/worktree.js';
 import { inRegistryOf, placeOf, trustOfPlace, type Context } from './context.js';
 
 /** What `subagent-prune` removes: whole finished runs, oldest first per name (docs/verbs/subagent-prune.md). */
@@ -167,7 +167,7 @@ function pruneIn(registry: string, o: PruneOptions, dryRun: boolean): PruneResul
   if (o.worktrees) result.worktrees = [];
   const work = plans.map((plan) => ({ plan, runs: chosen.get(plan.name) ?? [] }));
   if (!dryRun) {
-    for (const w of work) if (o.worktrees && isWhole(w)) w.runs = withWorktree(registry, w.plan, w.runs, result);
+    for (const w of work) if (o.worktrees && isWhole(w)) w.runs = keepWorktree(registry, w.plan, w.runs, result);
     // The usage of the runs about to go, kept for the names that keep runs, durably, before any goes.
     const kept = work.filter((w) => w.runs.length > 0 && !isWhole(w)).map((w) => prunedUsageAfter(registry, w.plan.name, w.runs));
     writePrunedUsage(
@@ -176,13 +176,14 @@ function pruneIn(registry: string, o: PruneOptions, dryRun: boolean): PruneResul
     );
   }
   for (const { plan, runs } of work) {
-    const gone = runs.length === 0 || dryRun ? runs : removeRuns(registry, plan, runs);
+    const gone = runs.length === 0 || dryRun ? runs : removeRuns(registry, plan, runs, o, result);
     for (const c of gone) {
       result.removed.push({ name: c.name, run: c.run, bytes: c.bytes });
       result.freedBytes += c.bytes;
     }
     result.kept += plan.runs.length - gone.length;
   }
+  result.worktrees?.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return result;
 }
 
@@ -247,15 +248,16 @@ function isWhole(w: { plan: NamePlan; runs: Candidate[] }): boolean {
 }
 
 /**
- * A name about to go whole takes its worktree, when git lets it go; a worktree git keeps keeps its name:
- * the latest run stays, and with it the way back to the worktree. The runs that may still go.
+ * A name about to go whole whose worktree holds work keeps its latest run, and with it the way back to
+ * the worktree. The runs that may still go.
  */
-function withWorktree(registry: string, plan: NamePlan, runs: Candidate[], result: PruneResult): Candidate[] {
+function keepWorktree(registry: string, plan: NamePlan, runs: Candidate[], result: PruneResult): Candidate[] {
   const w = runs[runs.length - 1]!.record.worktree;
   if (!w) return runs;
-  const reason = removeWorktreeIfClean(registry, plan.name, w);
-  result.worktrees!.push({ name: plan.name, path: w.path, removed: reason === null, reason });
-  return reason === null ? runs : runs.slice(0, -1);
+  const reason = worktreeKept(registry, plan.name, w);
+  if (reason === null) return runs;
+  result.worktrees!.push({ name: plan.name, path: w.path, removed: false, reason });
+  return runs.slice(0, -1);
 }
 
 /**
@@ -263,12 +265,20 @@ function withWorktree(registry: string, plan: NamePlan, runs: Candidate[], resul
  * listing's cache reads the name again); the whole name in one rename when its latest run is among
  * them. Returns those removed.
  */
-function removeRuns(registry: string, plan: NamePlan, runs: Candidate[]): Candidate[] {
+function removeRuns(registry: string, plan: NamePlan, runs: Candidate[], o: PruneOptions, result: PruneResult): Candidate[] {
   const latest = plan.runs[plan.runs.length - 1]!;
-  return journalled(runDir(registry, plan.name, latest), () => {
-    if (isWhole({ plan, runs })) return removeName(registry, plan.name, new Set(plan.runs.map(String))) ? runs : [];
+  const whole = isWhole({ plan, runs });
+  const gone = journalled(runDir(registry, plan.name, latest), () => {
+    if (whole) return removeName(registry, plan.name, new Set(plan.runs.map(String))) ? runs : [];
     return runs.filter((c) => removeRun(registry, plan.name, c.run));
   });
+  // The worktree only once its name is gone: a resume that raced the prune keeps its directory.
+  const w = whole && gone.length > 0 && o.worktrees ? runs[runs.length - 1]!.record.worktree : null;
+  if (w) {
+    const reason = removeWorktree(w);
+    result.worktrees!.push({ name: plan.name, path: w.path, removed: reason === null, reason });
+  }
+  return gone;
 }
 
 /**
