@@ -4,12 +4,25 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { usageBefore } from '../../lib/runs/usage.js';
 import { readRecord } from '../../lib/registry/store.js';
 import { makeBox, quiet, type Box } from '../support/box.js';
-import { listTree, readJson, runDirOf } from '../support/registry.js';
+import { listTree, readJson, runDirOf, runDirPath } from '../support/registry.js';
 import { assertError, assertOk } from '../support/run.js';
 import { isStopped } from '../support/procs.js';
 import { startShell, waitTerminal } from '../support/shell.js';
@@ -375,6 +388,31 @@ describe('trust and bad input', () => {
     assert.ok(existsSync(join(clone, '.subagents', 'agents', 'copied', '1', 'record.json')));
     // --dry-run only reads: it answers.
     assert.ok(assertOk(b.run('prune', ['--keep-last', '0', '--dry-run'], { cwd: clone, env: { SUBAGENT_DIR: undefined } })).removed.length >= 1);
+  });
+
+  test('never through a symlink, never what another user owns or may write: such names and runs are kept', async () => {
+    finished(b, 'real', 2);
+    finished(b, 'owned', 2);
+    finished(b, 'loose', 2);
+    await quiet(b);
+    symlinkSync(join(b.registry, 'agents', 'real'), join(b.registry, 'agents', 'link'));
+    chmodSync(runDirPath(b.registry, 'loose', 1), 0o777);
+    const uid = process.getuid?.();
+    if (uid === 0) chownSync(runDirPath(b.registry, 'owned', 1), 4343, 4343);
+    const line = prune(b, ['--keep-last', '0', '--whole-names', '--name', 'link', '--name', 'loose', '--name', 'owned']);
+    assert.deepEqual(
+      pairs(line),
+      uid === 0
+        ? []
+        : [
+            ['owned', 1],
+            ['owned', 2],
+          ],
+    );
+    assert.ok(existsSync(join(runDirPath(b.registry, 'real', 1), 'record.json')), 'the target of the symlink is untouched');
+    assert.deepEqual(runsOf(b, 'loose'), [1, 2]);
+    rmSync(join(b.registry, 'agents', 'link'));
+    chmodSync(runDirPath(b.registry, 'loose', 1), 0o700);
   });
 
   test('bad input is one JSON error line with a stable code', () => {
