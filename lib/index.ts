@@ -22,6 +22,7 @@ export { result, type ResultOptions, type ResultResult, type RunAnswer, type Run
 export { search, type SearchOptions, type SearchResult, type SearchMatch } from './commands/search.js';
 export { follow, type FollowOptions, type FollowLine } from './commands/follow.js';
 export { cancel, type CancelOptions, type CancelResult, type DescendantCancel } from './commands/cancel.js';
+export { prune, type PruneOptions, type PruneResult, type PrunedRun, type PrunedWorktree } from './commands/prune.js';
 export { SubagentError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './base/errors.js';
 export type {
   Status,

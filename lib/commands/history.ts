@@ -1,7 +1,7 @@
 import { observeRun } from '../runs/observe.js';
 import { promptHead } from '../runs/transcript.js';
 import { nameNotFound, validateName } from '../registry/names.js';
-import { listRuns, runDir } from '../registry/store.js';
+import { listRuns, readListedRun, runDir } from '../registry/store.js';
 import { resetsAtOf, type Caps, type Outcome, type Reason, type Status, type Usage } from '../registry/record.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 
@@ -50,16 +50,18 @@ export async function history(o: HistoryOptions): Promise<HistoryResult> {
   const { registry } = placeOf(o);
   return inRegistryOf(registry, () => {
     const runs = listRuns(registry, name);
-    if (!runs) throw nameNotFound(name, registry);
+    // A name without runs is one a prune is taking out whole.
+    if (!runs?.length) throw nameNotFound(name, registry);
     return {
       ok: true,
       registry,
       name,
-      runs: runs.map((k): HistoryRun => {
+      runs: runs.flatMap((k): HistoryRun[] => {
         const dir = runDir(registry, name, k);
-        const ob = observeRun(dir);
+        const ob = readListedRun(dir, observeRun);
+        if (ob === null) return [];
         const r = ob.record;
-        return {
+        const run: HistoryRun = {
           run: k,
           status: ob.status,
           outcome: r.outcome,
@@ -79,6 +81,7 @@ export async function history(o: HistoryOptions): Promise<HistoryResult> {
           caps: r.caps,
           skippedLines: r.skippedLines,
         };
+        return [run];
       }),
     };
   });

@@ -1,7 +1,7 @@
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../base/errors.js';
 import { observeRun, requireLatest } from '../runs/observe.js';
-import { listRuns, runDir } from '../registry/store.js';
+import { listRuns, readListedRun, runDir } from '../registry/store.js';
 import { resetsAtOf, type ChildAgent, type Outcome, type Reason, type Status } from '../registry/record.js';
 import { lastAnswer } from '../runs/transcript.js';
 import { validateName } from '../registry/names.js';
@@ -163,7 +163,8 @@ async function childAnswer(registry: string, name: string, childId: string): Pro
 async function answersSince(registry: string, name: string, since: number, latest: ReturnType<typeof requireLatest>, raw: boolean): Promise<RunsAnswer> {
   const runs: RunsAnswer['runs'] = [];
   for (const n of (listRuns(registry, name) ?? []).filter((k) => k > since)) {
-    const r = n === latest.record.run ? latest : observeRun(runDir(registry, name, n));
+    const r = n === latest.record.run ? latest : readListedRun(runDir(registry, name, n), observeRun);
+    if (r === null) continue;
     const a = lastAnswer(r.dir, await loadAdapter(r.record.cli), r.record);
     runs.push({
       run: n,

@@ -1,6 +1,6 @@
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../base/errors.js';
-import { listRuns, readRecord, runDir } from '../registry/store.js';
+import { listRuns, readListedRun, readRecord, runDir } from '../registry/store.js';
 import { forEachItem, type TranscriptItem } from '../runs/transcript.js';
 import { childTranscript } from '../runs/children.js';
 import { requireLatest } from '../runs/observe.js';
@@ -172,7 +172,8 @@ async function searchIn(registry: string, asked: string, matcher: BoundedMatcher
   let skippedLines = 0;
   for (const run of listRuns(registry, name) ?? []) {
     const dir = runDir(registry, name, run);
-    const record = run === latest.record.run ? latest.record : readRecord(dir);
+    const record = run === latest.record.run ? latest.record : readListedRun(dir, readRecord);
+    if (record === null) continue;
     skippedLines += forEachItem(dir, record, await loadAdapter(record.cli), (item) => m.add(item));
   }
   m.flush();

@@ -22,8 +22,8 @@ import { PRIVATE_FILE } from './private.js';
  * write(2) with O_APPEND. A line that fails its checksum (a torn or damaged file) makes the listing
  * read every name; the `-` after a damaged `+` names the run again.
  *
- * What is journalled: a new run of an existing name (resume), and every record write whose record was,
- * or becomes, `done` — the only runs a cache holds. The supervisor's progress and stall writes of its
+ * What is journalled: a new run of an existing name (resume), every record write whose record was,
+ * or becomes, `done` — the only runs a cache holds —, and each name subagent-prune takes runs from. The supervisor's progress and stall writes of its
  * live run are not: no cache holds a run that is not done, and what made it not done (a new run) was
  * journalled. A new or removed name changes agents/ itself, which the listing stats.
  */

@@ -22,6 +22,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
  *   <registry>/tmp/                               unpublished new names (renamed into agents/ whole)
  *   <registry>/made-here.json                     who made (or adopted) it, and where (lib/registry/trust.ts)
  *   <registry>/journal                            the changes a listing's cache must see (lib/registry/journal.ts)
+ *   <registry>/trash/, agents/<name>/pruned.json  subagent-prune's (lib/registry/prune.ts)
  * A name or a run appears by one rename of a complete directory, so nobody ever sees half of one.
  */
 export const FILES = {
@@ -104,13 +105,47 @@ export function latestRun(registry: string, name: string): number | null {
 
 /**
  * For names just listed from the registry (so they exist): the latest run's directory with one probe.
- * Run 1 is published together with its name, so a name without a run 2 is at run 1.
+ * Run 1 is published together with its name, so a name without a run 2 is at run 1 — unless
+ * subagent-prune removed its first runs: `readLatestOfListed` checks that guess after the fact.
  */
 export function latestRunDirOfListed(registry: string, name: string): string | null {
   const dir = nameDir(registry, name);
   if (!exists(dir + '/2')) return dir + '/1';
   const run = latestRun(registry, name);
   return run === null ? null : dir + '/' + run;
+}
+
+/**
+ * `read` of the latest run's directory of a listed name, with latestRunDirOfListed's one probe. When
+ * the guess (run 1) fails because run 1 is gone (pruned), the name's runs are listed and its latest
+ * read instead: only a pruned name pays for that. Null when the name holds no run (a prune took its
+ * last one out).
+ */
+export function readLatestOfListed<T>(registry: string, name: string, read: (dir: string) => T): { dir: string; value: T } | null {
+  const guess = latestRunDirOfListed(registry, name);
+  if (guess === null) return null;
+  try {
+    return { dir: guess, value: read(guess) };
+  } catch (err) {
+    if (!guess.endsWith('/1') || exists(guess)) throw err;
+  }
+  const run = latestRun(registry, name);
+  if (run === null) return null;
+  const dir = runDir(registry, name, run);
+  return { dir, value: read(dir) };
+}
+
+/**
+ * `read` of a run directory listed a moment ago; null when the directory is gone since (subagent-prune
+ * took the run out, oldest first: a history read while it works starts later, it has no hole).
+ */
+export function readListedRun<T>(dir: string, read: (dir: string) => T): T | null {
+  try {
+    return read(dir);
+  } catch (err) {
+    if (exists(dir)) throw err;
+    return null;
+  }
 }
 
 /** existsSync, not accessSync: a miss costs no exception (4× cheaper, and status probes thousands). */

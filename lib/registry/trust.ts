@@ -132,7 +132,7 @@ function writeMarker(registry: string, st: BigIntStats, uid: number, created: bo
 }
 
 /** The parts of a registry on the way to what is run or trusted: each must be a directory of the registry's owner that only the owner may write. */
-export const GUARDED = ['hooks', 'agents', 'queue', 'tmp', 'worktrees'] as const;
+export const GUARDED = ['hooks', 'agents', 'queue', 'tmp', 'worktrees', 'trash'] as const;
 
 /**
  * Why a path of the registry may not be trusted, or null: a symlink (never followed), not a

@@ -2,7 +2,7 @@ import type { AgentAdapter, Message } from '../agents/types.js';
 import { loadAdapter } from '../agents/index.js';
 import { SubagentError } from '../base/errors.js';
 import type { ChildAgent, RunRecord } from '../registry/record.js';
-import { listRuns, readRecord, runDir } from '../registry/store.js';
+import { listRuns, readListedRun, readRecord, runDir } from '../registry/store.js';
 import { openRunOf, parseLog } from './transcript.js';
 
 /** A child sub-agent of one of a name's runs, and where its words were read from. */
@@ -19,7 +19,8 @@ function findChild(registry: string, name: string, childId: string): { record: R
   const known: string[] = [];
   for (const run of runs) {
     const dir = runDir(registry, name, run);
-    const record = readRecord(dir);
+    const record = readListedRun(dir, readRecord);
+    if (record === null) continue;
     const child = record.children.find((c) => c.id === childId);
     if (child) return { record, child, dir };
     known.push(...record.children.map((c) => c.id));

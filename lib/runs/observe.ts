@@ -3,7 +3,7 @@ import { checkpoint } from '../base/checkpoint.js';
 import { backend } from '../proc/backend.js';
 import { liveness, type Liveness, type ProcessIdentity } from '../proc/identity.js';
 import { snapshotRun } from '../proc/tree.js';
-import { latestRun, latestRunDirOfListed, readLauncher, readRecord, runDir } from '../registry/store.js';
+import { latestRun, readLatestOfListed, readLauncher, readRecord, runDir } from '../registry/store.js';
 import type { RunRecord, Status, Usage } from '../registry/record.js';
 import { JobViews, jobVerdict } from './placed.js';
 import type { DoneCache, Stamp } from '../registry/done-cache.js';
@@ -166,9 +166,9 @@ export interface Listed {
  * keep it once it has settled.
  */
 export function observeListed(registry: string, name: string, cache?: DoneCache, jobs?: JobViews): Listed | null {
-  const chosen = latestRunDirOfListed(registry, name);
-  if (chosen === null) return null;
-  const observation = observeChosen(chosen, jobs);
+  const latest = readLatestOfListed(registry, name, (dir) => observeChosen(dir, jobs));
+  if (latest === null) return null;
+  const observation = latest.value;
   const dir = observation.dir;
   // Taken after the read: a record changed since is younger, so not kept — the safe side.
   const slash = dir.lastIndexOf('/');

@@ -1,5 +1,5 @@
 import type { RunRecord, Status } from '../registry/record.js';
-import { latestRunDirOfListed, listNames, readRecord } from '../registry/store.js';
+import { listNames, readLatestOfListed, readRecord } from '../registry/store.js';
 import { observeRun } from './observe.js';
 
 /**
@@ -21,10 +21,10 @@ export function stallOf(o: { status: Status; record: RunRecord }): { stalled: bo
  */
 export function childAtWork(registry: string, parent: string): string | null {
   for (const name of listNames(registry)) {
-    const dir = latestRunDirOfListed(registry, name);
-    if (dir === null) continue;
     try {
-      const r = readRecord(dir);
+      const latest = readLatestOfListed(registry, name, readRecord);
+      if (latest === null) continue;
+      const { dir, value: r } = latest;
       if (r.parent !== parent || r.status === 'done') continue;
       const o = observeRun(dir);
       if (o.status === 'scheduled' || (o.status === 'running' && !stallOf(o).stalled)) return name;

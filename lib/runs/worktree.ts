@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { SubagentError, unwritable } from '../base/errors.js';
 import { encodeName } from '../registry/names.js';
@@ -137,4 +137,36 @@ function branchInTheWay(repo: string, branch: string): string | null {
   }
   const below = git(repo, ['for-each-ref', '--count=1', '--format=%(refname:short)', `refs/heads/${branch}/`]);
   return below.ok && below.out.trim() !== '' ? below.out.trim() : null;
+}
+
+/**
+ * `subagent-prune --worktrees`: why a name's worktree may not go (null when it may): git sees modified
+ * or untracked files in it, or it is not the worktree this registry made for the name
+ * (`<registry>/worktrees/<name>`, never through a symlink). Asked before the name is removed, so that a
+ * worktree with work in it keeps its name's latest run.
+ */
+export function worktreeKept(registry: string, name: string, w: Worktree): string | null {
+  if (!existsSync(w.path)) return null;
+  let own: string;
+  try {
+    const mine = join(registry, 'worktrees', encodeName(name));
+    own = lstatSync(mine).isDirectory() ? realpathSync(mine) : '';
+  } catch {
+    own = '';
+  }
+  if (own !== w.path) return `${w.path} is not the worktree this registry made for "${name}"`;
+  const st = git(w.path, ['status', '--porcelain']);
+  if (!st.ok) return st.err || 'git status failed in it';
+  return st.out === '' ? null : `it has modified or untracked files (git status: ${st.out.split('\n').slice(0, 3).join('; ')})`;
+}
+
+/**
+ * Removes a name's worktree through git, and only when git agrees nothing is lost: `git worktree
+ * remove` without `--force` refuses a worktree with changes, untracked files or a lock; its branch (and
+ * so every commit on it) stays. Null when it is gone (or was already), else git's reason for keeping it.
+ */
+export function removeWorktree(w: Worktree): string | null {
+  if (!existsSync(w.path)) return null;
+  const removed = git(w.repo, ['worktree', 'remove', w.path]);
+  return removed.ok ? null : removed.err || 'git worktree remove refused it';
 }

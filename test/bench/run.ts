@@ -8,7 +8,7 @@
  * Environment:
  *   BENCH_QUICK=1              fewer repetitions, to try the bench itself out (the figures are rough)
  *   BENCH_ONLY="floor,row 2"   run only the sections whose titles start with one of these; the page is not
- *                              written (titles: floor, row 1 … row 9, fast paths, node <version>, profile)
+ *                              written (titles: floor, row 1 … row 12, fast paths, node <version>, profile)
  *   SUBAGENT_BENCH_NODES       other Nodes to measure beside the main one, colon-separated, each a `node`
  *                              binary or the directory that holds it, e.g.
  *                              SUBAGENT_BENCH_NODES=/opt/node22/bin/node:/opt/node26/bin/node
@@ -38,6 +38,7 @@
  *   sampling.ts     row 8, memory sampling's CPU     fast-paths.ts   the fast paths' A/B
  *   mcp.ts          row 9, status through subagent-mcp   where-time-goes.ts  the CPU profiles
  *   on-limit.ts     row 10, resumed after a limit     dash.ts     row 11, subagent-dash's CPU
+ *   prune.ts        row 12, prune of 10 000 runs
  *
  * What they share: setup.ts (options, temp area, clean-up, tools), nodes.ts (the Nodes, the fast paths'
  * environments), results.ts (what the rows report), timing.ts (hyperfine), runs.ts (runs, gates,
@@ -50,6 +51,7 @@ import { floorRow } from './floor.js';
 import { mcpRow } from './mcp.js';
 import { memoryRow } from './memory.js';
 import { onLimitRow } from './on-limit.js';
+import { pruneRow } from './prune.js';
 import { MAIN, OTHERS } from './nodes.js';
 import { details, methods, rows, section } from './results.js';
 import { AREA, QUICK, problems } from './setup.js';
@@ -84,6 +86,7 @@ await section('row 8: memory sampling', samplingRow);
 await section('row 9: status through subagent-mcp', mcpRow);
 await section('row 10: resumed after a limit', onLimitRow);
 await section('row 11: subagent-dash', dashRow);
+await section('row 12: prune of 10 000 runs', pruneRow);
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the

@@ -6,7 +6,7 @@ import { settledTree } from '../support/registry.js';
 import { makeBox } from '../support/box.js';
 import { expectError } from '../support/shell.js';
 
-const VERBS: Verb[] = ['start-subagent', 'resume-subagent', 'status', 'result', 'search', 'cancel', 'dash', 'attach'];
+const VERBS: Verb[] = ['start-subagent', 'resume-subagent', 'status', 'result', 'search', 'cancel', 'dash', 'attach', 'prune'];
 
 describe('--help on every verb', () => {
   const b = makeBox('help');
@@ -36,6 +36,7 @@ describe('flags every verb rejects', () => {
     cancel: ['--name', 'x'],
     dash: [],
     attach: ['--name', 'x'],
+    prune: ['--keep-last', '1'],
   };
   for (const verb of VERBS) {
     test(`${verb}: E_ARG_UNKNOWN for an unknown flag and for a stray positional`, () => {

@@ -33,6 +33,7 @@ const PAGES: Record<Verb, string> = {
   cancel: 'subagent-cancel',
   dash: 'subagent-dash',
   attach: 'subagent-attach',
+  prune: 'subagent-prune',
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -93,7 +94,7 @@ async function untilRunning(name: string, env: NodeJS.ProcessEnv = {}): Promise<
 
 describe('the schemas themselves', () => {
   test('every output shape has its schema, each a draft 2020-12 schema open at the top level', () => {
-    for (const f of ['start', 'batch', 'status', 'status-runs', 'result', 'search', 'cancel', 'error', 'follow-event', 'revive']) {
+    for (const f of ['start', 'batch', 'status', 'status-runs', 'result', 'search', 'cancel', 'prune', 'error', 'follow-event', 'revive']) {
       assert.ok(schemaFiles.includes(`${f}.schema.json`), `docs/schemas/${f}.schema.json is missing`);
     }
     for (const f of schemaFiles) {
@@ -392,6 +393,28 @@ describe('real outputs against the schemas', () => {
     failed(box.run('cancel', ['--name', 'lead2', '--recursive']), 'E_NOT_RUNNING', 'cancel --recursive, nothing going');
   });
 
+  test('prune (--dry-run, runs removed, a whole name) and its errors', () => {
+    start('pr/a', 'echo one');
+    waitTerminalChecked(['pr/a']);
+    assertOk(box.run('resume-subagent', ['--name', 'pr/a', '--prompt', 'echo two']), 'resume pr/a');
+    waitTerminalChecked(['pr/a']);
+    const dry = assertOk(box.run('prune', ['--prefix', 'pr', '--keep-last', '1', '--dry-run']), 'prune --dry-run');
+    check('prune.schema.json', dry, 'prune --dry-run');
+    assert.deepEqual(
+      dry.removed.map((r: any) => [r.name, r.run]),
+      [['pr/a', 1]],
+    );
+    check('prune.schema.json', assertOk(box.run('prune', ['--prefix', 'pr', '--keep-last', '1']), 'prune'), 'prune');
+    const whole = assertOk(box.run('prune', ['--name', 'pr/a', '--whole-names']), 'prune --whole-names');
+    check('prune.schema.json', whole, 'prune --whole-names');
+    assert.deepEqual(
+      whole.removed.map((r: any) => [r.name, r.run]),
+      [['pr/a', 2]],
+    );
+    failed(box.run('prune', []), 'E_ARG_INVALID', 'prune without a selector');
+    failed(box.run('prune', ['--older-than', 'soon']), 'E_ARG_INVALID', 'prune --older-than soon');
+  });
+
   test('a CLI with a JSON stream (a fake claude replaying a captured stream): usage, children, --child, tool messages', async () => {
     const fake = join(box.dir, 'fakebin');
     mkdirSync(fake, { recursive: true });
@@ -613,13 +636,15 @@ describe('the documentation against the code', () => {
               ? 'status.schema.json'
               : 'signalSent' in j
                 ? 'cancel.schema.json'
-                : 'matches' in j
-                  ? 'search.schema.json'
-                  : 'mode' in j
-                    ? 'start.schema.json'
-                    : 'runs' in j && !('since' in j)
-                      ? 'status-runs.schema.json'
-                      : 'result.schema.json';
+                : 'freedBytes' in j
+                  ? 'prune.schema.json'
+                  : 'matches' in j
+                    ? 'search.schema.json'
+                    : 'mode' in j
+                      ? 'start.schema.json'
+                      : 'runs' in j && !('since' in j)
+                        ? 'status-runs.schema.json'
+                        : 'result.schema.json';
     let checked = 0;
     const files = [...Object.values(PAGES).map((p) => join(VERB_DIR, `${p}.md`)), join(ROOT, 'docs', 'errors.md'), join(ROOT, 'docs', 'states.md')];
     for (const file of files) {

@@ -54,6 +54,7 @@ const COMMANDS: Record<string, string> = {
   'subagent-result': 'result',
   'subagent-search': 'search',
   'subagent-cancel': 'cancel',
+  'subagent-prune': 'prune',
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -201,7 +202,8 @@ export function extractExamples(md: string): Example[] {
 
 /** The suite commands a command line calls (at command position), with the flags that follow each. */
 function verbsOf(head: string): Array<{ verb: string; args: string }> {
-  const re = /(?:^|[|;&(]|\$\(|\bdo\b|\bthen\b)\s*(start-subagent|resume-subagent|subagent-status|subagent-result|subagent-search|subagent-cancel)\b/g;
+  const re =
+    /(?:^|[|;&(]|\$\(|\bdo\b|\bthen\b)\s*(start-subagent|resume-subagent|subagent-status|subagent-result|subagent-search|subagent-cancel|subagent-prune)\b/g;
   const hits = [...head.matchAll(re)];
   return hits.map((m, k) => ({ verb: m[1]!, args: head.slice(m.index! + m[0].length, k + 1 < hits.length ? hits[k + 1]!.index : undefined) }));
 }

@@ -24,6 +24,7 @@ const COMMANDS = [
   'subagent-result',
   'subagent-search',
   'subagent-cancel',
+  'subagent-prune',
   'subagent-mcp',
   'subagent-dash',
   'subagent-attach',

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 
-export type Verb = 'start-subagent' | 'resume-subagent' | 'status' | 'result' | 'search' | 'cancel' | 'dash' | 'attach';
+export type Verb = 'start-subagent' | 'resume-subagent' | 'status' | 'result' | 'search' | 'cancel' | 'dash' | 'attach' | 'prune';
 
 export interface RunOut {
   code: number | null;
