@@ -38,7 +38,7 @@ export function textField(line: Record<string, unknown>, field: string): string 
 }
 
 /** The order a line's fields are read in (stable within a kind: the order of START_OPTIONS). */
-const ORDER: Record<StartOption['kind'], number> = { list: 0, files: 1, text: 2, switch: 3, stall: 4, cap: 5, limit: 5, floor: 5, count: 5 };
+const ORDER: Record<StartOption['kind'], number> = { list: 0, names: 0, files: 1, text: 2, switch: 3, stall: 4, cap: 5, limit: 5, floor: 5, count: 5 };
 
 /**
  * What a line asks for, as start takes it: each field read as its option's kind says, the prompt read
@@ -81,6 +81,12 @@ function fieldValue(o: StartOption, line: Record<string, unknown>): OptionValues
       if (v !== undefined && (!Array.isArray(v) || v.some((a) => typeof a !== 'string')))
         throw new SubagentError('E_ARG_INVALID', `"${field}" must be an array of strings`, { field, hint: `"${field}": ${o.example}` });
       return v as string[] | undefined;
+    case 'names':
+      if (v === undefined || v === null) return undefined;
+      if (typeof v === 'string') return [v];
+      if (!Array.isArray(v) || v.some((a) => typeof a !== 'string'))
+        throw new SubagentError('E_ARG_INVALID', `"${field}" must be a string or an array of strings`, { field, hint: `"${field}": ${o.example}` });
+      return v as string[];
     case 'files':
       return filesOf(o, line);
     case 'stall':

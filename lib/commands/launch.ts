@@ -33,6 +33,7 @@ export type RunSettings = Pick<
 > &
   Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps' | 'newSession'>> &
   Partial<Pick<RunRecord, 'onLimit'>> &
+  Partial<Pick<RunRecord, 'after' | 'afterAny'>> &
   WatchFields;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
@@ -90,6 +91,10 @@ export function newRecord(s: RunSettings): RunRecord {
     keepChildren: s.keepChildren,
     newSession: s.newSession ?? false,
     onLimit: s.onLimit ?? null,
+    after: s.after ?? [],
+    afterAny: s.afterAny ?? false,
+    // Every name is waited for until its supervisor has looked (lib/supervisor/after.ts).
+    waitingFor: s.after ?? [],
   };
 }
 

@@ -48,6 +48,8 @@ function fieldSchema(o: StartOption, field: string): JsonSchema {
       return { type: 'boolean', description };
     case 'list':
       return { type: 'array', items: { type: 'string' }, description };
+    case 'names':
+      return { type: ['string', 'array'], items: { type: 'string' }, description };
     case 'files':
       return field === 'file' ? { type: 'string', description } : { type: ['string', 'array'], items: { type: 'string' }, description };
     case 'stall':

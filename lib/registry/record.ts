@@ -29,6 +29,7 @@ export const REASONS = [
   'cancelled',
   'stalled',
   'spawn-failed',
+  'dependency-failed',
   'unknown',
 ] as const;
 export type Reason = (typeof REASONS)[number];
@@ -264,6 +265,18 @@ interface RecordCore {
    * its agent; null once it started, and for every other run. Written only when set.
    */
   parkedUntil: string | null;
+  /**
+   * --after: the names whose latest runs must be done before this run starts (docs/contract.md, "Runs that
+   * follow runs"); empty for a run that follows none. Written only when set.
+   */
+  after: string[];
+  /** --after-any: this run follows its `after` names whatever their outcome. Written only when true. */
+  afterAny: boolean;
+  /**
+   * Of `after`, the names this run still waits for, as its supervisor last saw them (emptied when it
+   * starts or ends). Written only when set.
+   */
+  waitingFor: string[];
 }
 
 /** --on-limit wait, as a run keeps it (resumes keep it; each attempt after a limit counts one `retry`). */
@@ -364,6 +377,9 @@ type StoredRecord = Omit<
   | 'newSession'
   | 'onLimit'
   | 'parkedUntil'
+  | 'after'
+  | 'afterAny'
+  | 'waitingFor'
 > &
   Partial<
     Pick<
@@ -372,6 +388,7 @@ type StoredRecord = Omit<
     >
   > &
   Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil'>> &
+  Partial<Pick<RecordCore, 'after' | 'afterAny' | 'waitingFor'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
   Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
   Partial<Pick<RunEnd, 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
@@ -415,6 +432,7 @@ export function unstartedFields(now: string, starter: ProcessIdentity) {
     limitWarning: null,
     memory: null,
     parkedUntil: null,
+    waitingFor: [] as string[],
   };
 }
 
@@ -447,6 +465,9 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     newSession: s.newSession ?? false,
     onLimit: s.onLimit ?? null,
     parkedUntil: s.parkedUntil ?? null,
+    after: s.after ?? [],
+    afterAny: s.afterAny ?? false,
+    waitingFor: s.waitingFor ?? [],
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
@@ -582,9 +603,16 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('memory', (v) => v === null || isMemoryUse(v));
   optional('onLimit', (v) => v === null || isLimitPolicy(v));
   optional('parkedUntil', (v) => v === null || isIsoTime(v));
+  optional('after', isStrings);
+  optional('afterAny', (v) => typeof v === 'boolean');
+  optional('waitingFor', isStrings);
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   return problems.length === 0;
+}
+
+function isStrings(v: unknown): boolean {
+  return Array.isArray(v) && v.every((e) => typeof e === 'string');
 }
 
 function isIsoTime(v: unknown): boolean {
@@ -648,8 +676,8 @@ function isMemoryUse(v: unknown): boolean {
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren and newSession false, no limitWarning, onLimit or
- * parkedUntil; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
+ * that today's writers leave out in that case (keepChildren, newSession and afterAny false, no limitWarning, onLimit,
+ * parkedUntil, after or waitingFor; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
  * leftovers), is left out, so a record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
@@ -669,7 +697,8 @@ function storedCaps(caps: Required<Caps>): Caps {
 }
 
 function leftOut(key: string, value: unknown): boolean {
-  if (key === 'keepChildren' || key === 'newSession') return value === false;
+  if (key === 'keepChildren' || key === 'newSession' || key === 'afterAny') return value === false;
+  if (key === 'after' || key === 'waitingFor') return Array.isArray(value) && value.length === 0;
   if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning' || key === 'memory') return value === null;
   if (key === 'onLimit' || key === 'parkedUntil') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;

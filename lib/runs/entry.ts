@@ -31,6 +31,8 @@ export interface AgentEntry {
   limitWarning: LimitWarning | null;
   /** A parked run (--on-limit wait): `running`, its agent not started before this time (ISO-8601); else null. */
   parkedUntil: string | null;
+  /** A run that follows others (--after), `scheduled`: the names whose latest runs it still waits for; else empty. */
+  waitingFor: string[];
   /** Why the status is not what the record alone says (e.g. `unknown`: the supervisor died). */
   statusReason: string | null;
   cli: string;
@@ -102,6 +104,7 @@ export const ENTRY_FIELDS = [
   'resetsAt',
   'limitWarning',
   'parkedUntil',
+  'waitingFor',
   'statusReason',
   'cli',
   'model',
@@ -186,6 +189,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     resetsAt: resetsAtOf(r),
     limitWarning: r.limitWarning,
     parkedUntil: o.status === 'running' || o.status === 'scheduled' ? r.parkedUntil : null,
+    waitingFor: o.status === 'scheduled' ? r.waitingFor : [],
     statusReason: o.statusReason,
     cli: r.cli,
     model: r.model,

@@ -8,7 +8,7 @@ import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { LineFollower } from '../base/lines.js';
 import { elapsedSinceMs, nowIso, sleep } from '../base/time.js';
 import { identityOf, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
-import { spawnWaited, type Waited } from '../proc/spawn.js';
+import { prepareSpawn, spawnWaited, type Waited } from '../proc/spawn.js';
 import { firstSignalToWholeTree, stopRun, waitGone } from '../proc/stop.js';
 import { snapshotRun, stillAlive, type Seen } from '../proc/tree.js';
 import { PRIVATE_FILE } from '../registry/private.js';
@@ -25,6 +25,7 @@ import { ENGINE_END_EXIT, askedSignal, cancelRequested, engineEndGrace, placedOn
 import type { Log } from './log.js';
 import { MemoryWatch } from './memory.js';
 import { cancelNext, parkUntil, publishNext, type NextAttempt } from './park.js';
+import { waitForDependencies } from './after.js';
 import { Progress } from './progress.js';
 import { untilItLands } from './retry.js';
 import { StallWatch, stallEnd } from './stall.js';
@@ -43,6 +44,7 @@ export type StopCause = { kind: 'cap'; crossed: Crossed } | { kind: 'stalled' } 
 /** How a run ended: cancelled before its agent started, its agent could not be started, or it exited. */
 type End =
   | { kind: 'cancelled-before-start' }
+  | { kind: 'dependency-failed'; error: string }
   | { kind: 'spawn-failed'; error: string }
   | {
       kind: 'exited';
@@ -167,6 +169,14 @@ export class Supervision {
       this.record = await this.parked(record);
       if (this.stopping) return;
     }
+    if (record.waitingFor.length > 0) {
+      prepareSpawn();
+      const { failed } = await this.landed('waiting for the runs it follows', () => waitForDependencies(registry, dir, record, this.log));
+      if (this.stopping) return;
+      if (failed.length) return this.end({ kind: 'dependency-failed', error: `not started: ${failed.join('; ')}` });
+      this.record = await this.askForSlot(record);
+      if (this.stopping) return;
+    }
     if (this.record.queueTicket) {
       const ticket = this.record.queueTicket;
       await this.landed('waiting for a queue slot', () => waitForSlot(registry, ticket, record.runId, dir, me, runProbe));
@@ -192,10 +202,20 @@ export class Supervision {
     this.log(`parked until ${record.parkedUntil}`);
     const until = Date.parse(record.parkedUntil!);
     while (!this.stopping && Date.now() < until) await sleep(Math.min(until - Date.now(), 60_000));
-    if (this.stopping || (readLimit(this.registry) === 0 && readMemoryFloor(this.registry) === 0)) return running;
+    return this.stopping ? running : this.askForSlot(running);
+  }
+
+  /**
+   * A run that waited before asking for a slot (parked, or following others) takes its queue ticket now,
+   * when a concurrency limit or a free-memory floor is in force: it held none while it waited.
+   */
+  private async askForSlot(record: RunRecord): Promise<RunRecord> {
+    if (readLimit(this.registry) === 0 && readMemoryFloor(this.registry) === 0) return record;
     const ticket = newTicket(record.runId);
     enqueue(this.registry, ticket, this.dir);
-    return this.landed('recording the queue ticket', () => updateRecord(this.dir, (r) => (r.status === 'done' ? null : { ...r, queueTicket: ticket })));
+    return this.landed('recording the queue ticket', () =>
+      updateRecord(this.dir, (r) => (r.status === 'done' ? null : { ...r, queueTicket: ticket, waitingFor: [] })),
+    );
   }
 
   /** The agent's part of the run: launched, started, recorded running, followed until it exits, and ended. */
@@ -266,6 +286,7 @@ export class Supervision {
               supervisor: selfIdentity(),
               agentStartedAt: nowIso(),
               parkedUntil: null,
+              waitingFor: [],
               agentProcess: identity ? { ...identity, pgid: child.pid } : { pid: child.pid, startTime: 'gone', bootId: '', pgid: child.pid },
             },
       ),
@@ -445,6 +466,8 @@ export class Supervision {
       const fallback = this.stopping?.request ?? null;
       return (r) => (r.status === 'done' ? null : cancelledBeforeStart(r, r.cancel ?? fallback));
     }
+    if (end.kind === 'dependency-failed')
+      return (r) => (r.status === 'done' ? null : r.cancel ? cancelledBeforeStart(r, r.cancel) : dependencyFailed(r, end.error));
     const s = end.kind === 'exited' ? end.run.state : null;
     const exit = end.kind === 'exited' ? end.exit : { code: null, signal: null };
     // Children the stream never ended: if the run was cancelled, the cancel stopped them (a CLI may report
@@ -562,23 +585,36 @@ function openRunFiles(dir: string): [number, number, number] {
 
 /**
  * The end of a run cancelled before its agent was started — by a cancel seen at start-up, or by SIGTERM
- * while it waited for a queue slot. The one way this end is written.
+ * while it waited for a queue slot or for the runs it follows. The one way this end is written.
  */
 function cancelledBeforeStart(r: RunRecord, cancel: CancelRequest | null): RunRecord {
   const now = nowIso();
   return {
-    ...r,
-    status: 'done',
+    ...notStarted(r, now),
     outcome: 'cancelled',
     reason: 'cancelled',
-    exitCode: null,
-    signal: null,
     error: 'cancelled before the agent started',
     endReason: 'cancelled-before-start',
+    cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
+  };
+}
+
+/** The end of a run that follows others (--after) one of which did not succeed: it never starts. */
+function dependencyFailed(r: RunRecord, error: string): RunRecord {
+  return { ...notStarted(r, nowIso()), outcome: 'failed', reason: 'dependency-failed', error, endReason: null };
+}
+
+/** The fields of an end whose agent never started. */
+function notStarted(r: RunRecord, now: string) {
+  return {
+    ...r,
+    status: 'done' as const,
+    exitCode: null,
+    signal: null,
     resetsAt: null,
     parkedUntil: null,
+    waitingFor: [],
     finishedAt: now,
-    cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
     elapsedMs: null,
     eventBytesAtEnd: null,
     leftovers: [],

@@ -8,7 +8,7 @@
  * Environment:
  *   BENCH_QUICK=1              fewer repetitions, to try the bench itself out (the figures are rough)
  *   BENCH_ONLY="floor,row 2"   run only the sections whose titles start with one of these; the page is not
- *                              written (titles: floor, row 1 … row 9, fast paths, node <version>, profile)
+ *                              written (titles: floor, row 1 … row 11, fast paths, node <version>, profile)
  *   SUBAGENT_BENCH_NODES       other Nodes to measure beside the main one, colon-separated, each a `node`
  *                              binary or the directory that holds it, e.g.
  *                              SUBAGENT_BENCH_NODES=/opt/node22/bin/node:/opt/node26/bin/node
@@ -37,12 +37,13 @@
  *   big-log.ts      row 6, result / search, 50 MB    slurm.ts      row 7, runs on Slurm
  *   sampling.ts     row 8, memory sampling's CPU     fast-paths.ts   the fast paths' A/B
  *   mcp.ts          row 9, status through subagent-mcp   where-time-goes.ts  the CPU profiles
- *   on-limit.ts     row 10, resumed after a limit
+ *   on-limit.ts     row 10, resumed after a limit     after.ts      row 11, --after: dependency end → start
  *
  * What they share: setup.ts (options, temp area, clean-up, tools), nodes.ts (the Nodes, the fast paths'
  * environments), results.ts (what the rows report), timing.ts (hyperfine), runs.ts (runs, gates,
  * the big registries), util.ts (processes, /proc, statistics); by-hand.md is the page's last section.
  */
+import { afterRow } from './after.js';
 import { fastPathsAB } from './fast-paths.js';
 import { bigLogRow } from './big-log.js';
 import { fanoutRow } from './fanout.js';
@@ -82,6 +83,7 @@ await section('row 7: runs on Slurm', async () => {
 await section('row 8: memory sampling', samplingRow);
 await section('row 9: status through subagent-mcp', mcpRow);
 await section('row 10: resumed after a limit', onLimitRow);
+await section("row 11: --after, a dependency's end → its dependent's start", afterRow);
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the

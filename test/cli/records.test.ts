@@ -109,6 +109,18 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   },
   // A revived run whose session never began: it opened its session anew (run 2).
   '14-new-session': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, run: 2, resumeCount: 1 },
+  // --after (issue 27): a run whose dependency failed never started; it names which.
+  '15-after': {
+    ...TODAY,
+    reason: 'dependency-failed',
+    exitCode: null,
+    error: 'not started: "records/plan" run 1 failed (exit-code)',
+    durationMs: 1117,
+    lastWorkAt: null,
+    waitingFor: [],
+  },
+  // A run waiting for others, whose supervisor is in another boot: unknown, so waiting for nothing any more.
+  '15-waiting': { ...TODAY, status: 'unknown', outcome: null, reason: null, exitCode: null, durationMs: null, lastWorkAt: null, waitingFor: [] },
 };
 
 test('every record shape ever written has its expected entry here', () => {

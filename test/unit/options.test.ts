@@ -52,6 +52,8 @@ test('every option has a flag or a field, and a key is one field of a line at mo
     'args',
     'worktree',
     'base',
+    'after',
+    'afterAny',
     'executor',
     'slurmArgs',
     'stallAfter',
