@@ -1,6 +1,7 @@
 import { SubagentError } from '../base/errors.js';
 import { nameNotFound, validateName } from '../registry/names.js';
 import { latestRun, readRecord, runDir } from '../registry/store.js';
+import type { Placement } from '../registry/record.js';
 
 /**
  * `--after NAME[,NAME…]` (docs/contract.md, "Runs that follow runs"): the names a new run waits for,
@@ -47,6 +48,30 @@ function cycleError(name: string, after: readonly string[], cycle: string[]): Su
     cycle,
     hint: 'a run cannot wait, directly or through others, for itself: drop the name that closes the cycle',
   });
+}
+
+/**
+ * A run placed on a job engine that follows only runs of the same engine: the jobs of those not done yet,
+ * for the engine to hold this one's job until they end (Slurm's --dependency=afterany), so that no job
+ * slot is held while it waits; its supervisor still tells their outcomes. Empty when that is not exact —
+ * a followed run that is local, or whose job id is not recorded yet: its supervisor then waits in its job.
+ */
+export function engineDependencies(registry: string, after: readonly string[], placement: Placement): string[] {
+  if (placement.name === 'local') return [];
+  const jobs: string[] = [];
+  for (const name of after) {
+    const run = latestRun(registry, name);
+    if (run === null) return [];
+    try {
+      const r = readRecord(runDir(registry, name, run));
+      if (r.status === 'done') continue;
+      if (r.executor.name !== placement.name || r.executor.jobId === null) return [];
+      jobs.push(r.executor.jobId);
+    } catch {
+      return [];
+    }
+  }
+  return jobs;
 }
 
 /** The chain of waiting runs from `from` to `target` (prefixed by `path`), or null when there is none. */

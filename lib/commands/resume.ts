@@ -14,7 +14,7 @@ import { watchFields, type WatchOptions } from './run-watch.js';
 import { limitPolicy, type LimitOptions } from './on-limit.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
 import type { RunRecord } from '../registry/record.js';
-import { afterNames, checkDependencies, type AfterOptions } from './after.js';
+import { afterNames, checkDependencies, engineDependencies, type AfterOptions } from './after.js';
 
 /** With the spend caps (`CapOptions`): each not given is the earlier run's; null drops it. */
 export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions, AfterOptions {
@@ -175,7 +175,7 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
   s.adopt();
-  const placed = await launchSupervisor(registry, run, env, queueTicket, record);
+  const placed = await launchSupervisor(registry, run, env, queueTicket, record, engineDependencies(registry, after, placement));
   return launchResult(registry, record, placed, 'resume');
 }
 

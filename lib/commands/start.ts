@@ -17,7 +17,7 @@ import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.j
 import { watchFields, type WatchFields, type WatchOptions } from './run-watch.js';
 import { limitPolicy, type LimitOptions } from './on-limit.js';
 import type { LimitPolicy } from '../registry/record.js';
-import { afterNames, checkDependencies, type AfterOptions } from './after.js';
+import { afterNames, checkDependencies, engineDependencies, type AfterOptions } from './after.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type Admission, type StartResult } from './launch.js';
 
 export type { StartResult } from './launch.js';
@@ -211,7 +211,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
       if (worktree) discardFreshWorktree(worktree);
       throw err;
     }
-    const placed = await launchSupervisor(registry, run, s.env, queueTicket, record);
+    const placed = await launchSupervisor(registry, run, s.env, queueTicket, record, engineDependencies(registry, s.after, s.placement));
     return launchResult(registry, record, placed, 'new');
   });
 }
