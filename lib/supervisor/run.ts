@@ -26,6 +26,7 @@ import type { Log } from './log.js';
 import { MemoryWatch } from './memory.js';
 import { cancelNext, parkUntil, publishNext, type NextAttempt } from './park.js';
 import { waitForDependencies } from './after.js';
+import { publishFollowUp } from './follow-up.js';
 import { Progress } from './progress.js';
 import { untilItLands } from './retry.js';
 import { StallWatch, stallEnd } from './stall.js';
@@ -422,6 +423,7 @@ export class Supervision {
     const mutate = this.endOf(end);
     const next = end.kind === 'exited' ? await this.parkNext(mutate, end.run) : null;
     if (next) checkpoint('limit-next-published');
+    if (!next) await this.followUpNext(mutate);
     let keepers: ChildProcess[] = [];
     try {
       const ended = await this.landed('recording the end', () => updateRecord(this.dir, mutate, 'done'));
@@ -432,6 +434,8 @@ export class Supervision {
       this.log(`the end could not be recorded: ${(err as Error).message}`);
     }
     checkpoint('after-done');
+    // A prompt queued while the end was being recorded (its verb saw this run still running).
+    if (!next) await this.followUpNext(() => null);
     const record = this.record;
     if (record?.queueTicket) leaveQueue(this.registry, record.queueTicket, record.runId);
     if (this.onEngine) {
@@ -455,6 +459,23 @@ export class Supervision {
     } catch (err) {
       this.log(`the next attempt could not be started; the run ends on its limit: ${(err as Error).message}`);
       return null;
+    }
+  }
+
+  /**
+   * A queued follow-up (resume-subagent --queue): the name's next prompt published as its next run before
+   * this one is recorded done (lib/supervisor/follow-up.ts), so the name is never terminal in between.
+   */
+  private async followUpNext(mutate: (r: RunRecord) => RunRecord | null): Promise<void> {
+    checkpoint('before-follow-up');
+    const current = this.readQuietly();
+    // After the end is recorded, the record as it is (mutate: none).
+    const ended = current?.status === 'done' ? current : current ? mutate(current) : null;
+    if (ended?.status !== 'done') return;
+    try {
+      if (await publishFollowUp(this.registry, { record: ended, succeeded: ended.outcome === 'succeeded' }, this.log)) checkpoint('follow-up-published');
+    } catch (err) {
+      this.log(`the next follow-up could not be started; it stays queued: ${(err as Error).message}`);
     }
   }
 
