@@ -23,6 +23,15 @@ export { result, type ResultOptions, type ResultResult, type RunAnswer, type Run
 export { search, type SearchOptions, type SearchResult, type SearchMatch } from './commands/search.js';
 export { follow, type FollowOptions, type FollowLine } from './commands/follow.js';
 export { cancel, type CancelOptions, type CancelResult, type DescendantCancel } from './commands/cancel.js';
+export {
+  queueResume,
+  cancelQueued,
+  type QueueOptions,
+  type QueuedResult,
+  type CancelQueuedOptions,
+  type CancelQueuedResult,
+} from './commands/follow-ups.js';
+export type { FollowUp } from './registry/follow-ups.js';
 export { SubagentError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './base/errors.js';
 export type {
   Status,

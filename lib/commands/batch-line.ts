@@ -5,8 +5,11 @@ import { readPrompt } from './prompt.js';
 import { parseRetries } from './on-limit.js';
 import { badStallSec, parseStallSec } from './settings.js';
 
-/** One line of `start-subagent --batch` as a JSON object, its fields checked against the options' (lib/commands/options.ts). */
-export function parseLine(raw: string): Record<string, unknown> {
+/**
+ * One line of `start-subagent --batch` as a JSON object, its fields checked against the options'
+ * (lib/commands/options.ts), or against `fields` (a follow-up's line: resume-subagent --queue --batch).
+ */
+export function parseLine(raw: string, fields: readonly string[] = BATCH_FIELDS): Record<string, unknown> {
   let line: Record<string, unknown>;
   try {
     line = JSON.parse(raw) as Record<string, unknown>;
@@ -15,7 +18,7 @@ export function parseLine(raw: string): Record<string, unknown> {
   }
   if (typeof line !== 'object' || line === null || Array.isArray(line))
     throw new SubagentError('E_ARG_INVALID', 'not a JSON object', { hint: 'one JSON object per line' });
-  return knownFields(line, BATCH_FIELDS);
+  return knownFields(line, fields);
 }
 
 /** An object of fields (a batch line, an MCP tool's arguments) whose every field is one of `fields`; else E_ARG_UNKNOWN. */

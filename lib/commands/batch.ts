@@ -80,7 +80,7 @@ export type BatchResult =
       details: { registry: string; hint: string };
     };
 
-function readBatch(source: string, cwd: string): string {
+export function readBatch(source: string, cwd: string): string {
   try {
     return source === '-' ? readFileSync(0, 'utf8') : readFileSync(resolve(cwd, source), 'utf8');
   } catch (err) {
@@ -101,7 +101,7 @@ function startedLine(line: number, out: StartResult): BatchStarted {
 }
 
 /** A line that did not start: the error start (or the line) gave. */
-function failedLine(line: number, name: string | undefined, err: unknown): BatchFailed {
+export function failedLine(line: number, name: string | undefined, err: unknown): BatchFailed {
   const e = err instanceof SubagentError ? err : new SubagentError('E_INTERNAL', `internal error: ${(err as Error).message}`);
   const hint = e.code === 'E_PROMPT_REQUIRED' ? 'give the line a non-empty "prompt" or "promptFile" field' : (e.details.hint ?? null);
   return { line, name: name ?? null, code: e.code, error: e.message, hint };

@@ -6,6 +6,10 @@ import { publishFollowUp } from '../supervisor/follow-up.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 import { promptBytes } from './prompt.js';
 import { resume, type ResumeOptions, type ResumeResult } from './resume.js';
+import { callerOf } from './context.js';
+import { failedLine, readBatch, type BatchFailed } from './batch.js';
+import { parseLine, textField } from './batch-line.js';
+import { readPrompt } from './prompt.js';
 
 /**
  * Follow-ups (docs/contract.md, "Follow-ups"): `resume-subagent --queue` queues a prompt for a busy name
@@ -57,6 +61,81 @@ export async function queueResume(o: QueueOptions): Promise<ResumeResult | Queue
     await noticeEnd(registry, name);
     return { ok: true, registry, name, mode: 'queued', position: queued.entry.position, queuedAt: queued.entry.queuedAt, after: queued.run };
   });
+}
+
+/** `resume-subagent --queue --batch`: one follow-up a line, `{name, prompt | promptFile, afterAny}`. */
+export interface QueueBatchOptions extends Context {
+  /** A path, or "-" for stdin (ignored when `lines` is given). */
+  batch: string;
+  /** The batch's text itself, one JSON object a line. */
+  lines?: string | undefined;
+}
+
+/** A line queued (or, for an idle name, resumed at once). */
+export interface QueueBatchEntry {
+  line: number;
+  name: string;
+  mode: 'queued' | 'resume';
+  /** Its place in the name's queue; null when the name was resumed at once. */
+  position: number | null;
+  /** queued: the name's latest run then; resume: the run it started. */
+  run: number;
+}
+
+/** Like the start batch's: every line done, or the E_BATCH_INCOMPLETE object listing those that were not. */
+export type QueueBatchResult =
+  | { ok: true; registry: string; queued: QueueBatchEntry[]; failed: [] }
+  | {
+      ok: false;
+      code: 'E_BATCH_INCOMPLETE';
+      error: string;
+      registry: string;
+      queued: QueueBatchEntry[];
+      failed: BatchFailed[];
+      details: { registry: string; hint: string };
+    };
+
+const QUEUE_FIELDS = ['name', 'prompt', 'promptFile', 'afterAny'];
+
+/** resume-subagent --queue --batch: each line queued as `--queue` would, in file order (a name's lines keep their order). */
+export async function queueBatch(o: QueueBatchOptions): Promise<QueueBatchResult> {
+  const { cwd } = callerOf(o);
+  const text = o.lines ?? readBatch(o.batch, cwd);
+  const { registry } = placeOf(o, 'write');
+  const queued: QueueBatchEntry[] = [];
+  const failed: BatchFailed[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i]!.trim();
+    if (raw === '' || raw.startsWith('//')) continue;
+    let name: string | undefined;
+    try {
+      const fields = parseLine(raw, QUEUE_FIELDS);
+      name = textField(fields, 'name');
+      if (fields.afterAny !== undefined && typeof fields.afterAny !== 'boolean')
+        throw new SubagentError('E_ARG_INVALID', '"afterAny" must be true or false', { field: 'afterAny', hint: '"afterAny": true' });
+      const prompt = readPrompt(textField(fields, 'prompt'), textField(fields, 'promptFile'), cwd, { stdinAllowed: false });
+      const out = await queueResume({ name, prompt, afterAny: fields.afterAny === true, registry: o.registry, cwd, ...(o.env ? { env: o.env } : {}) });
+      queued.push(
+        out.mode === 'queued'
+          ? { line: i + 1, name: out.name, mode: 'queued', position: out.position, run: out.after }
+          : { line: i + 1, name: out.name, mode: 'resume', position: null, run: out.run },
+      );
+    } catch (err) {
+      failed.push(failedLine(i + 1, name, err));
+    }
+  }
+  if (failed.length === 0) return { ok: true, registry, queued, failed: [] };
+  const all = queued.length + failed.length;
+  return {
+    ok: false,
+    code: 'E_BATCH_INCOMPLETE',
+    error: `${failed.length} of ${all} batch line${all === 1 ? '' : 's'} were not queued`,
+    registry,
+    queued,
+    failed,
+    details: { registry, hint: 'each entry of "failed" names its line, code and error; the others were queued' },
+  };
 }
 
 export interface CancelQueuedOptions extends Context {

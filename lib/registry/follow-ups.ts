@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno, unwritable } from '../base/errors.js';
 import { readRegular } from '../base/regular.js';
@@ -51,6 +51,11 @@ function files(registry: string, name: string): string[] {
     if (isErrno(err, 'ENOENT', 'ENOTDIR')) return [];
     throw err;
   }
+}
+
+/** Whether the name has a queue folder (prompts queued, or one being taken): without one there is nothing to do. */
+export function hasFollowUps(registry: string, name: string): boolean {
+  return existsSync(dirOf(registry, name));
 }
 
 /** The encoded names that hold queued prompts (or did: an empty folder is left), for a listing. */

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { enqueue, newTicket, readLimit, readMemoryFloor } from '../registry/queue.js';
-import { followUpPrompt, followUpsRoot, listFollowUps, settleTaken, takeFollowUp, withFollowUps } from '../registry/follow-ups.js';
+import { followUpPrompt, hasFollowUps, listFollowUps, settleTaken, takeFollowUp, withFollowUps } from '../registry/follow-ups.js';
 import type { RunRecord } from '../registry/record.js';
 import { createRun, latestRun, runDir } from '../registry/store.js';
 import type { Log } from './log.js';
@@ -30,7 +30,8 @@ export interface Ended {
  */
 export async function publishFollowUp(registry: string, ended: Ended, log: Log): Promise<NextAttempt | null> {
   const name = ended.record.name;
-  if (!existsSync(followUpsRoot(registry))) return null;
+  // Most runs have no queue: no lock is taken for them. One queued meanwhile is found by its verb's own look.
+  if (!hasFollowUps(registry, name)) return null;
   const published = withFollowUps(registry, name, () => {
     settleTaken(registry, name, (run) => existsSync(runDir(registry, name, run)));
     const [head] = listFollowUps(registry, name);

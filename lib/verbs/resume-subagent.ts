@@ -7,11 +7,12 @@ import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { resume } from '../commands/resume.js';
 import { revive } from '../commands/revive.js';
-import { queueResume } from '../commands/follow-ups.js';
+import { queueBatch, queueResume } from '../commands/follow-ups.js';
 
 const USAGE = `usage: resume-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
        resume-subagent --revive (--name NAME | --prefix P | --all) [--prompt TEXT | --prompt-file PATH] [--registry DIR]
        resume-subagent --queue --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [--after-any] [--registry DIR]
+       resume-subagent --queue --batch FILE|- [--registry DIR]
 
 Send a new prompt to the session of a finished run: starts its next run in the background.
 
@@ -28,6 +29,9 @@ ${helpLines('resume')}
                        name's next runs in turn, in its session with its options, each after the run
                        before it succeeded (--after-any: whatever its outcome). Else a resume at once.
                        Output: {"ok":true,"registry","name","mode":"queued","position","queuedAt","after"}
+  --batch FILE|-       with --queue: one follow-up per JSON line, {"name","prompt"|"promptFile","afterAny"},
+                       each queued as above, in file order.
+                       Output: {"ok","queued":[{line,name,mode,position,run}],"failed":[{line,code,error}]}
   --prefix P           with --revive: the runs under P/
   --all                with --revive: every run of the registry
   -h, --help           this text
@@ -37,7 +41,7 @@ Output: {"ok":true,"registry","name","pid","executor","jobId","status","sessionI
 Errors: E_SESSION_NOT_FOUND (never started), E_AGENT_BUSY (still running), E_CWD_MISMATCH, … (docs/contract.md)
 `;
 
-const BASE = startFlagSpec('resume', ['registry', 'prefix']);
+const BASE = startFlagSpec('resume', ['registry', 'prefix', 'batch']);
 const SPEC: FlagSpec = { ...BASE, boolean: [...BASE.boolean, 'revive', 'all', 'queue'] };
 
 export function main(): Promise<void> {
@@ -45,6 +49,11 @@ export function main(): Promise<void> {
     const { values, passthrough } = parseFlags(argv, SPEC);
     if (values.revive === true) return { json: await reviveFrom(values, passthrough) };
     if (values.queue === true) return { json: await queueFrom(values, passthrough) };
+    if (values.batch !== undefined)
+      throw new SubagentError('E_ARG_INVALID', '--batch queues follow-ups: it needs --queue', {
+        flag: '--batch',
+        hint: 'give --queue, or start many runs with start-subagent --batch',
+      });
     for (const flag of ['prefix', 'all'])
       if (values[flag] !== undefined && values[flag] !== false)
         throw new SubagentError('E_ARG_INVALID', `--${flag} selects runs to revive: it needs --revive`, {
@@ -61,6 +70,21 @@ export function main(): Promise<void> {
 /** --queue: a follow-up keeps the name's options, so it takes its prompt and --after-any only. */
 function queueFrom(values: ParsedFlags['values'], passthrough: string[] | null) {
   const { name, prompt: promptText, promptFile, afterAny, ...given } = givenOptions(values, 'resume');
+  const batch = str(values, 'batch');
+  if (batch !== undefined) {
+    const own = [
+      name !== undefined && '--name',
+      promptText !== undefined && '--prompt',
+      promptFile !== undefined && '--prompt-file',
+      afterAny && '--after-any',
+    ].find(Boolean);
+    if (own || Object.keys(given).length || passthrough !== null)
+      throw new SubagentError('E_ARG_INVALID', `--batch takes each follow-up from its line: ${own || 'another option'} cannot be given with it`, {
+        flag: '--batch',
+        hint: 'put name, prompt (or promptFile) and afterAny on each line',
+      });
+    return queueBatch({ batch, registry: str(values, 'registry') });
+  }
   const other = Object.keys(given);
   if (other.length || passthrough !== null || values.prefix !== undefined || values.all === true) {
     const flag = passthrough !== null ? '-- ARGS' : values.prefix !== undefined ? '--prefix' : values.all === true ? '--all' : `--${other[0]}`;

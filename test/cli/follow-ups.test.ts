@@ -6,6 +6,7 @@
  */
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeBox } from '../support/box.js';
 import { recordOf } from '../support/registry.js';
@@ -128,6 +129,40 @@ describe('resume-subagent --queue', () => {
     const any = waitTerminal(box, ['fu/any'])['fu/any'];
     assert.equal(any.run, 2);
     assert.equal(any.outcome, 'succeeded');
+  });
+
+  test('--queue --batch: one follow-up a line, queued in file order; an idle name resumed at once; a bad line reported', async () => {
+    const g = join(box.dir, 'gate-batch');
+    startShell(box, 'fu/batch', `${gate(g)}; echo one`);
+    startShell(box, 'fu/batch-idle', 'echo idle');
+    waitTerminal(box, ['fu/batch-idle']);
+    await untilStatus(box, 'fu/batch', (a) => a.status === 'running', 'running');
+    const lines = [
+      { name: 'fu/batch', prompt: 'echo two' },
+      { name: 'fu/batch-idle', prompt: 'echo again' },
+      { name: 'fu/batch', prompt: 'echo three', afterAny: true },
+      { name: 'fu/batch', prompt: 'echo x', model: 'm' },
+    ];
+    writeFileSync(join(box.dir, 'follow.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n'));
+    const r = assertError(box.run('resume-subagent', ['--queue', '--batch', 'follow.jsonl']), 'E_BATCH_INCOMPLETE');
+    assert.deepEqual(
+      r.queued.map((q: any) => [q.line, q.name, q.mode, q.position, q.run]),
+      [
+        [1, 'fu/batch', 'queued', 1, 1],
+        [2, 'fu/batch-idle', 'resume', null, 2],
+        [3, 'fu/batch', 'queued', 2, 1],
+      ],
+    );
+    assert.deepEqual(
+      r.failed.map((f: any) => [f.line, f.code]),
+      [[4, 'E_ARG_UNKNOWN']],
+    );
+    assertError(box.run('resume-subagent', ['--batch', 'follow.jsonl']), 'E_ARG_INVALID');
+    open(g);
+    const done = waitTerminal(box, ['fu/batch', 'fu/batch-idle']);
+    assert.equal(done['fu/batch'].run, 3);
+    assert.deepEqual(answers('fu/batch', 3), ['one\n', 'two\n', 'three\n']);
+    assert.equal(resultText(box, 'fu/batch-idle'), 'again\n');
   });
 
   test('a supervisor SIGKILLed between two follow-ups: each prompt runs once, in order, nothing lost', async () => {

@@ -196,7 +196,7 @@ function pageFlags(page: string): Set<string> {
 test("the verb pages' OPTIONS tables (written by hand) name exactly the options of the table, and the verb's own flags", () => {
   const own: Record<Verb, string[]> = {
     start: ['batch', 'registry', 'help', 'version'],
-    resume: ['registry', 'revive', 'prefix', 'all', 'queue', 'help', 'version'],
+    resume: ['registry', 'revive', 'prefix', 'all', 'queue', 'batch', 'help', 'version'],
   };
   for (const [verb, page] of [
     ['start', 'start-subagent.md'],
