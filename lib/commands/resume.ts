@@ -110,7 +110,9 @@ function resumableRun(o: ResumeOptions, s: ResumeSettings): RunRecord {
 export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
   const { registry, name, prompt, admission, env } = s;
   const last = resumableRun(o, s);
-  const after = s.after ?? [];
+  // A revived run that was still waiting for the runs it follows (its supervisor died meanwhile) waits again.
+  const waited = s.revival !== undefined && last.agentStartedAt === null ? last.waitingFor : [];
+  const after = s.after ?? waited;
   checkDependencies(registry, name, after);
   const adapter = await loadAdapter(last.cli);
   const newSession = s.revival?.newSession === true && adapter.cli !== 'shell';
@@ -169,7 +171,7 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
     ...watch,
     onLimit,
     after,
-    afterAny: after.length > 0 && o.afterAny === true,
+    afterAny: after.length > 0 && (waited.length > 0 ? last.afterAny : o.afterAny === true),
   });
   const record = parkedUntil === null ? fresh : { ...fresh, parkedUntil };
   const run = createRun(registry, name, record, prompt);

@@ -196,6 +196,25 @@ describe('--after', () => {
     assert.equal(waitTerminal(box, ['can/first'])['can/first'].outcome, 'succeeded');
   });
 
+  test('a waiting run whose supervisor was killed is unknown; revived, it waits again for what it still waited for', async () => {
+    const g = join(box.dir, 'gate-revive');
+    startShell(box, 'rev/first', `${gate(g)}; echo first`);
+    startShell(box, 'rev/waiting', 'echo followed', ['--after', 'rev/first']);
+    const waiting = await untilStatus(box, 'rev/waiting', (a) => a.status === 'scheduled' && a.pid !== null, 'waiting, its supervisor known');
+    process.kill(waiting.pid, 'SIGKILL');
+    await untilStatus(box, 'rev/waiting', (a) => a.status === 'unknown', 'unknown');
+    const revived = assertOk(box.run('resume-subagent', ['--revive', '--name', 'rev/waiting']));
+    assert.equal(revived.revived.length, 1);
+    const again = await untilStatus(box, 'rev/waiting', (a) => a.run === 2 && a.status === 'scheduled', 'run 2 waiting');
+    assert.deepEqual(again.waitingFor, ['rev/first']);
+    assert.equal(statusOf(box, 'rev/first').status, 'running');
+    open(g);
+    const done = waitTerminal(box, ['rev/first', 'rev/waiting']);
+    assert.equal(done['rev/waiting'].outcome, 'succeeded');
+    assert.equal(resultText(box, 'rev/waiting'), 'followed\n');
+    assert.ok(Date.parse(recordOf(box.registry, 'rev/waiting', 2).agentStartedAt) >= Date.parse(recordOf(box.registry, 'rev/first').finishedAt));
+  });
+
   test('with a concurrency limit: a waiting run holds no place in the queue, and queues once it may start', async () => {
     const g = join(box.dir, 'gate-queue');
     const env = { SUBAGENT_DIR: join(box.dir, 'queued-registry') };
