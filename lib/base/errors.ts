@@ -38,6 +38,7 @@ export const ERROR_CODES = [
   'E_REGISTRY_UNTRUSTED',
   'E_REGISTRY_UNREADABLE',
   'E_EXECUTOR_FAILED',
+  'E_NOT_A_TERMINAL',
   'E_INTERNAL',
 ] as const;
 

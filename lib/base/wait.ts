@@ -18,7 +18,8 @@ export class Watch {
   private readonly watchers = new Map<string, FSWatcher | null>();
 
   constructor(
-    private readonly onChange: () => void,
+    /** Called with the watched path that changed. */
+    private readonly onChange: (path: string) => void,
     private readonly relevant?: (file: string | null) => boolean,
     private readonly onLost: () => void = () => undefined,
   ) {}
@@ -28,7 +29,7 @@ export class Watch {
     if (this.watchers.has(path)) return this.watchers.get(path) !== null;
     try {
       const w = watch(path, (_event, file) => {
-        if (!this.relevant || this.relevant(file === null ? null : String(file))) this.onChange();
+        if (!this.relevant || this.relevant(file === null ? null : String(file))) this.onChange(path);
       });
       w.on('error', () => {
         w.close();

@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { fileSize } from '../base/lines.js';
 import { join } from 'node:path';
 import { readRegular } from '../base/regular.js';
 import { SubagentError } from '../base/errors.js';
@@ -110,16 +110,8 @@ function notRevivable(o: Observation): string | null {
 function revivalOf(registry: string, o: Observation): Revival & { prompt: 'continuation' | 'original' } {
   const r = o.record;
   if (r.cli === 'shell') return { prompt: 'original', newSession: false, files: [] };
-  const began = r.sessionId !== null && eventBytes(runDir(registry, r.name, r.run)) > 0;
+  const began = r.sessionId !== null && fileSize(join(runDir(registry, r.name, r.run), FILES.events)) > 0;
   if (began) return { prompt: 'continuation', newSession: false, files: [] };
   const opensSession = r.run === 1 || r.newSession;
   return { prompt: 'original', newSession: opensSession, files: opensSession ? r.files : [] };
-}
-
-function eventBytes(dir: string): number {
-  try {
-    return statSync(join(dir, FILES.events)).size;
-  } catch {
-    return 0;
-  }
 }

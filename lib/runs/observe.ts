@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { checkpoint } from '../base/checkpoint.js';
 import { backend } from '../proc/backend.js';
 import { liveness, type Liveness, type ProcessIdentity } from '../proc/identity.js';
@@ -119,7 +120,33 @@ export function doneObservation(dir: string, record: RunRecord): Observation {
 export function observeLatest(registry: string, name: string, jobs?: JobViews): Observation | null {
   const run = latestRun(registry, name);
   if (run === null) return null;
-  return observeRun(runDir(registry, name, run), jobs);
+  return observeChosen(runDir(registry, name, run), jobs);
+}
+
+/**
+ * Observes the run at `dir`, chosen as its name's latest a moment ago. A run that ends on a limit it
+ * waits out publishes its next attempt before it is recorded done (lib/supervisor/park.ts): so when the
+ * record read says it ended so, the next run may have appeared since the choice, and then that one is
+ * the name's latest — never the ended attempt, which would show the name terminal while it goes on.
+ */
+function observeChosen(dir: string, jobs?: JobViews): Observation {
+  checkpoint('observe-latest-chosen');
+  for (;;) {
+    const observation = observeRun(dir, jobs);
+    if (!mayHaveNext(observation.record)) return observation;
+    const next = nextRunDir(dir, observation.record.run);
+    if (!existsSync(next)) return observation;
+    dir = next;
+  }
+}
+
+/** A done run whose next attempt may have been published before its end was recorded. */
+function mayHaveNext(r: RunRecord): boolean {
+  return r.status === 'done' && r.reason === 'rate-limit' && r.onLimit?.action === 'wait';
+}
+
+function nextRunDir(dir: string, run: number): string {
+  return `${dir.slice(0, dir.lastIndexOf('/'))}/${run + 1}`;
 }
 
 export function isTerminal(status: Status): boolean {
@@ -139,9 +166,10 @@ export interface Listed {
  * keep it once it has settled.
  */
 export function observeListed(registry: string, name: string, cache?: DoneCache, jobs?: JobViews): Listed | null {
-  const dir = latestRunDirOfListed(registry, name);
-  if (dir === null) return null;
-  const observation = observeRun(dir, jobs);
+  const chosen = latestRunDirOfListed(registry, name);
+  if (chosen === null) return null;
+  const observation = observeChosen(chosen, jobs);
+  const dir = observation.dir;
   // Taken after the read: a record changed since is younger, so not kept — the safe side.
   const slash = dir.lastIndexOf('/');
   const stamp = observation.status === 'done' ? (cache?.stamp(dir.slice(0, slash), Number(dir.slice(slash + 1))) ?? null) : null;

@@ -1,4 +1,5 @@
 import type { AgentEntry } from '../runs/entry.js';
+import type { ChildAgent } from '../registry/record.js';
 import { formatSize } from '../base/size.js';
 import { displayWidth, fit, pad, printable } from './width.js';
 
@@ -12,6 +13,21 @@ export interface TableOptions {
   width: number;
   color: boolean;
   now?: number;
+  /** The NAME cell (default: the name); the dashboard puts the tree before it. */
+  label?: (a: Row) => string;
+  /** The CLI cell (default: the CLI); the dashboard adds the model. */
+  cli?: (a: Row) => string;
+  /** The line of a run's own sub-agent (default: indented under the run). */
+  childLabel?: (a: Row, c: ChildAgent) => string;
+  /** ASCII only: no box-drawing glyph of the table's own. */
+  ascii?: boolean;
+}
+
+/** A line of the table: a run's, or (`child`) one of its own sub-agents'. */
+export interface TableLine {
+  entry: Row;
+  child: ChildAgent | null;
+  text: string;
 }
 
 type Row = AgentEntry;
@@ -135,18 +151,32 @@ const COLUMNS: Column[] = [
 ];
 
 export function renderTable(agents: Row[], o: TableOptions): string {
+  const { head, lines } = tableLines(agents, o);
+  return [head, ...lines.map((l) => l.text)].join('\n') + '\n';
+}
+
+/** A run's own sub-agent, as the table shows it under the run. */
+function childText(c: ChildAgent, ascii: boolean | undefined): string {
+  const desc = c.description ? ` ${c.description}` : '';
+  return `  ${ascii ? '`' : '└'} ${c.id}${desc} (${c.status}, ${c.cli})`;
+}
+
+/** The table as its head and its lines, each line with the run (and sub-agent) it shows. */
+export function tableLines(agents: Row[], o: TableOptions): { head: string; lines: TableLine[] } {
   const now = o.now ?? Date.now();
-  type Line = { cells: string[]; short?: string[]; key: string | null; child?: string };
+  type Line = { cells: string[]; short?: string[]; key: string | null; child?: string; entry: Row; agent: ChildAgent | null };
   const lines: Line[] = [];
+  const get = (c: Column, a: Row) => (c.head === 'NAME' && o.label ? o.label(a) : c.head === 'CLI' && o.cli ? o.cli(a) : c.get(a, now));
   for (const a of agents) {
-    const cells = COLUMNS.map((c) => printable(c.get(a, now)));
-    lines.push({ cells, short: COLUMNS.map((c, i) => (c.short ? printable(c.short(a, now)) : cells[i]!)), key: colorKey(a) });
+    const cells = COLUMNS.map((c) => printable(get(c, a)));
+    lines.push({ cells, short: COLUMNS.map((c, i) => (c.short ? printable(c.short(a, now)) : cells[i]!)), key: colorKey(a), entry: a, agent: null });
     for (const c of a.children ?? []) {
-      const desc = c.description ? ` ${c.description}` : '';
       lines.push({
         cells: [],
         key: c.status === 'failed' ? 'failed' : c.status === 'done' ? 'succeeded' : c.status,
-        child: printable(`  └ ${c.id}${desc} (${c.status}, ${c.cli})`),
+        child: printable(o.childLabel ? o.childLabel(a, c) : childText(c, o.ascii)),
+        entry: a,
+        agent: c,
       });
     }
   }
@@ -168,7 +198,6 @@ export function renderTable(agents: Row[], o: TableOptions): string {
     name.w = Math.max(4, name.w - (total() - o.width));
   }
   const paint = (text: string, key: string | null) => (o.color && key && COLORS[key] ? `\x1b[${COLORS[key]}m${text}\x1b[0m` : text);
-  const out: string[] = [];
   const row = (cells: string[], key: string | null, head: boolean) =>
     cols
       .map((c, k) => {
@@ -178,15 +207,18 @@ export function renderTable(agents: Row[], o: TableOptions): string {
       })
       .join('  ')
       .trimEnd();
-  out.push(
-    row(
+  return {
+    head: row(
       COLUMNS.map((c) => c.head),
       null,
       true,
     ),
-  );
-  for (const l of lines) out.push(l.child !== undefined ? paint(fit(l.child, o.width), l.key) : row(l.cells, l.key, false));
-  return out.join('\n') + '\n';
+    lines: lines.map((l) => ({
+      entry: l.entry,
+      child: l.agent,
+      text: l.child !== undefined ? paint(fit(l.child, o.width), l.key) : row(l.cells, l.key, false),
+    })),
+  };
 }
 
 /** The one-line summary under a watched table. */

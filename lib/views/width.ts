@@ -8,6 +8,7 @@ const WIDE =
   /[\u1100-\u115F\u2E80-\u303E\u3041-\u33FF\u3400-\u4DBF\u4E00-\u9FFF\uA000-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6\u{1F300}-\u{1F64F}\u{1F900}-\u{1F9FF}\u{20000}-\u{3FFFD}]/u;
 
 const EMOJI = /\p{Emoji_Presentation}/u;
+const ASCII = /^[\x20-\x7e]*$/;
 
 export function charWidth(ch: string): number {
   if (ZERO.test(ch)) return 0;
@@ -20,6 +21,8 @@ export function printable(text: string): string {
 }
 
 export function displayWidth(text: string): number {
+  // Printable ASCII, most of what a table holds: a column each.
+  if (ASCII.test(text)) return text.length;
   let w = 0;
   for (const ch of text) w += charWidth(ch);
   return w;
@@ -42,4 +45,33 @@ export function fit(text: string, width: number): string {
 
 export function pad(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - displayWidth(text)));
+}
+
+/** A line of text broken into rows of at most `width` columns (at spaces where it can); never empty. */
+export function wrap(text: string, width: number): string[] {
+  const rows: string[] = [];
+  let row = '';
+  let w = 0;
+  let lastSpace = -1;
+  for (const ch of text) {
+    const cw = charWidth(ch);
+    if (w + cw > width && row !== '') {
+      // Break at the row's last space when there is one, carrying the word over.
+      if (lastSpace > 0) {
+        rows.push(row.slice(0, lastSpace));
+        row = row.slice(lastSpace + 1);
+        w = displayWidth(row);
+      } else {
+        rows.push(row);
+        row = '';
+        w = 0;
+      }
+      lastSpace = -1;
+    }
+    if (ch === ' ') lastSpace = row.length;
+    row += ch;
+    w += cw;
+  }
+  rows.push(row);
+  return rows;
 }

@@ -1,5 +1,5 @@
 /**
- * Row 11 of `make bench`: `--after`, a dependency's end → its dependent's start. One pair at a time: a shell
+ * Row 12 of `make bench`: `--after`, a dependency's end → its dependent's start. One pair at a time: a shell
  * run blocked on a FIFO, and a run started `--after` it; the figure is from the dependency's last command to
  * the dependent's first (both stamp the wall clock in ns). Target: a median within 50 ms.
  */
@@ -46,9 +46,9 @@ export async function afterRow(): Promise<void> {
       const ms = Number(ns(next) - ns(dep)) / 1e6;
       if (done.agents.every((a: any) => a.outcome === 'succeeded')) {
         if (i >= W) lat.push(ms);
-      } else problems.push(`row 11: ${dep}/${next}: ${JSON.stringify(done.agents.map((a: any) => [a.name, a.outcome, a.reason]))}`);
+      } else problems.push(`row 12: ${dep}/${next}: ${JSON.stringify(done.agents.map((a: any) => [a.name, a.outcome, a.reason]))}`);
     } catch (err) {
-      problems.push(`row 11: ${dep}/${next}: no stamp (${(err as Error).message})`);
+      problems.push(`row 12: ${dep}/${next}: no stamp (${(err as Error).message})`);
     }
     await waitQuiet(R, 10_000);
   }
@@ -60,7 +60,7 @@ export async function afterRow(): Promise<void> {
 function report(lat: number[]): void {
   const med = median(lat);
   const verdict = !lat.length ? 'n/a' : med <= TARGET_MS ? 'meets' : `**misses**: median ${fmtMs(med - TARGET_MS)} over 50 ms`;
-  if (verdict.startsWith('**')) misses.push(`row 11 (--after: a dependency's end → its dependent's start): ${verdict}`);
+  if (verdict.startsWith('**')) misses.push(`row 12 (--after: a dependency's end → its dependent's start): ${verdict}`);
   rows.push({
     what: "`--after`: a dependency's end → its dependent's start",
     target: 'median ≤ 50 ms',
@@ -70,7 +70,7 @@ function report(lat: number[]): void {
     verdict,
   });
   methods.push({
-    title: "Row 11: --after, a dependency's end → its dependent's start",
+    title: "Row 12: --after, a dependency's end → its dependent's start",
     text:
       'One pair at a time: a shell run whose script is `read _ < FIFO; date +%s%N > STAMP` and a shell run started `--after` it whose script is `date +%s%N > STAMP2`. ' +
       "Once the first is `running` and the second's record says it waits for it (its supervisor watching), and 100 ms later, the bench opens the FIFO; the figure is STAMP2 − STAMP: " +

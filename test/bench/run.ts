@@ -8,7 +8,7 @@
  * Environment:
  *   BENCH_QUICK=1              fewer repetitions, to try the bench itself out (the figures are rough)
  *   BENCH_ONLY="floor,row 2"   run only the sections whose titles start with one of these; the page is not
- *                              written (titles: floor, row 1 … row 11, fast paths, node <version>, profile)
+ *                              written (titles: floor, row 1 … row 12, fast paths, node <version>, profile)
  *   SUBAGENT_BENCH_NODES       other Nodes to measure beside the main one, colon-separated, each a `node`
  *                              binary or the directory that holds it, e.g.
  *                              SUBAGENT_BENCH_NODES=/opt/node22/bin/node:/opt/node26/bin/node
@@ -37,7 +37,8 @@
  *   big-log.ts      row 6, result / search, 50 MB    slurm.ts      row 7, runs on Slurm
  *   sampling.ts     row 8, memory sampling's CPU     fast-paths.ts   the fast paths' A/B
  *   mcp.ts          row 9, status through subagent-mcp   where-time-goes.ts  the CPU profiles
- *   on-limit.ts     row 10, resumed after a limit     after.ts      row 11, --after: dependency end → start
+ *   on-limit.ts     row 10, resumed after a limit     dash.ts     row 11, subagent-dash's CPU
+ *                                                     after.ts      row 12, --after: dependency end → start
  *
  * What they share: setup.ts (options, temp area, clean-up, tools), nodes.ts (the Nodes, the fast paths'
  * environments), results.ts (what the rows report), timing.ts (hyperfine), runs.ts (runs, gates,
@@ -60,6 +61,7 @@ import { startRow } from './start.js';
 import { statusRow } from './status.js';
 import { useNode } from './util.js';
 import { waitRow } from './wait.js';
+import { dashRow } from './dash.js';
 import { profileRow } from './where-time-goes.js';
 import { writeReport } from './report.js';
 
@@ -83,7 +85,8 @@ await section('row 7: runs on Slurm', async () => {
 await section('row 8: memory sampling', samplingRow);
 await section('row 9: status through subagent-mcp', mcpRow);
 await section('row 10: resumed after a limit', onLimitRow);
-await section("row 11: --after, a dependency's end → its dependent's start", afterRow);
+await section('row 11: subagent-dash', dashRow);
+await section("row 12: --after, a dependency's end → its dependent's start", afterRow);
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the

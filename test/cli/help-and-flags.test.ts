@@ -6,7 +6,7 @@ import { settledTree } from '../support/registry.js';
 import { makeBox } from '../support/box.js';
 import { expectError } from '../support/shell.js';
 
-const VERBS: Verb[] = ['start-subagent', 'resume-subagent', 'status', 'result', 'search', 'cancel'];
+const VERBS: Verb[] = ['start-subagent', 'resume-subagent', 'status', 'result', 'search', 'cancel', 'dash'];
 
 describe('--help on every verb', () => {
   const b = makeBox('help');
@@ -34,6 +34,7 @@ describe('flags every verb rejects', () => {
     result: ['--name', 'x'],
     search: ['--name', 'x', '--pattern', 'a'],
     cancel: ['--name', 'x'],
+    dash: [],
   };
   for (const verb of VERBS) {
     test(`${verb}: E_ARG_UNKNOWN for an unknown flag and for a stray positional`, () => {

@@ -70,6 +70,12 @@ function envOf(dir: string): NodeJS.ProcessEnv {
   return { PATH: `${join(dir, 'bin')}:${box.env.PATH}` };
 }
 
+/** A run's supervisor.log, for the message of an assertion about how it ended. */
+function supervisorLog(name: string, run: number): string {
+  const log = join(runDirOf(box.registry, name, run), 'supervisor.log');
+  return existsSync(log) ? readFileSync(log, 'utf8') : '(none)';
+}
+
 function callsOf(dir: string): number {
   return existsSync(join(dir, 'count')) ? Number(readFileSync(join(dir, 'count'), 'utf8')) : 0;
 }
@@ -280,6 +286,30 @@ describe('--on-limit wait', () => {
     assert.equal(callsOf(dir), 1, 'never resumed');
   });
 
+  test('a listing that chose run N as the latest just before its next attempt appeared shows that attempt, never run N ended', async () => {
+    const dir = fakeClaude('chosen', 1, 120);
+    const gate = join(dir, 'go');
+    const program = join(fakeBin, 'claude-chosen');
+    writeFileSync(program, readFileSync(program, 'utf8').replace('#!/bin/sh\n', `#!/bin/sh\nwhile [ ! -e '${gate}' ]; do sleep 0.05; done\n`));
+    assertOk(box.run('start-subagent', ['--name', 'r/chosen', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait'], { env: envOf(dir) }));
+    await untilStatus(box, 'r/chosen', (a) => a.status === 'running' && a.agentPid !== null, 'running');
+    // Both the listing and the one-name look (resume, cancel and result take the latest run so) hold
+    // still once they have chosen run 1; then run 1 ends on its limit, run 2 is published, run 1 is done.
+    const env = { SUBAGENT_TEST_PAUSE_AT: 'observe-latest-chosen' };
+    const listing = box.spawn('status', ['--prefix', 'r'], { env });
+    const one = box.spawn('status', ['--name', 'r/chosen'], { env });
+    for (const v of [listing, one]) await until('the look holds still after its choice', () => isStopped(v.pid) || v.settled(), 60_000);
+    writeFileSync(gate, '');
+    await until('run 1 recorded done', () => recordOf(box.registry, 'r/chosen', 1).status === 'done', 60_000);
+    for (const v of [listing, one]) {
+      process.kill(v.pid, 'SIGCONT');
+      const a = assertOk(await v.done).agents.find((x: any) => x.name === 'r/chosen');
+      assert.equal(a.run, 2, JSON.stringify(a));
+      assert.notEqual(a.status, 'done');
+    }
+    assertOk(box.run('cancel', ['--name', 'r/chosen']));
+  });
+
   test('a limit without a reset time ends the run as fail does; so does the limit after the last retry', async () => {
     const none = fakeClaude('none', 1, null);
     assertOk(box.run('start-subagent', ['--name', 'p/none', '--cli', 'claude', '--prompt', 'x', '--on-limit', 'wait'], { env: envOf(none) }));
@@ -292,7 +322,11 @@ describe('--on-limit wait', () => {
       }),
     );
     const b = (await waitTerminalAsync(box, ['p/always']))['p/always'];
-    assert.deepEqual([b.run, b.outcome, b.reason], [3, 'failed', 'rate-limit'], 'two retries, then the limit ends it');
+    assert.deepEqual(
+      [b.run, b.outcome, b.reason],
+      [3, 'failed', 'rate-limit'],
+      `two retries, then the limit ends it; run ${b.run}'s supervisor.log: ${supervisorLog('p/always', b.run)}`,
+    );
     assert.deepEqual(recordOf(box.registry, 'p/always', 3).onLimit, { action: 'wait', prompt: null, retries: 2, retry: 2 });
     assert.equal(callsOf(always), 3);
   });

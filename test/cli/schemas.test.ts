@@ -31,6 +31,7 @@ const PAGES: Record<Verb, string> = {
   result: 'subagent-result',
   search: 'subagent-search',
   cancel: 'subagent-cancel',
+  dash: 'subagent-dash',
 };
 
 // ------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 
-export type Verb = 'start-subagent' | 'resume-subagent' | 'status' | 'result' | 'search' | 'cancel';
+export type Verb = 'start-subagent' | 'resume-subagent' | 'status' | 'result' | 'search' | 'cancel' | 'dash';
 
 export interface RunOut {
   code: number | null;

@@ -96,6 +96,21 @@ export class Tmux {
     return kept;
   }
 
+  /**
+   * Types into the pane: `keys` as tmux names them (`Enter`, `Escape`, `Up`, `j`…), or with `literal`
+   * the text itself, character by character.
+   */
+  send(p: PaneRun, keys: string[], o: { literal?: boolean } = {}): void {
+    const r = this.tmux(['send-keys', '-t', p.session, ...(o.literal ? ['-l'] : []), ...keys]);
+    if (r.status !== 0) throw new Error(`tmux send-keys failed: ${r.stderr}`);
+  }
+
+  /** Resizes the pane's window to cols×rows, as a person resizing the terminal. */
+  resize(p: PaneRun, cols: number, rows: number): void {
+    const r = this.tmux(['resize-window', '-t', p.session, '-x', String(cols), '-y', String(rows)]);
+    if (r.status !== 0) throw new Error(`tmux resize-window failed: ${r.stderr}`);
+  }
+
   /** `#{cursor_y}` and friends of the pane. */
   display(p: PaneRun, format: string): string {
     const r = this.tmux(['display-message', '-p', '-t', p.session, format]);

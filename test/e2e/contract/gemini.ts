@@ -115,11 +115,14 @@ export const geminiRow: Row = {
       const e500 = requestsWith(c.srv, 'ERROR:500:fake upstream failure for the e2e test');
       assert.equal(e500.length, 1, 'maxAttempts 1 in the test settings: no retry');
       // The session is gone from the CLI's store: the resume fails with the CLI's reason (exit 42, stderr).
-      const chats = join(c.b.dir, '.gemini', 'tmp', 'project', 'chats');
+      // Gemini keeps a project's chats under a slug it claims per project (`project`, or another when
+      // concurrent first runs raced for it): the session's file is looked for under every slug.
+      const tmp = join(c.b.dir, '.gemini', 'tmp');
       const forget = (g: any) => {
-        const file = readdirSync(chats).find((n) => n.endsWith(`-${g.sessionId.slice(0, 8)}.jsonl`));
-        assert.ok(file, `the session's chat file in ${chats}`);
-        rmSync(join(chats, file));
+        const files = readdirSync(tmp, { recursive: true, encoding: 'utf8' }).filter((n) => /(^|\/)chats\/session-[^/]*\.jsonl?$/.test(n));
+        const file = files.find((n) => n.endsWith(`-${g.sessionId.slice(0, 8)}.jsonl`) || n.endsWith(`-${g.sessionId.slice(0, 8)}.json`));
+        assert.ok(file, `the session's chat file (${g.sessionId}) under ${tmp}: ${files.join(', ')}`);
+        rmSync(join(tmp, file));
       };
       const error = /^gemini exited with status 42 \(bad input: .*\) before it started the session; stderr: Error resuming session: /;
       const { g, g2 } = await resumeLost(c, forget, 'REPLY:again', 42, () => error);
