@@ -273,6 +273,11 @@ interface RecordCore {
   /** --after-any: this run follows its `after` names whatever their outcome. Written only when true. */
   afterAny: boolean;
   /**
+   * Its supervisor published the name's next run (a queued follow-up) before recording this run's end, as
+   * for a parked attempt: a reader that chose this run as the latest looks for the next. Written only when true.
+   */
+  followedUp: boolean;
+  /**
    * Of `after`, the names this run still waits for, as its supervisor last saw them (emptied when it
    * starts or ends). Written only when set.
    */
@@ -380,6 +385,7 @@ type StoredRecord = Omit<
   | 'after'
   | 'afterAny'
   | 'waitingFor'
+  | 'followedUp'
 > &
   Partial<
     Pick<
@@ -388,7 +394,7 @@ type StoredRecord = Omit<
     >
   > &
   Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil'>> &
-  Partial<Pick<RecordCore, 'after' | 'afterAny' | 'waitingFor'>> &
+  Partial<Pick<RecordCore, 'after' | 'afterAny' | 'waitingFor' | 'followedUp'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
   Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
   Partial<Pick<RunEnd, 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
@@ -433,6 +439,7 @@ export function unstartedFields(now: string, starter: ProcessIdentity) {
     memory: null,
     parkedUntil: null,
     waitingFor: [] as string[],
+    followedUp: false,
   };
 }
 
@@ -468,6 +475,7 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     after: s.after ?? [],
     afterAny: s.afterAny ?? false,
     waitingFor: s.waitingFor ?? [],
+    followedUp: s.followedUp ?? false,
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
@@ -606,6 +614,7 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('after', isStrings);
   optional('afterAny', (v) => typeof v === 'boolean');
   optional('waitingFor', isStrings);
+  optional('followedUp', (v) => typeof v === 'boolean');
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   return problems.length === 0;
@@ -676,7 +685,7 @@ function isMemoryUse(v: unknown): boolean {
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren, newSession and afterAny false, no limitWarning, onLimit,
+ * that today's writers leave out in that case (keepChildren, newSession, afterAny and followedUp false, no limitWarning, onLimit,
  * parkedUntil, after or waitingFor; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
  * leftovers), is left out, so a record read and written back keeps its bytes.
  */
@@ -697,7 +706,7 @@ function storedCaps(caps: Required<Caps>): Caps {
 }
 
 function leftOut(key: string, value: unknown): boolean {
-  if (key === 'keepChildren' || key === 'newSession' || key === 'afterAny') return value === false;
+  if (key === 'keepChildren' || key === 'newSession' || key === 'afterAny' || key === 'followedUp') return value === false;
   if (key === 'after' || key === 'waitingFor') return Array.isArray(value) && value.length === 0;
   if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning' || key === 'memory') return value === null;
   if (key === 'onLimit' || key === 'parkedUntil') return value === null;

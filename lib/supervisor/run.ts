@@ -423,10 +423,12 @@ export class Supervision {
     const mutate = this.endOf(end);
     const next = end.kind === 'exited' ? await this.parkNext(mutate, end.run) : null;
     if (next) checkpoint('limit-next-published');
-    if (!next) await this.followUpNext(mutate);
+    const followed = !next && (await this.followUpNext(mutate));
+    // Readers that chose this run as the latest look for the next one (lib/runs/observe.ts).
+    const write = followed ? (r: RunRecord) => withFollowedUp(mutate(r)) : mutate;
     let keepers: ChildProcess[] = [];
     try {
-      const ended = await this.landed('recording the end', () => updateRecord(this.dir, mutate, 'done'));
+      const ended = await this.landed('recording the end', () => updateRecord(this.dir, write, 'done'));
       if (next && ended.status === 'done' && ended.cancel) cancelNext(next, ended.cancel, this.log);
       // A run whose next attempt is parked has not ended its name: the end hooks are the last attempt's.
       else if (ended.status === 'done' && !next) keepers = announceEnd(doneObservation(this.dir, ended), 'inherited', this.log);
@@ -466,16 +468,19 @@ export class Supervision {
    * A queued follow-up (resume-subagent --queue): the name's next prompt published as its next run before
    * this one is recorded done (lib/supervisor/follow-up.ts), so the name is never terminal in between.
    */
-  private async followUpNext(mutate: (r: RunRecord) => RunRecord | null): Promise<void> {
+  private async followUpNext(mutate: (r: RunRecord) => RunRecord | null): Promise<boolean> {
     checkpoint('before-follow-up');
     const current = this.readQuietly();
     // After the end is recorded, the record as it is (mutate: none).
     const ended = current?.status === 'done' ? current : current ? mutate(current) : null;
-    if (ended?.status !== 'done') return;
+    if (ended?.status !== 'done') return false;
     try {
-      if (await publishFollowUp(this.registry, { record: ended, succeeded: ended.outcome === 'succeeded' }, this.log)) checkpoint('follow-up-published');
+      if (!(await publishFollowUp(this.registry, { record: ended, succeeded: ended.outcome === 'succeeded' }, this.log))) return false;
+      checkpoint('follow-up-published');
+      return true;
     } catch (err) {
       this.log(`the next follow-up could not be started; it stays queued: ${(err as Error).message}`);
+      return false;
     }
   }
 
@@ -618,6 +623,11 @@ function cancelledBeforeStart(r: RunRecord, cancel: CancelRequest | null): RunRe
     endReason: 'cancelled-before-start',
     cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
   };
+}
+
+/** An end whose follow-up was published before it was recorded (null: none to write). */
+function withFollowedUp(r: RunRecord | null): RunRecord | null {
+  return r && { ...r, followedUp: true };
 }
 
 /** The end of a run that follows others (--after) one of which did not succeed: it never starts. */

@@ -10,6 +10,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeBox } from '../support/box.js';
 import { recordOf } from '../support/registry.js';
+import { isStopped } from '../support/procs.js';
+import { until } from '../support/wait.js';
 import { assertError, assertOk } from '../support/run.js';
 import { gate, open, resultText, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
 
@@ -163,6 +165,30 @@ describe('resume-subagent --queue', () => {
     assert.equal(done['fu/batch'].run, 3);
     assert.deepEqual(answers('fu/batch', 3), ['one\n', 'two\n', 'three\n']);
     assert.equal(resultText(box, 'fu/batch-idle'), 'again\n');
+  });
+
+  test('a look that chose run N as the latest just before its follow-up appeared shows the follow-up, never run N ended', async () => {
+    const g = join(box.dir, 'gate-chosen');
+    startShell(box, 'fu/chosen', `${gate(g)}; echo one`);
+    await untilStatus(box, 'fu/chosen', (a) => a.status === 'running', 'running');
+    queue('fu/chosen', `${gate(join(box.dir, 'gate-chosen-2'))}; echo two`);
+    // The listing and the one-name look hold still once they have chosen run 1; then run 1 ends, its
+    // follow-up is published as run 2, and run 1 is recorded done.
+    const env = { SUBAGENT_TEST_PAUSE_AT: 'observe-latest-chosen' };
+    const listing = box.spawn('status', ['--prefix', 'fu'], { env });
+    const one = box.spawn('status', ['--name', 'fu/chosen'], { env });
+    for (const v of [listing, one]) await until('the look holds still after its choice', () => isStopped(v.pid) || v.settled(), 60_000);
+    open(g);
+    await until('run 1 recorded done', () => recordOf(box.registry, 'fu/chosen', 1).status === 'done', 60_000);
+    assert.equal(recordOf(box.registry, 'fu/chosen', 1).followedUp, true);
+    for (const v of [listing, one]) {
+      process.kill(v.pid, 'SIGCONT');
+      const a = assertOk(await v.done).agents.find((x: any) => x.name === 'fu/chosen');
+      assert.equal(a.run, 2, JSON.stringify(a));
+      assert.notEqual(a.status, 'done');
+    }
+    open(join(box.dir, 'gate-chosen-2'));
+    assert.equal(waitTerminal(box, ['fu/chosen'])['fu/chosen'].run, 2);
   });
 
   test('a supervisor SIGKILLed between two follow-ups: each prompt runs once, in order, nothing lost', async () => {

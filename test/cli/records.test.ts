@@ -119,6 +119,8 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
     lastWorkAt: null,
     waitingFor: [],
   },
+  // Its follow-up was published before its end (issue 27): the entry is a done run's; no run 2 here.
+  '15-followed-up': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0 },
   // A run waiting for others, whose supervisor is in another boot: unknown, so waiting for nothing any more.
   '15-waiting': { ...TODAY, status: 'unknown', outcome: null, reason: null, exitCode: null, durationMs: null, lastWorkAt: null, waitingFor: [] },
 };
