@@ -13,6 +13,7 @@
 export type { Context } from './commands/context.js';
 export type { WatchOptions } from './commands/run-watch.js';
 export type { LimitOptions } from './commands/on-limit.js';
+export type { AfterOptions } from './commands/after.js';
 export { start, type StartOptions, type StartResult } from './commands/start.js';
 export { batch, type BatchOptions, type BatchDefaults, type BatchResult, type BatchStarted, type BatchFailed } from './commands/batch.js';
 export { resume, type ResumeOptions, type ResumeResult } from './commands/resume.js';
@@ -23,6 +24,15 @@ export { search, type SearchOptions, type SearchResult, type SearchMatch } from 
 export { follow, type FollowOptions, type FollowLine } from './commands/follow.js';
 export { cancel, type CancelOptions, type CancelResult, type DescendantCancel } from './commands/cancel.js';
 export { prune, type PruneOptions, type PruneResult, type PrunedRun, type PrunedWorktree } from './commands/prune.js';
+export {
+  queueResume,
+  cancelQueued,
+  type QueueOptions,
+  type QueuedResult,
+  type CancelQueuedOptions,
+  type CancelQueuedResult,
+} from './commands/follow-ups.js';
+export type { FollowUp } from './registry/follow-ups.js';
 export { SubagentError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './base/errors.js';
 export type {
   Status,

@@ -8,7 +8,7 @@ export function startFlagSpec(verb: Verb, own: readonly string[]): FlagSpec {
   return {
     string: [...flags((k) => k !== 'switch'), ...own],
     boolean: flags((k) => k === 'switch'),
-    repeatable: flags((k) => k === 'list' || k === 'files'),
+    repeatable: flags((k) => k === 'list' || k === 'names' || k === 'files'),
     passthrough: true,
   };
 }

@@ -5,8 +5,11 @@ import { readPrompt } from './prompt.js';
 import { parseRetries } from './on-limit.js';
 import { badStallSec, parseStallSec } from './settings.js';
 
-/** One line of `start-subagent --batch` as a JSON object, its fields checked against the options' (lib/commands/options.ts). */
-export function parseLine(raw: string): Record<string, unknown> {
+/**
+ * One line of `start-subagent --batch` as a JSON object, its fields checked against the options'
+ * (lib/commands/options.ts), or against `fields` (a follow-up's line: resume-subagent --queue --batch).
+ */
+export function parseLine(raw: string, fields: readonly string[] = BATCH_FIELDS): Record<string, unknown> {
   let line: Record<string, unknown>;
   try {
     line = JSON.parse(raw) as Record<string, unknown>;
@@ -15,7 +18,7 @@ export function parseLine(raw: string): Record<string, unknown> {
   }
   if (typeof line !== 'object' || line === null || Array.isArray(line))
     throw new SubagentError('E_ARG_INVALID', 'not a JSON object', { hint: 'one JSON object per line' });
-  return knownFields(line, BATCH_FIELDS);
+  return knownFields(line, fields);
 }
 
 /** An object of fields (a batch line, an MCP tool's arguments) whose every field is one of `fields`; else E_ARG_UNKNOWN. */
@@ -38,7 +41,7 @@ export function textField(line: Record<string, unknown>, field: string): string 
 }
 
 /** The order a line's fields are read in (stable within a kind: the order of START_OPTIONS). */
-const ORDER: Record<StartOption['kind'], number> = { list: 0, files: 1, text: 2, switch: 3, stall: 4, cap: 5, limit: 5, floor: 5, count: 5 };
+const ORDER: Record<StartOption['kind'], number> = { list: 0, names: 0, files: 1, text: 2, switch: 3, stall: 4, cap: 5, limit: 5, floor: 5, count: 5 };
 
 /**
  * What a line asks for, as start takes it: each field read as its option's kind says, the prompt read
@@ -81,6 +84,12 @@ function fieldValue(o: StartOption, line: Record<string, unknown>): OptionValues
       if (v !== undefined && (!Array.isArray(v) || v.some((a) => typeof a !== 'string')))
         throw new SubagentError('E_ARG_INVALID', `"${field}" must be an array of strings`, { field, hint: `"${field}": ${o.example}` });
       return v as string[] | undefined;
+    case 'names':
+      if (v === undefined || v === null) return undefined;
+      if (typeof v === 'string') return [v];
+      if (!Array.isArray(v) || v.some((a) => typeof a !== 'string'))
+        throw new SubagentError('E_ARG_INVALID', `"${field}" must be a string or an array of strings`, { field, hint: `"${field}": ${o.example}` });
+      return v as string[];
     case 'files':
       return filesOf(o, line);
     case 'stall':

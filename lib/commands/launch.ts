@@ -33,6 +33,7 @@ export type RunSettings = Pick<
 > &
   Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps' | 'newSession' | 'attached'>> &
   Partial<Pick<RunRecord, 'onLimit'>> &
+  Partial<Pick<RunRecord, 'after' | 'afterAny'>> &
   WatchFields;
 
 /** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
@@ -91,6 +92,10 @@ export function newRecord(s: RunSettings): RunRecord {
     newSession: s.newSession ?? false,
     attached: s.attached ?? false,
     onLimit: s.onLimit ?? null,
+    after: s.after ?? [],
+    afterAny: s.afterAny ?? false,
+    // Every name is waited for until its supervisor has looked (lib/supervisor/after.ts).
+    waitingFor: s.after ?? [],
   };
 }
 
@@ -101,12 +106,20 @@ export function newRecord(s: RunSettings): RunRecord {
  * directory entry durable failed (the run is published either way): that failure is reported after,
  * instead of success. A submission the engine refuses leaves the run recorded as failed.
  */
-export async function launchSupervisor(registry: string, run: Published, env: NodeJS.ProcessEnv, ticket: string | null, record: RunRecord): Promise<Placed> {
+export async function launchSupervisor(
+  registry: string,
+  run: Published,
+  env: NodeJS.ProcessEnv,
+  ticket: string | null,
+  record: RunRecord,
+  afterJobs: string[] = [],
+): Promise<Placed> {
   if (ticket) enqueue(registry, ticket, run.dir);
   const placement = record.executor;
   let placed: Placed;
   try {
-    placed = await executorNamed(placement.name).place({ registry, dir: run.dir, env, label: `subagent:${record.name}:${record.run}`, args: placement.args });
+    const label = `subagent:${record.name}:${record.run}`;
+    placed = await executorNamed(placement.name).place({ registry, dir: run.dir, env, label, args: placement.args, after: afterJobs });
   } catch (err) {
     if (placement.name !== 'local') recordNotPlaced(run.dir, (err as Error).message);
     throw err;

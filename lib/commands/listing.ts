@@ -1,3 +1,5 @@
+import { listFollowUps, namesWithFollowUps } from '../registry/follow-ups.js';
+import { encodeName } from '../registry/names.js';
 import { SubagentError, registryFault } from '../base/errors.js';
 import { fastPath } from '../base/fast-paths.js';
 import { observeLatest, observeListed, runProbe, type Observation } from '../runs/observe.js';
@@ -84,6 +86,8 @@ export function snapshot(registry: string, names: string[], strict: boolean, cac
   const s: Snapshot = { observations: new Map(), rows: [], cache, problems: [] };
   // Runs placed on a job engine: one question to the engine for the whole listing.
   const jobs = new JobViews(names.length > 1);
+  // A name with follow-ups queued is read fresh: its queue changes without its runs changing.
+  const held = namesWithFollowUps(registry);
   for (const name of names) {
     try {
       if (strict) {
@@ -98,12 +102,13 @@ export function snapshot(registry: string, names: string[], strict: boolean, cac
       // the cache's too and its view lies just before: a listing of current runs is one row.
       const last = s.rows[s.rows.length - 1];
       const after = last?.kind === 'cached' ? last.stretch : undefined;
-      const hit = cache?.lookup(name, after);
+      const fresh = held.size > 0 && held.has(encodeName(name));
+      const hit = fresh ? undefined : cache?.lookup(name, after);
       if (hit) {
         if (hit !== after) s.rows.push({ kind: 'cached', stretch: hit });
         continue;
       }
-      const l = observeListed(registry, name, cache ?? undefined, jobs);
+      const l = observeListed(registry, name, fresh ? undefined : (cache ?? undefined), jobs);
       if (l === null) continue;
       const { observation } = l;
       s.observations.set(name, observation);
@@ -142,6 +147,7 @@ export function rowsOf(registry: string, s: Snapshot): Rows {
   const positions = new Map(queue?.queued.map((q) => [q.dir, q.position]) ?? []);
   const available = queue && queue.floor > 0 ? availableMemory() : null;
   const heldBack = queue ? memoryHold(queue, available) : null;
+  const held = namesWithFollowUps(registry);
   const rows = sorted.map((r): ListingRow => {
     if (r.kind === 'cached') return r;
     const { observation: o, stamp } = r;
@@ -150,6 +156,7 @@ export function rowsOf(registry: string, s: Snapshot): Rows {
       usageTotal: r.usageTotal !== undefined ? r.usageTotal : usageOfName(registry, o.record),
       queued: o.status === 'scheduled' && position !== undefined,
       queuePosition: position ?? null,
+      queuedPrompts: held.size > 0 && held.has(encodeName(o.record.name)) ? listFollowUps(registry, o.record.name) : [],
     });
     if (position === 1 && heldBack && entry.status === 'scheduled') entry.statusReason ??= heldBack;
     if (stamp) {

@@ -40,11 +40,12 @@ export interface StartOption {
 
 /**
  * How a value is read: `text` verbatim; `switch` a flag without value, a boolean on a line; `list` a
- * repeatable flag, an array of strings on a line (`files`: also one string, and the `file` field);
+ * repeatable flag, an array of strings on a line (`files`: also one string, and the `file` field); `names`
+ * a repeatable flag of comma lists, a string or an array of strings on a line;
  * `limit` a concurrency limit; `floor` a free-memory floor (a size); `stall` seconds or `off`; `cap` a cap or `none`;
  * `count` a whole number (--limit-retries).
  */
-export type OptionKind = 'text' | 'switch' | 'list' | 'files' | 'limit' | 'floor' | 'stall' | 'cap' | 'count';
+export type OptionKind = 'text' | 'switch' | 'list' | 'names' | 'files' | 'limit' | 'floor' | 'stall' | 'cap' | 'count';
 
 /** The options as the library's `start` takes them, the prompt still text (`prompt`, or `promptFile` to read). */
 export type OptionValues = Partial<Omit<StartOptions, 'prompt' | keyof Context>> & { prompt?: string | undefined; promptFile?: string | undefined };
@@ -220,6 +221,38 @@ export const START_OPTIONS: readonly StartOption[] = [
     startHelp: ["the worktree's starting point (default HEAD)"],
     resumeHelp: null,
     doc: "the worktree's starting point; needs `--worktree`",
+  },
+  {
+    key: 'after',
+    flag: 'after',
+    meta: 'NAMES',
+    kind: 'names',
+    fields: ['after'],
+    batchDefault: false,
+    env: null,
+    fallback: null,
+    resume: 'anew',
+    startHelp: [
+      'start only once the latest run of each NAME (comma-separated; repeatable)',
+      'is done and succeeded; it waits scheduled (waitingFor), and ends failed,',
+      'reason dependency-failed, when one did not succeed',
+    ],
+    resumeHelp: ['resume only once the latest run of each NAME is done (see start-subagent --help)'],
+    doc: 'the run waits, `scheduled` with `waitingFor`, until the latest run of each name (comma-separated, repeatable; on a line a string or an array; names of this registry, lines of the same batch too) is `done`; then it starts, as queued runs do. When one did not succeed it never starts: `done`, `failed`, `reason` `dependency-failed`, its `error` naming which. An unknown name (`E_NAME_NOT_FOUND`) and a cycle (`E_ARG_INVALID`, `details.cycle`) are refused. See Runs that follow runs',
+    example: '"plan" or ["plan", "review"]',
+  },
+  {
+    key: 'afterAny',
+    flag: 'after-any',
+    kind: 'switch',
+    fields: ['afterAny'],
+    batchDefault: true,
+    env: null,
+    fallback: null,
+    resume: 'anew',
+    startHelp: ['with --after: start once they are done, whatever their outcome'],
+    resumeHelp: ['with --after: resume once they are done, whatever their outcome'],
+    doc: 'with `--after`: the run starts once every name is `done`, whatever its outcome (never `dependency-failed`)',
   },
   {
     key: 'maxConcurrent',
@@ -507,6 +540,7 @@ export function flagValue(o: StartOption, value: string | string[] | true): Opti
     case 'switch':
       return o.sets ?? true;
     case 'list':
+    case 'names':
     case 'files':
       return Array.isArray(value) ? value : [text];
     case 'limit':

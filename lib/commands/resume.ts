@@ -14,9 +14,10 @@ import { watchFields, type WatchOptions } from './run-watch.js';
 import { limitPolicy, type LimitOptions } from './on-limit.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
 import type { RunRecord } from '../registry/record.js';
+import { afterNames, checkDependencies, engineDependencies, type AfterOptions } from './after.js';
 
 /** With the spend caps (`CapOptions`): each not given is the earlier run's; null drops it. */
-export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions {
+export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions, AfterOptions {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -44,11 +45,12 @@ export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   const admission = { limit: requestedLimit(o.maxConcurrent, env), floor: requestedMemoryFloor(o.minFreeMemory, env) };
   checkCaps(o);
   const name = validateName(o.name);
+  const after = afterNames(o.after);
   const prompt = promptBytes(o.prompt);
   const place = placeOf(o, 'write');
   refuseUntrustedHook(place, o.onEnd);
   const { registry } = place;
-  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, admission, env, callerCwd, adopt: place.adopt }));
+  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, admission, env, callerCwd, adopt: place.adopt, after }));
 }
 
 /**
@@ -71,6 +73,8 @@ export interface ResumeSettings {
   /** Adopts a registry named explicitly, once the run is published (lib/registry/trust.ts). */
   adopt: () => void;
   revival?: Revival;
+  /** The names the new run follows (`--after`), checked by resumeIn. */
+  after?: string[];
 }
 
 /** The latest run of the name, checked resumable: it exists, has ended with its agent gone, and its directory is there (and is `--cwd`, when given). */
@@ -106,6 +110,10 @@ export function resumableRun(o: Pick<ResumeOptions, 'cwdDir'>, s: Pick<ResumeSet
 export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<ResumeResult> {
   const { registry, name, prompt, admission, env } = s;
   const last = resumableRun(o, s);
+  // A revived run that was still waiting for the runs it follows (its supervisor died meanwhile) waits again.
+  const waited = s.revival !== undefined && last.agentStartedAt === null ? last.waitingFor : [];
+  const after = s.after ?? waited;
+  checkDependencies(registry, name, after);
   const adapter = await loadAdapter(last.cli);
   const newSession = s.revival?.newSession === true && adapter.cli !== 'shell';
   if (adapter.cli !== 'shell' && !last.sessionId && !newSession) {
@@ -136,7 +144,9 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
   // A run parked for a limit whose supervisor died (a reboot) is revived parked until its reset, with no queue
   // ticket meanwhile: its supervisor takes one at the reset (lib/supervisor/park.ts).
   const parkedUntil = s.revival && last.parkedUntil !== null && Date.parse(last.parkedUntil) > Date.now() ? last.parkedUntil : null;
-  const queueTicket = placement.name === 'local' && parkedUntil === null ? queueTicketFor(registry, admission) : null;
+  const ticket = placement.name === 'local' && parkedUntil === null ? queueTicketFor(registry, admission) : null;
+  // A run that follows others asks for its ticket once they are done (lib/supervisor/after.ts).
+  const queueTicket = after.length ? null : ticket;
   const fresh = newRecord({
     name,
     run: last.run + 1,
@@ -160,12 +170,14 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
     executor: placement,
     ...watch,
     onLimit,
+    after,
+    afterAny: after.length > 0 && (waited.length > 0 ? last.afterAny : o.afterAny === true),
   });
   const record = parkedUntil === null ? fresh : { ...fresh, parkedUntil };
   const run = createRun(registry, name, record, prompt);
   if (run === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
   s.adopt();
-  const placed = await launchSupervisor(registry, run, env, queueTicket, record);
+  const placed = await launchSupervisor(registry, run, env, queueTicket, record, engineDependencies(registry, after, placement));
   return launchResult(registry, record, placed, 'resume');
 }
 

@@ -17,12 +17,13 @@ import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.j
 import { watchFields, type WatchFields, type WatchOptions } from './run-watch.js';
 import { limitPolicy, type LimitOptions } from './on-limit.js';
 import type { LimitPolicy } from '../registry/record.js';
+import { afterNames, checkDependencies, engineDependencies, type AfterOptions } from './after.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type Admission, type StartResult } from './launch.js';
 
 export type { StartResult } from './launch.js';
 
 /** With the spend caps (`CapOptions`: `maxCostUsd`, `maxTokens`, `maxTurns`). */
-export interface StartOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions {
+export interface StartOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions, AfterOptions {
   /** Required ([name rule](docs/contract.md#names)); undefined: E_NAME_REQUIRED. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -68,6 +69,7 @@ interface StartSettings {
   env: NodeJS.ProcessEnv;
   watch: WatchFields;
   onLimit: LimitPolicy | null;
+  after: string[];
 }
 
 /**
@@ -131,6 +133,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   const watch = watchFields(o, env);
   const onLimit = limitPolicy(o, env);
   const name = validateName(o.name);
+  const after = afterNames(o.after);
   const placement = placementFrom(o, env);
   checkLimitFor(placement, o.maxConcurrent, o.minFreeMemory);
   const prompt = promptBytes(o.prompt);
@@ -151,7 +154,7 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;
-  return { name, prompt, adapter, cwd, files, model, variant, admission, placement, parent, depth, caps, env, watch, onLimit };
+  return { name, prompt, adapter, cwd, files, model, variant, admission, placement, parent, depth, caps, env, watch, onLimit, after };
 }
 
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
@@ -161,10 +164,14 @@ export async function start(o: StartOptions): Promise<StartResult> {
   refuseUntrustedHook(place, s.watch.onEnd);
   const { registry } = place;
   return inRegistryOf(registry, async () => {
+    checkDependencies(registry, s.name, s.after);
     // Writes, in this order: the limit (and ticket), the worktree, the name. A failure after the
     // worktree is made removes it again, so a refused start leaves no branch that blocks the name.
     // The registry's limit counts this machine's runs only (lib/commands/executor.ts).
-    const queueTicket = s.placement.name === 'local' ? queueTicketFor(registry, s.admission) : null;
+    // A run that follows others asks for its ticket once they are done (lib/supervisor/after.ts): waiting,
+    // it must not hold up the queue.
+    const ticket = s.placement.name === 'local' ? queueTicketFor(registry, s.admission) : null;
+    const queueTicket = s.after.length ? null : ticket;
     let cwd = s.cwd;
     let worktree: Worktree | null = null;
     if (o.worktree) {
@@ -195,6 +202,8 @@ export async function start(o: StartOptions): Promise<StartResult> {
         executor: s.placement,
         ...s.watch,
         onLimit: s.onLimit,
+        after: s.after,
+        afterAny: s.after.length > 0 && o.afterAny === true,
       });
       run = createName(registry, s.name, record, s.prompt);
       place.adopt();
@@ -202,7 +211,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
       if (worktree) discardFreshWorktree(worktree);
       throw err;
     }
-    const placed = await launchSupervisor(registry, run, s.env, queueTicket, record);
+    const placed = await launchSupervisor(registry, run, s.env, queueTicket, record, engineDependencies(registry, s.after, s.placement));
     return launchResult(registry, record, placed, 'new');
   });
 }

@@ -7,6 +7,7 @@ import { history } from '../commands/history.js';
 import { START_OPTIONS, type StartOption } from '../commands/options.js';
 import { result } from '../commands/result.js';
 import { resume } from '../commands/resume.js';
+import { cancelQueued, queueResume } from '../commands/follow-ups.js';
 import { search } from '../commands/search.js';
 import { parseLimit, parseMemoryFloor } from '../commands/settings.js';
 import { start } from '../commands/start.js';
@@ -48,6 +49,8 @@ function fieldSchema(o: StartOption, field: string): JsonSchema {
       return { type: 'boolean', description };
     case 'list':
       return { type: 'array', items: { type: 'string' }, description };
+    case 'names':
+      return { type: ['string', 'array'], items: { type: 'string' }, description };
     case 'files':
       return field === 'file' ? { type: 'string', description } : { type: ['string', 'array'], items: { type: 'string' }, description };
     case 'stall':
@@ -177,9 +180,30 @@ export const TOOLS: Tool[] = [
     title: 'Resume a subagent',
     description:
       "Send a new prompt to a finished run's session: starts its next run in the background and returns at once. Options not given are the run's own (model, caps, stall and hook settings).",
-    inputSchema: object({ ...RESUME_FIELDS, ...ADMISSION }, ['name']),
+    inputSchema: object(
+      {
+        ...RESUME_FIELDS,
+        ...ADMISSION,
+        queue: {
+          type: 'boolean',
+          description:
+            "a follow-up: while the run is busy, queue the prompt for the name's next run (answered with its position) instead of refusing; takes only name, the prompt and afterAny",
+        },
+      },
+      ['name'],
+    ),
     call: async (args, ctx) => {
-      const { prompt, ...o } = runOptions(args, Object.keys(RESUME_FIELDS), ctx);
+      const { queue, ...rest } = args;
+      if (queue !== undefined && typeof queue !== 'boolean') throw badArg('queue', 'true or false');
+      if (queue === true) {
+        const { prompt, afterAny, name } = runOptions(
+          knownFields(rest, ['name', 'prompt', 'promptFile', 'afterAny']),
+          ['name', 'prompt', 'promptFile', 'afterAny'],
+          ctx,
+        );
+        return queueResume({ name, prompt: prompt ?? '', afterAny, ...ctx });
+      }
+      const { prompt, ...o } = runOptions(rest, Object.keys(RESUME_FIELDS), ctx);
       return resume({ ...o, name: o.name, prompt: prompt ?? '', ...ctx });
     },
   },
@@ -276,11 +300,17 @@ export const TOOLS: Tool[] = [
         name: NAME,
         signal: { type: 'string', description: "the first signal: TERM, INT or KILL (default the CLI's graceful one)" },
         recursive: { type: 'boolean', description: 'also cancel the runs this one started' },
+        queued: { type: 'boolean', description: "drop the name's queued follow-ups instead (all, or the one at position); no run is touched" },
+        position: { type: 'integer', minimum: 1, description: 'with queued: the queued prompt at this position (1: the next)' },
       },
       ['name'],
     ),
     call: async (args, ctx) => {
-      knownFields(args, ['name', 'signal', 'recursive']);
+      knownFields(args, ['name', 'signal', 'recursive', 'queued', 'position']);
+      if (flag(args, 'queued')) {
+        const position = wholeNumber(args, 'position', 1);
+        return cancelQueued({ name: text(args, 'name'), positions: position === undefined ? undefined : [position], ...ctx });
+      }
       return cancel({ name: text(args, 'name'), signal: text(args, 'signal'), recursive: flag(args, 'recursive'), ...ctx });
     },
   },

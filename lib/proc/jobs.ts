@@ -40,6 +40,8 @@ export interface JobSpec {
   output: string;
   /** The caller's own options for the engine, passed through (--slurm-arg). */
   args: string[];
+  /** Jobs of this engine that must end (whatever their outcome) before this one may start. */
+  after?: string[];
 }
 
 /** Where a job is in its life, the engine's words aside. */

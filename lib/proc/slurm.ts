@@ -35,6 +35,8 @@ export function sbatchArgs(job: JobSpec): string[] {
     '--export=ALL',
     `--output=${job.output}`,
     '--open-mode=append',
+    // afterany, not afterok: a supervisor exits 0 whatever its run's outcome; it tells that itself (--after).
+    ...(job.after?.length ? [`--dependency=afterany:${job.after.join(':')}`] : []),
   ];
 }
 

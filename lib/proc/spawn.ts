@@ -37,6 +37,14 @@ export async function spawnDetached(command: string, args: readonly string[], o:
   return pid;
 }
 
+/**
+ * Loads what a spawn needs ahead of it, for a process with time to spare before a spawn that must be
+ * quick (a supervisor waiting for the runs its run follows: its agent starts the moment they end).
+ */
+export function prepareSpawn(): void {
+  childProcess();
+}
+
 /** Starts a child in its own session (so its whole group can be signalled) and tells when it exits. */
 export async function spawnWaited(command: string, args: readonly string[], o: SpawnOptions): Promise<Waited> {
   const child = childProcess().spawn(command, args, { cwd: o.cwd, env: o.env, stdio: [...o.stdio], detached: true });

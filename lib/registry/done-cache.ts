@@ -46,7 +46,7 @@ import { bootId } from '../proc/identity.js';
 const FILE = 'status-cache';
 const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 13 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
+const VERSION = `subagents status cache 14 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
 const HEADER_BYTES = VERSION.length + 10 + 1;
 /**
  * Only what is older than this (before the cache was opened) is kept: a record (a safety margin for

@@ -29,6 +29,7 @@ export const REASONS = [
   'cancelled',
   'stalled',
   'spawn-failed',
+  'dependency-failed',
   'unknown',
 ] as const;
 export type Reason = (typeof REASONS)[number];
@@ -270,6 +271,23 @@ interface RecordCore {
    * its agent; null once it started, and for every other run. Written only when set.
    */
   parkedUntil: string | null;
+  /**
+   * --after: the names whose latest runs must be done before this run starts (docs/contract.md, "Runs that
+   * follow runs"); empty for a run that follows none. Written only when set.
+   */
+  after: string[];
+  /** --after-any: this run follows its `after` names whatever their outcome. Written only when true. */
+  afterAny: boolean;
+  /**
+   * Its supervisor published the name's next run (a queued follow-up) before recording this run's end, as
+   * for a parked attempt: a reader that chose this run as the latest looks for the next. Written only when true.
+   */
+  followedUp: boolean;
+  /**
+   * Of `after`, the names this run still waits for, as its supervisor last saw them (emptied when it
+   * starts or ends). Written only when set.
+   */
+  waitingFor: string[];
 }
 
 /** --on-limit wait, as a run keeps it (resumes keep it; each attempt after a limit counts one `retry`). */
@@ -371,6 +389,10 @@ type StoredRecord = Omit<
   | 'attached'
   | 'onLimit'
   | 'parkedUntil'
+  | 'after'
+  | 'afterAny'
+  | 'waitingFor'
+  | 'followedUp'
 > &
   Partial<
     Pick<
@@ -379,6 +401,7 @@ type StoredRecord = Omit<
     >
   > &
   Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil'>> &
+  Partial<Pick<RecordCore, 'after' | 'afterAny' | 'waitingFor' | 'followedUp'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
   Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
   Partial<Pick<RunEnd, 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
@@ -422,6 +445,8 @@ export function unstartedFields(now: string, starter: ProcessIdentity) {
     limitWarning: null,
     memory: null,
     parkedUntil: null,
+    waitingFor: [] as string[],
+    followedUp: false,
   };
 }
 
@@ -455,6 +480,10 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     attached: s.attached ?? false,
     onLimit: s.onLimit ?? null,
     parkedUntil: s.parkedUntil ?? null,
+    after: s.after ?? [],
+    afterAny: s.afterAny ?? false,
+    waitingFor: s.waitingFor ?? [],
+    followedUp: s.followedUp ?? false,
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
@@ -591,9 +620,17 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('memory', (v) => v === null || isMemoryUse(v));
   optional('onLimit', (v) => v === null || isLimitPolicy(v));
   optional('parkedUntil', (v) => v === null || isIsoTime(v));
+  optional('after', isStrings);
+  optional('afterAny', (v) => typeof v === 'boolean');
+  optional('waitingFor', isStrings);
+  optional('followedUp', (v) => typeof v === 'boolean');
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   return problems.length === 0;
+}
+
+function isStrings(v: unknown): boolean {
+  return Array.isArray(v) && v.every((e) => typeof e === 'string');
 }
 
 function isIsoTime(v: unknown): boolean {
@@ -657,8 +694,8 @@ function isMemoryUse(v: unknown): boolean {
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren, newSession and attached false, no limitWarning, onLimit or
- * parkedUntil; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
+ * that today's writers leave out in that case (keepChildren, newSession, attached, afterAny and followedUp false, no limitWarning, onLimit,
+ * parkedUntil, after or waitingFor; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
  * leftovers), is left out, so a record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
@@ -678,7 +715,8 @@ function storedCaps(caps: Required<Caps>): Caps {
 }
 
 function leftOut(key: string, value: unknown): boolean {
-  if (key === 'keepChildren' || key === 'newSession' || key === 'attached') return value === false;
+  if (key === 'keepChildren' || key === 'newSession' || key === 'attached' || key === 'afterAny' || key === 'followedUp') return value === false;
+  if (key === 'after' || key === 'waitingFor') return Array.isArray(value) && value.length === 0;
   if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning' || key === 'memory') return value === null;
   if (key === 'onLimit' || key === 'parkedUntil') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;

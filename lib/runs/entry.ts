@@ -12,6 +12,7 @@ import {
   type Usage,
 } from '../registry/record.js';
 import { durationMs } from '../base/time.js';
+import type { FollowUp } from '../registry/follow-ups.js';
 import { stallOf } from './stall.js';
 
 /**
@@ -31,6 +32,8 @@ export interface AgentEntry {
   limitWarning: LimitWarning | null;
   /** A parked run (--on-limit wait): `running`, its agent not started before this time (ISO-8601); else null. */
   parkedUntil: string | null;
+  /** A run that follows others (--after), `scheduled`: the names whose latest runs it still waits for; else empty. */
+  waitingFor: string[];
   /** Why the status is not what the record alone says (e.g. `unknown`: the supervisor died). */
   statusReason: string | null;
   cli: string;
@@ -93,6 +96,8 @@ export interface AgentEntry {
   queued: boolean;
   /** Its place in that queue (1: next), else null. */
   queuePosition: number | null;
+  /** The name's queued follow-ups (resume-subagent --queue), next first; empty when none. */
+  queuedPrompts: FollowUp[];
 }
 
 /** Every field of an entry, in the order `status` prints them: what `--fields` may name. */
@@ -104,6 +109,7 @@ export const ENTRY_FIELDS = [
   'resetsAt',
   'limitWarning',
   'parkedUntil',
+  'waitingFor',
   'statusReason',
   'cli',
   'model',
@@ -149,6 +155,7 @@ export const ENTRY_FIELDS = [
   'usageTotal',
   'queued',
   'queuePosition',
+  'queuedPrompts',
 ] as const satisfies ReadonlyArray<keyof AgentEntry>;
 // The list names every field: a field added to AgentEntry and not here fails to compile.
 const _everyField: Record<keyof AgentEntry, true> = Object.fromEntries(ENTRY_FIELDS.map((f) => [f, true])) as Record<(typeof ENTRY_FIELDS)[number], true>;
@@ -176,7 +183,7 @@ export function projectEntry(entry: AgentEntry, fields: readonly string[]): Reco
 }
 
 /** What the listing adds to a run's own fields. */
-export type ListingFields = Pick<AgentEntry, 'usageTotal' | 'queued' | 'queuePosition'>;
+export type ListingFields = Pick<AgentEntry, 'usageTotal' | 'queued' | 'queuePosition' | 'queuedPrompts'>;
 
 /** The public shape of a run in `status` output. */
 export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
@@ -189,6 +196,7 @@ export function entryOf(o: Observation, listing: ListingFields): AgentEntry {
     resetsAt: resetsAtOf(r),
     limitWarning: r.limitWarning,
     parkedUntil: o.status === 'running' || o.status === 'scheduled' ? r.parkedUntil : null,
+    waitingFor: o.status === 'scheduled' ? r.waitingFor : [],
     statusReason: o.statusReason,
     cli: r.cli,
     model: r.model,

@@ -1,3 +1,4 @@
+import { listFollowUps } from '../registry/follow-ups.js';
 import type { ChildProcess } from 'node:child_process';
 import { accessSync, closeSync, constants, openSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -81,7 +82,7 @@ export function announceEnd(o: Observation, found: Found, report: (why: string) 
       return keepers; // fired already (or the run's directory cannot be written: then nobody can)
     }
     try {
-      const entry = entryOf(o, { usageTotal: usageOfName(registry, r), queued: false, queuePosition: null });
+      const entry = entryOf(o, { usageTotal: usageOfName(registry, r), queued: false, queuePosition: null, queuedPrompts: listFollowUps(registry, r.name) });
       writeSync(fd, JSON.stringify(entry) + '\n');
     } finally {
       closeSync(fd);

@@ -125,9 +125,10 @@ export function observeLatest(registry: string, name: string, jobs?: JobViews): 
 
 /**
  * Observes the run at `dir`, chosen as its name's latest a moment ago. A run that ends on a limit it
- * waits out publishes its next attempt before it is recorded done (lib/supervisor/park.ts): so when the
- * record read says it ended so, the next run may have appeared since the choice, and then that one is
- * the name's latest — never the ended attempt, which would show the name terminal while it goes on.
+ * waits out publishes its next attempt before it is recorded done (lib/supervisor/park.ts), and so does a
+ * run whose queued follow-up is next (lib/supervisor/follow-up.ts: `followedUp`): so when the record read
+ * says it ended so, the next run may have appeared since the choice, and then that one is the name's
+ * latest — never the ended run, which would show the name terminal while it goes on.
  */
 function observeChosen(dir: string, jobs?: JobViews): Observation {
   checkpoint('observe-latest-chosen');
@@ -140,9 +141,9 @@ function observeChosen(dir: string, jobs?: JobViews): Observation {
   }
 }
 
-/** A done run whose next attempt may have been published before its end was recorded. */
+/** A done run whose next run may have been published before its end was recorded: a parked attempt, a follow-up. */
 function mayHaveNext(r: RunRecord): boolean {
-  return r.status === 'done' && r.reason === 'rate-limit' && r.onLimit?.action === 'wait';
+  return r.status === 'done' && ((r.reason === 'rate-limit' && r.onLimit?.action === 'wait') || r.followedUp);
 }
 
 function nextRunDir(dir: string, run: number): string {

@@ -76,41 +76,58 @@ export async function publishNext(
   log(
     `limit until ${ended.resetsAt}: run ${record.run} parked until ${until} (attempt ${policy.retry + 1} of ${policy.retries}, ${began ? 'continuation prompt' : 'its prompt again: the agent never began'})`,
   );
+  return placeNext(registry, run.dir, record);
+}
+
+/**
+ * Starts the supervisor of a run a supervisor published for its name (an attempt after a limit, a
+ * follow-up), where the run's record places it, with this supervisor's environment, and records who
+ * vouches for it.
+ */
+export async function placeNext(registry: string, dir: string, record: RunRecord): Promise<NextAttempt> {
   const placed = await executorNamed(record.executor.name).place({
     registry,
-    dir: run.dir,
+    dir,
     env: process.env,
     label: `subagent:${record.name}:${record.run}`,
     args: record.executor.args,
   });
-  if (placed.pid !== null) writeLauncher(run.dir, identityOf(placed.pid) ?? { pid: placed.pid, startTime: 'exited', bootId: selfIdentity().bootId });
+  if (placed.pid !== null) writeLauncher(dir, identityOf(placed.pid) ?? { pid: placed.pid, startTime: 'exited', bootId: selfIdentity().bootId });
   if (placed.jobId !== null) {
     const jobId = placed.jobId;
-    updateRecord(run.dir, (r) => ({ ...r, executor: { ...r.executor, jobId } }));
+    updateRecord(dir, (r) => ({ ...r, executor: { ...r.executor, jobId } }));
   }
-  return { dir: run.dir, run: record.run, pid: placed.pid };
+  return { dir, run: record.run, pid: placed.pid };
 }
 
 /** Run N+1 as a resume of run N's session would make it, with one more retry counted and `parkedUntil`. */
 function nextRecord(ended: DoneRecord, promptBytes: number, until: string): ScheduledRecord {
-  const now = nowIso();
   const policy = ended.onLimit as LimitPolicy;
+  // A queue slot is asked for when the wait is over, not held while parked.
+  return { ...sessionNext(ended, promptBytes, null), onLimit: { ...policy, retry: policy.retry + 1 }, parkedUntil: until };
+}
+
+/**
+ * Run N+1 of a name as a resume of run N's session makes it, with run N's options, published by a
+ * supervisor: an attempt after a limit (above), a follow-up (lib/supervisor/follow-up.ts).
+ */
+export function sessionNext(ended: RunRecord, promptBytes: number, queueTicket: string | null): ScheduledRecord {
   // The end's own fields stay with run N.
-  const { resetsAt: _r, elapsedMs: _e, eventBytesAtEnd: _b, leftovers: _l, ...core } = ended;
+  const { resetsAt: _r, elapsedMs: _e, eventBytesAtEnd: _b, leftovers: _l, ...core } = ended as DoneRecord;
   return {
     ...core,
-    ...unstartedFields(now, selfIdentity()),
+    ...unstartedFields(nowIso(), selfIdentity()),
     run: ended.run + 1,
     files: [],
     promptBytes,
-    // A queue slot is asked for when the wait is over, not held while parked.
-    queueTicket: null,
+    queueTicket,
     executor: { ...ended.executor, jobId: null },
-    // Its session began (a run whose session never did is not parked): this attempt resumes it.
+    // Its session began: this run resumes it.
     newSession: false,
+    // A person's turn (subagent-attach) is followed by an ordinary run of the session.
     attached: false,
-    onLimit: { ...policy, retry: policy.retry + 1 },
-    parkedUntil: until,
+    after: [],
+    afterAny: false,
   };
 }
 

@@ -22,6 +22,8 @@ export interface PlacedRun {
   label: string;
   /** The caller's options for the engine (--slurm-arg), passed through. */
   args: string[];
+  /** On a job engine: the jobs whose end this one waits for before it starts (--after). */
+  after?: string[];
 }
 
 /** Local: the supervisor's pid. A job: its id (the supervisor's pid is on a node, recorded by it). */
@@ -51,6 +53,7 @@ function asJob(engine: JobEngine, name: ExecutorName): Executor {
         env: supervisorEnv(run.env),
         output: log.path,
         args: run.args,
+        after: run.after ?? [],
       });
       return { pid: null, jobId };
     },

@@ -8,7 +8,7 @@ import { TEST_KNOBS, checkpoint } from '../base/checkpoint.js';
 import { LineFollower } from '../base/lines.js';
 import { elapsedSinceMs, nowIso, sleep } from '../base/time.js';
 import { identityOf, selfIdentity, type ProcessIdentity } from '../proc/identity.js';
-import { spawnWaited, type Waited } from '../proc/spawn.js';
+import { prepareSpawn, spawnWaited, type Waited } from '../proc/spawn.js';
 import { firstSignalToWholeTree, stopRun } from '../proc/stop.js';
 import { snapshotRun } from '../proc/tree.js';
 import { PRIVATE_FILE } from '../registry/private.js';
@@ -25,6 +25,8 @@ import { ENGINE_END_EXIT, askedSignal, cancelRequested, engineEndGrace, placedOn
 import type { Log } from './log.js';
 import { MemoryWatch } from './memory.js';
 import { cancelNext, parkUntil, publishNext, type NextAttempt } from './park.js';
+import { waitForDependencies } from './after.js';
+import { publishFollowUp } from './follow-up.js';
 import { Progress } from './progress.js';
 import { untilItLands } from './retry.js';
 import { StallWatch, stallEnd } from './stall.js';
@@ -37,6 +39,7 @@ export type StopCause = { kind: 'cap'; crossed: Crossed } | { kind: 'stalled' } 
 /** How a run ended: cancelled before its agent started, its agent could not be started, or it exited. */
 type End =
   | { kind: 'cancelled-before-start' }
+  | { kind: 'dependency-failed'; error: string }
   | { kind: 'spawn-failed'; error: string }
   | {
       kind: 'exited';
@@ -161,6 +164,14 @@ export class Supervision {
       this.record = await this.parked(record);
       if (this.stopping) return;
     }
+    if (record.waitingFor.length > 0) {
+      prepareSpawn();
+      const { failed } = await this.landed('waiting for the runs it follows', () => waitForDependencies(registry, dir, record, this.log));
+      if (this.stopping) return;
+      if (failed.length) return this.end({ kind: 'dependency-failed', error: `not started: ${failed.join('; ')}` });
+      this.record = await this.askForSlot(record);
+      if (this.stopping) return;
+    }
     if (this.record.queueTicket) {
       const ticket = this.record.queueTicket;
       await this.landed('waiting for a queue slot', () => waitForSlot(registry, ticket, record.runId, dir, me, runProbe));
@@ -186,10 +197,20 @@ export class Supervision {
     this.log(`parked until ${record.parkedUntil}`);
     const until = Date.parse(record.parkedUntil!);
     while (!this.stopping && Date.now() < until) await sleep(Math.min(until - Date.now(), 60_000));
-    if (this.stopping || (readLimit(this.registry) === 0 && readMemoryFloor(this.registry) === 0)) return running;
+    return this.stopping ? running : this.askForSlot(running);
+  }
+
+  /**
+   * A run that waited before asking for a slot (parked, or following others) takes its queue ticket now,
+   * when a concurrency limit or a free-memory floor is in force: it held none while it waited.
+   */
+  private async askForSlot(record: RunRecord): Promise<RunRecord> {
+    if (readLimit(this.registry) === 0 && readMemoryFloor(this.registry) === 0) return record;
     const ticket = newTicket(record.runId);
     enqueue(this.registry, ticket, this.dir);
-    return this.landed('recording the queue ticket', () => updateRecord(this.dir, (r) => (r.status === 'done' ? null : { ...r, queueTicket: ticket })));
+    return this.landed('recording the queue ticket', () =>
+      updateRecord(this.dir, (r) => (r.status === 'done' ? null : { ...r, queueTicket: ticket, waitingFor: [] })),
+    );
   }
 
   /** The agent's part of the run: launched, started, recorded running, followed until it exits, and ended. */
@@ -260,6 +281,7 @@ export class Supervision {
               supervisor: selfIdentity(),
               agentStartedAt: nowIso(),
               parkedUntil: null,
+              waitingFor: [],
               agentProcess: identity ? { ...identity, pgid: child.pid } : { pid: child.pid, startTime: 'gone', bootId: '', pgid: child.pid },
             },
       ),
@@ -374,9 +396,12 @@ export class Supervision {
     const mutate = this.endOf(end);
     const next = end.kind === 'exited' ? await this.parkNext(mutate, end.run) : null;
     if (next) checkpoint('limit-next-published');
+    const followed = !next && (await this.followUpNext(mutate));
+    // Readers that chose this run as the latest look for the next one (lib/runs/observe.ts).
+    const write = followed ? (r: RunRecord) => withFollowedUp(mutate(r)) : mutate;
     let keepers: ChildProcess[] = [];
     try {
-      const ended = await this.landed('recording the end', () => updateRecord(this.dir, mutate, 'done'));
+      const ended = await this.landed('recording the end', () => updateRecord(this.dir, write, 'done'));
       if (next && ended.status === 'done' && ended.cancel) cancelNext(next, ended.cancel, this.log);
       // A run whose next attempt is parked has not ended its name: the end hooks are the last attempt's.
       else if (ended.status === 'done' && !next) keepers = announceEnd(doneObservation(this.dir, ended), 'inherited', this.log);
@@ -384,6 +409,8 @@ export class Supervision {
       this.log(`the end could not be recorded: ${(err as Error).message}`);
     }
     checkpoint('after-done');
+    // A prompt queued while the end was being recorded (its verb saw this run still running).
+    if (!next) await this.followUpNext(() => null);
     const record = this.record;
     if (record?.queueTicket) leaveQueue(this.registry, record.queueTicket, record.runId);
     if (this.onEngine) {
@@ -410,6 +437,26 @@ export class Supervision {
     }
   }
 
+  /**
+   * A queued follow-up (resume-subagent --queue): the name's next prompt published as its next run before
+   * this one is recorded done (lib/supervisor/follow-up.ts), so the name is never terminal in between.
+   */
+  private async followUpNext(mutate: (r: RunRecord) => RunRecord | null): Promise<boolean> {
+    checkpoint('before-follow-up');
+    const current = this.readQuietly();
+    // After the end is recorded, the record as it is (mutate: none).
+    const ended = current?.status === 'done' ? current : current ? mutate(current) : null;
+    if (ended?.status !== 'done') return false;
+    try {
+      if (!(await publishFollowUp(this.registry, { record: ended, succeeded: ended.outcome === 'succeeded' }, this.log))) return false;
+      checkpoint('follow-up-published');
+      return true;
+    } catch (err) {
+      this.log(`the next follow-up could not be started; it stays queued: ${(err as Error).message}`);
+      return false;
+    }
+  }
+
   /** The record's change at the end (null: it is done already). */
   private endOf(end: End): (r: RunRecord) => RunRecord | null {
     // Our own stop's intent, for when it could not be written before the end.
@@ -418,6 +465,8 @@ export class Supervision {
       const fallback = this.stopping?.request ?? null;
       return (r) => (r.status === 'done' ? null : cancelledBeforeStart(r, r.cancel ?? fallback));
     }
+    if (end.kind === 'dependency-failed')
+      return (r) => (r.status === 'done' ? null : r.cancel ? cancelledBeforeStart(r, r.cancel) : dependencyFailed(r, end.error));
     const s = end.kind === 'exited' ? end.run.state : null;
     const exit = end.kind === 'exited' ? end.exit : { code: null, signal: null };
     // Children the stream never ended: if the run was cancelled, the cancel stopped them (a CLI may report
@@ -529,23 +578,41 @@ function openRunFiles(dir: string): [number, number, number] {
 
 /**
  * The end of a run cancelled before its agent was started — by a cancel seen at start-up, or by SIGTERM
- * while it waited for a queue slot. The one way this end is written.
+ * while it waited for a queue slot or for the runs it follows. The one way this end is written.
  */
 function cancelledBeforeStart(r: RunRecord, cancel: CancelRequest | null): RunRecord {
   const now = nowIso();
   return {
-    ...r,
-    status: 'done',
+    ...notStarted(r, now),
     outcome: 'cancelled',
     reason: 'cancelled',
-    exitCode: null,
-    signal: null,
     error: 'cancelled before the agent started',
     endReason: 'cancelled-before-start',
+    cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
+  };
+}
+
+/** An end whose follow-up was published before it was recorded (null: none to write). */
+function withFollowedUp(r: RunRecord | null): RunRecord | null {
+  return r && { ...r, followedUp: true };
+}
+
+/** The end of a run that follows others (--after) one of which did not succeed: it never starts. */
+function dependencyFailed(r: RunRecord, error: string): RunRecord {
+  return { ...notStarted(r, nowIso()), outcome: 'failed', reason: 'dependency-failed', error, endReason: null };
+}
+
+/** The fields of an end whose agent never started. */
+function notStarted(r: RunRecord, now: string) {
+  return {
+    ...r,
+    status: 'done' as const,
+    exitCode: null,
+    signal: null,
     resetsAt: null,
     parkedUntil: null,
+    waitingFor: [],
     finishedAt: now,
-    cancel: cancel ?? { requestedAt: now, signal: 'SIGTERM', by: 0 },
     elapsedMs: null,
     eventBytesAtEnd: null,
     leftovers: [],

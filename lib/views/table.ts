@@ -108,7 +108,8 @@ function tokens(a: Row): string {
 /**
  * The STATUS cell: a failure says why (`failed (rate-limit)`, with when a rate limit resets: `failed
  * (rate-limit, resets in 4m)`) unless `short` (a cancel needs no more than its outcome); a running run
- * warned of a limit near says how near (`running (limit 92%)`); a parked one when it resumes (`parked, resumes in 4m`).
+ * warned of a limit near says how near (`running (limit 92%)`); a parked one when it resumes (`parked, resumes in 4m`);
+ * one following others what it still waits for (`after plan, review`).
  */
 export function stateOf(a: Row, now: number, short = false): string {
   if (a.status === 'done') return a.outcome === 'failed' && a.reason && !short ? `failed (${String(a.reason)}${resets(a, now)})` : String(a.outcome ?? 'done');
@@ -117,6 +118,8 @@ export function stateOf(a: Row, now: number, short = false): string {
   if (a.status === 'running' && typeof a.parkedUntil === 'string') return `parked${short ? '' : `, resumes ${until(a.parkedUntil, now)}`}`;
   if (a.status === 'running' && a.stalled) return `stalled ${ago(a.stalledSince, now).replace(/ ago$/, '')}`;
   if (a.status === 'scheduled' && a.queued) return `queued #${a.queuePosition}`;
+  // "after plan, review": following other runs (--after), still waiting for these.
+  if (a.status === 'scheduled' && a.waitingFor.length > 0) return short ? 'waiting' : `after ${a.waitingFor.join(', ')}`;
   if (a.status === 'running' && !short) return `running${nearLimit(a)}`;
   return String(a.status);
 }

@@ -123,7 +123,7 @@ titles start so and prints their table without writing this page.
 Each row is measured by its own file of test/bench/: the floor by floor.ts, row 1 by start.ts, row 2 by
 status.ts (its anchor, the seed contract's own implementation, by anchor.ts: \`SUBAGENT_BENCH_ANCHOR\` names a
 checkout of it when the npm registry does not have it), row 3 by wait.ts, row 4 by fanout.ts, row 5 by memory.ts, row 6 by big-log.ts, row 7 by
-slurm.ts, row 8 by sampling.ts, row 9 by mcp.ts, row 10 by on-limit.ts, row 11 by dash.ts, row 12 by prune.ts, the A/B by fast-paths.ts and the profiles by where-time-goes.ts; run.ts runs them in order and
+slurm.ts, row 8 by sampling.ts, row 9 by mcp.ts, row 10 by on-limit.ts, row 11 by dash.ts, row 12 by prune.ts, row 13 by after.ts, the A/B by fast-paths.ts and the profiles by where-time-goes.ts; run.ts runs them in order and
 report.ts writes this page.
 
 - **date**: ${date} (the bench took ${benchSeconds} s before its clean-up${QUICK ? '; BENCH_QUICK=1: few repetitions, rough figures' : ''})

@@ -39,11 +39,13 @@
  *   mcp.ts          row 9, status through subagent-mcp   where-time-goes.ts  the CPU profiles
  *   on-limit.ts     row 10, resumed after a limit     dash.ts     row 11, subagent-dash's CPU
  *   prune.ts        row 12, prune of 10 000 runs
+ *                                                     after.ts      row 13, --after: dependency end → start
  *
  * What they share: setup.ts (options, temp area, clean-up, tools), nodes.ts (the Nodes, the fast paths'
  * environments), results.ts (what the rows report), timing.ts (hyperfine), runs.ts (runs, gates,
  * the big registries), util.ts (processes, /proc, statistics); by-hand.md is the page's last section.
  */
+import { afterRow } from './after.js';
 import { fastPathsAB } from './fast-paths.js';
 import { bigLogRow } from './big-log.js';
 import { fanoutRow } from './fanout.js';
@@ -87,6 +89,7 @@ await section('row 9: status through subagent-mcp', mcpRow);
 await section('row 10: resumed after a limit', onLimitRow);
 await section('row 11: subagent-dash', dashRow);
 await section('row 12: prune of 10 000 runs', pruneRow);
+await section("row 13: --after, a dependency's end → its dependent's start", afterRow);
 await section('fast paths: A/B', fastPathsAB);
 
 // The other Nodes: the main rows, with that Node first on the children's PATH (and running the verbs the

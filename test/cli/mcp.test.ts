@@ -135,6 +135,24 @@ describe('subagent-mcp with the official MCP client', () => {
     assert.equal(got['b/two'].caps.maxTimeSec, 30);
   });
 
+  test('resume with queue: a follow-up queued to a running run, answered with its position, then run; cancel with queued drops one', async () => {
+    const gate = join(box.dir, 'mcp-follow-gate');
+    await call(c, 'start', { name: 'mcp/follow', cli: 'shell', prompt: `while [ ! -e '${gate}' ]; do sleep 0.05; done; echo one` });
+    await until('mcp/follow running', () => statusOf(box, 'mcp/follow')?.status === 'running');
+    const q1 = await call(c, 'resume', { name: 'mcp/follow', prompt: 'echo two', queue: true });
+    assert.deepEqual([q1.mode, q1.position], ['queued', 1]);
+    const q2 = await call(c, 'resume', { name: 'mcp/follow', prompt: 'echo dropped', queue: true, afterAny: true });
+    assert.equal(q2.position, 2);
+    await callError(c, 'resume', { name: 'mcp/follow', prompt: 'x', queue: true, model: 'm' }, 'E_ARG_UNKNOWN');
+    const dropped = await call(c, 'cancel', { name: 'mcp/follow', queued: true, position: 2 });
+    assert.equal(dropped.dropped.length, 1);
+    assert.equal(dropped.queuedPrompts.length, 1);
+    mkdirSync(gate);
+    const done = waitTerminal(box, ['mcp/follow'])['mcp/follow'];
+    assert.equal(done.run, 2);
+    assert.equal(done.outcome, 'succeeded');
+  });
+
   test("failures are tool errors with the verbs' codes and hints, and change nothing; an unknown tool is a protocol error", async () => {
     const named = await callError(c, 'start', { name: 'bad name', cli: 'shell', prompt: 'x' }, 'E_NAME_INVALID');
     assert.ok(named.details.hint, 'a hint says what to do');

@@ -111,6 +111,20 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   '14-new-session': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, run: 2, resumeCount: 1 },
   // A person's turn in the run's own session (subagent-attach).
   '14-attached': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, run: 2, resumeCount: 1, attached: true },
+  // --after (issue 27): a run whose dependency failed never started; it names which.
+  '15-after': {
+    ...TODAY,
+    reason: 'dependency-failed',
+    exitCode: null,
+    error: 'not started: "records/plan" run 1 failed (exit-code)',
+    durationMs: 1117,
+    lastWorkAt: null,
+    waitingFor: [],
+  },
+  // Its follow-up was published before its end (issue 27): the entry is a done run's; no run 2 here.
+  '15-followed-up': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0 },
+  // A run waiting for others, whose supervisor is in another boot: unknown, so waiting for nothing any more.
+  '15-waiting': { ...TODAY, status: 'unknown', outcome: null, reason: null, exitCode: null, durationMs: null, lastWorkAt: null, waitingFor: [] },
 };
 
 test('every record shape ever written has its expected entry here', () => {

@@ -244,6 +244,26 @@ describe('real outputs against the schemas', () => {
     assertOk(box.run('cancel', ['--name', 'stall/quiet']), 'cancel');
   });
 
+  test('resume --queue and cancel --queued: follow-ups.schema.json; a status entry with queued prompts: status.schema.json', () => {
+    const g = join(box.dir, 'gate-follow-ups');
+    start('follow-ups', gate(g));
+    const q = assertOk(box.run('resume-subagent', ['--queue', '--name', 'follow-ups', '--prompt', 'echo next']), 'resume --queue');
+    check('follow-ups.schema.json', q, 'resume --queue');
+    assertOk(box.run('resume-subagent', ['--queue', '--name', 'follow-ups', '--prompt', 'echo after', '--after-any']), 'resume --queue');
+    check('status.schema.json', assertOk(box.run('status', ['--name', 'follow-ups'])), 'status with queued prompts');
+    writeFileSync(join(box.dir, 'follow-ups.jsonl'), `${JSON.stringify({ name: 'follow-ups', prompt: 'echo batch' })}\n`);
+    check(
+      'follow-ups.schema.json',
+      assertOk(box.run('resume-subagent', ['--queue', '--batch', 'follow-ups.jsonl']), 'resume --queue --batch'),
+      'resume --queue --batch',
+    );
+    const c = assertOk(box.run('cancel', ['--name', 'follow-ups', '--queued']), 'cancel --queued');
+    check('follow-ups.schema.json', c, 'cancel --queued');
+    assert.equal(c.dropped.length, 3);
+    open(g);
+    waitTerminalChecked(['follow-ups']);
+  });
+
   test('status --runs: status-runs.schema.json', () => {
     const j = assertOk(box.run('status', ['--name', 'life', '--runs']), '--runs');
     check('status-runs.schema.json', j, 'status --runs');

@@ -157,6 +157,36 @@ test('a run pending behind a full node is scheduled with Slurm’s reason, then 
   assert.equal(resultText(b, 'waits'), 'ran\n');
 });
 
+test('--after between Slurm runs: the job waits in Slurm (Dependency), starts once the one it follows ended; a failure ends it dependency-failed', async (t) => {
+  const s = slurmBox(t, 'slurm-after');
+  if (!s) return;
+  const { b, conf } = s;
+  const g = join(b.dir, 'gate');
+  const first = startOnSlurm(b, 'first', `${gate(g)}; echo first`);
+  await untilStatus(b, 'first', (a) => a.status === 'running', 'first running', LONG);
+  const second = startOnSlurm(b, 'second', 'echo second', ['--after', 'first']);
+  // Held by Slurm itself (--dependency=afterany): no job slot is taken while it waits.
+  await until('the second job pending on its dependency', () => jobState(conf, second.jobId)?.reason === 'Dependency', LONG, 100);
+  const waiting = statusOf(b, 'second');
+  assert.equal(waiting.status, 'scheduled');
+  assert.deepEqual(waiting.waitingFor, ['first']);
+  // A Slurm run after a failing one; a local run after a Slurm run (its own supervisor waits).
+  startOnSlurm(b, 'failing', `${gate(g)}; exit 4`);
+  const afterFailing = startOnSlurm(b, 'after-failing', 'echo never', ['--after', 'failing']);
+  assertOk(b.run('start-subagent', ['--name', 'local-after', '--cli', 'shell', '--prompt', 'echo local', '--after', 'first']));
+  await until('the run after the failing one pending', () => jobState(conf, afterFailing.jobId)?.reason === 'Dependency', LONG, 100);
+  open(g);
+  const done = waitTerminal(b, ['first', 'second', 'failing', 'after-failing', 'local-after']);
+  for (const n of ['first', 'second', 'local-after']) assert.equal(done[n].outcome, 'succeeded', JSON.stringify(done[n]));
+  assert.equal(resultText(b, 'second'), 'second\n');
+  assert.ok(Date.parse(recordOf(b.registry, 'second').agentStartedAt) >= Date.parse(recordOf(b.registry, 'first').finishedAt));
+  assert.equal(done.failing.reason, 'exit-code');
+  assert.equal(done['after-failing'].reason, 'dependency-failed', JSON.stringify(done['after-failing']));
+  assert.match(done['after-failing'].error, /"failing" run 1 failed \(exit-code\)/);
+  assert.equal(jobState(conf, first.jobId)?.state, 'COMPLETED');
+  await nothingLeft(b, 'second');
+});
+
 test('cancel of a running run: the graceful signal through Slurm, then the end recorded; nothing is left', async (t) => {
   const s = slurmBox(t, 'slurm-cancel');
   if (!s) return;

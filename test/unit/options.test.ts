@@ -52,6 +52,8 @@ test('every option has a flag or a field, and a key is one field of a line at mo
     'args',
     'worktree',
     'base',
+    'after',
+    'afterAny',
     'executor',
     'slurmArgs',
     'stallAfter',
@@ -192,7 +194,10 @@ function pageFlags(page: string): Set<string> {
 }
 
 test("the verb pages' OPTIONS tables (written by hand) name exactly the options of the table, and the verb's own flags", () => {
-  const own: Record<Verb, string[]> = { start: ['batch', 'registry', 'help', 'version'], resume: ['registry', 'revive', 'prefix', 'all', 'help', 'version'] };
+  const own: Record<Verb, string[]> = {
+    start: ['batch', 'registry', 'help', 'version'],
+    resume: ['registry', 'revive', 'prefix', 'all', 'queue', 'batch', 'help', 'version'],
+  };
   for (const [verb, page] of [
     ['start', 'start-subagent.md'],
     ['resume', 'resume-subagent.md'],
