@@ -32,14 +32,18 @@ export type RunSettings = Pick<
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
   Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps' | 'newSession'>> &
-  Partial<Pick<RunRecord, 'onLimit'>> &
+  Partial<Pick<RunRecord, 'onLimit' | 'acp'>> &
   WatchFields;
 
-/** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
+/**
+ * Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded.
+ * `program`: the one the run starts, when it is not the adapter's own (`--cli acp`: its agent's).
+ */
 export function checkAdapterCan(
   adapter: AgentAdapter,
   given: { model?: boolean; variant?: boolean; agent?: boolean; files?: boolean },
   env: NodeJS.ProcessEnv,
+  program: string = adapter.program,
 ): void {
   for (const key of ['model', 'variant', 'agent', 'files'] as const) {
     if (given[key] && !adapter.supports[key]) {
@@ -51,10 +55,10 @@ export function checkAdapterCan(
       });
     }
   }
-  if (!findOnPath(adapter.program, env)) {
-    throw new SubagentError('E_CMD_MISSING', `the ${adapter.cli} CLI ("${adapter.program}") is not on PATH`, {
+  if (!findOnPath(program, env)) {
+    throw new SubagentError('E_CMD_MISSING', `the ${adapter.cli} CLI ("${program}") is not on PATH`, {
       cli: adapter.cli,
-      program: adapter.program,
+      program,
       hint: `install it, or put it on PATH, or choose another --cli`,
     });
   }
@@ -90,6 +94,7 @@ export function newRecord(s: RunSettings): RunRecord {
     keepChildren: s.keepChildren,
     newSession: s.newSession ?? false,
     onLimit: s.onLimit ?? null,
+    acp: s.acp ?? null,
   };
 }
 

@@ -12,11 +12,12 @@ import { requestedLimit, requestedMemoryFloor } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchOptions } from './run-watch.js';
 import { limitPolicy, type LimitOptions } from './on-limit.js';
+import { acpSettings, type AcpOptions } from './acp.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
 import type { RunRecord } from '../registry/record.js';
 
 /** With the spend caps (`CapOptions`): each not given is the earlier run's; null drops it. */
-export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions {
+export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions, Pick<AcpOptions, 'permissions'> {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -116,7 +117,8 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
     });
   }
   const caps = settleCaps(adapter, o, last.caps);
-  checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env);
+  const acp = acpSettings(o, adapter.cli, env, last);
+  checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env, adapter.programOf?.({ acp }));
   // Building the launch is pure: do it once here, so a session id the CLI cannot resume is refused
   // before a run is published, not discovered by the supervisor afterwards.
   const model = o.model ?? last.model;
@@ -124,7 +126,7 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
   const extraArgs = o.extraArgs ?? last.extraArgs;
   const files = s.revival?.files ?? [];
   const sessionId = newSession ? adapter.chooseSessionId() : last.sessionId;
-  adapter.launch({ mode: newSession ? 'new' : 'resume', cwd: last.cwd, model, variant, agent: last.agent, files, extraArgs, sessionId, caps });
+  adapter.launch({ mode: newSession ? 'new' : 'resume', cwd: last.cwd, model, variant, agent: last.agent, files, extraArgs, sessionId, caps, acp });
   const watch = watchFields(o, env, last);
   // A revived run is the same attempt as the one a reboot cut off: its count of attempts after a limit goes on.
   const policy = limitPolicy(o, env, last);
@@ -160,6 +162,7 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
     executor: placement,
     ...watch,
     onLimit,
+    acp,
   });
   const record = parkedUntil === null ? fresh : { ...fresh, parkedUntil };
   const run = createRun(registry, name, record, prompt);

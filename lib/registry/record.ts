@@ -264,6 +264,21 @@ interface RecordCore {
    * its agent; null once it started, and for every other run. Written only when set.
    */
   parkedUntil: string | null;
+  /** A run of `--cli acp`: the agent it speaks ACP with, and its permission policy; null for every other CLI. Written only when set. */
+  acp: AcpSettings | null;
+}
+
+/** How a permission request of an ACP agent is answered (`--permissions`, docs/agents/acp.md). */
+export const PERMISSION_POLICIES = ['approve-all', 'approve-reads', 'deny'] as const;
+export type PermissionPolicy = (typeof PERMISSION_POLICIES)[number];
+
+/** A run of `--cli acp` as its record keeps it (resumes keep it). */
+export interface AcpSettings {
+  /** The agent's command line, whole (a preset's, or `--acp-command` split on blanks). */
+  command: string[];
+  /** The preset it came from (`gemini`, `qwen`…), null for a command of the caller's own. */
+  preset: string | null;
+  permissions: PermissionPolicy;
 }
 
 /** --on-limit wait, as a run keeps it (resumes keep it; each attempt after a limit counts one `retry`). */
@@ -364,6 +379,7 @@ type StoredRecord = Omit<
   | 'newSession'
   | 'onLimit'
   | 'parkedUntil'
+  | 'acp'
 > &
   Partial<
     Pick<
@@ -371,7 +387,7 @@ type StoredRecord = Omit<
       'storeEnv' | 'queueTicket' | 'worktree' | 'depth' | 'skippedLines' | 'executor' | 'keepChildren' | 'limitWarning' | 'memory' | 'newSession'
     >
   > &
-  Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil'>> &
+  Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil' | 'acp'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
   Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
   Partial<Pick<RunEnd, 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
@@ -447,6 +463,7 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     newSession: s.newSession ?? false,
     onLimit: s.onLimit ?? null,
     parkedUntil: s.parkedUntil ?? null,
+    acp: s.acp ?? null,
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
@@ -582,6 +599,7 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('memory', (v) => v === null || isMemoryUse(v));
   optional('onLimit', (v) => v === null || isLimitPolicy(v));
   optional('parkedUntil', (v) => v === null || isIsoTime(v));
+  optional('acp', (v) => v === null || isAcpSettings(v));
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   return problems.length === 0;
@@ -606,6 +624,19 @@ function isLimitPolicy(v: unknown): v is LimitPolicy {
   const p = v as Record<string, unknown>;
   return (
     typeof p === 'object' && p !== null && p.action === 'wait' && (p.prompt === null || typeof p.prompt === 'string') && isCount(p.retries) && isCount(p.retry)
+  );
+}
+
+function isAcpSettings(v: unknown): v is AcpSettings {
+  const a = v as Record<string, unknown>;
+  return (
+    typeof a === 'object' &&
+    a !== null &&
+    Array.isArray(a.command) &&
+    a.command.length > 0 &&
+    a.command.every((w) => typeof w === 'string') &&
+    (a.preset === null || typeof a.preset === 'string') &&
+    (PERMISSION_POLICIES as readonly unknown[]).includes(a.permissions)
   );
 }
 
@@ -648,8 +679,8 @@ function isMemoryUse(v: unknown): boolean {
 
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
- * that today's writers leave out in that case (keepChildren and newSession false, no limitWarning, onLimit or
- * parkedUntil; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
+ * that today's writers leave out in that case (keepChildren and newSession false, no limitWarning, onLimit,
+ * parkedUntil or acp; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
  * leftovers), is left out, so a record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
@@ -671,6 +702,6 @@ function storedCaps(caps: Required<Caps>): Caps {
 function leftOut(key: string, value: unknown): boolean {
   if (key === 'keepChildren' || key === 'newSession') return value === false;
   if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning' || key === 'memory') return value === null;
-  if (key === 'onLimit' || key === 'parkedUntil') return value === null;
+  if (key === 'onLimit' || key === 'parkedUntil' || key === 'acp') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;
 }
