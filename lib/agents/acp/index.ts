@@ -24,9 +24,10 @@ export const acp: AgentAdapter = {
   // ACP has no model, variant or agent of the client's choosing at session start, and files would be
   // resource links the agent may not read: refused rather than half-honoured.
   supports: { model: false, variant: false, agent: false, files: false },
-  // ACP reports no turns, and tokens only when the turn is over (the prompt's answer): only a cost
-  // reported while the run goes (`usage_update`) can be held. An agent that reports none is not stopped.
-  caps: { cost: 'stream', tokens: null, turns: null },
+  // ACP has no turns, and its usage is the agent's choice: Gemini and Copilot give tokens only with the
+  // prompt's answer (the run is over then), Qwen each response's, OpenCode a cost. A cap that one agent
+  // would hold and another silently not is refused for all (--max-time and --max-memory hold, as for any CLI).
+  caps: { cost: null, tokens: null, turns: null },
   // After `session/cancel` (the driver's), the agent and its tools get the signal: every process of the run.
   gracefulSignal: 'SIGTERM',
   stream: 'ndjson',

@@ -11,8 +11,10 @@ export interface AcpPreset {
 }
 
 export const ACP_PRESETS: Record<string, AcpPreset> = {
-  // Without it `gemini` relaunches itself under a second Node that passes no signal on (lib/agents/gemini/launch.ts).
-  gemini: { command: ['gemini', '--acp'], resume: true, env: { GEMINI_CLI_NO_RELAUNCH: 'true' } },
+  // Without the variable `gemini` relaunches itself under a second Node that passes no signal on
+  // (lib/agents/gemini/launch.ts). It offers loadSession, but 0.61.0's load starts the session's chat file
+  // anew before it reads it, and then finds nothing to load ("No previous sessions found"): no resume.
+  gemini: { command: ['gemini', '--acp'], resume: false, env: { GEMINI_CLI_NO_RELAUNCH: 'true' } },
   qwen: { command: ['qwen', '--acp'], resume: true },
   copilot: { command: ['copilot', '--acp', '--stdio'], resume: true },
   opencode: { command: ['opencode', 'acp'], resume: true },

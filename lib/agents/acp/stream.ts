@@ -146,6 +146,9 @@ export class AcpRun implements AgentRun {
     if (kind === 'agent_message_chunk') {
       const content = fields(u.content);
       if (content.type === 'text' && typeof content.text === 'string') this.text += content.text;
+      // Qwen Code's: each model response's usage on a chunk of its own, as the run goes.
+      const usage = obj(fields(u._meta).usage);
+      if (usage) this.state.usage = sum(this.state.usage, acpUsage(usage), this.cost);
       return;
     }
     if (kind === 'tool_call' || kind === 'tool_call_update') {
@@ -154,8 +157,9 @@ export class AcpRun implements AgentRun {
     }
     if (kind === 'usage_update') {
       const cost = fields(u.cost);
+      // The session's cost so far (OpenCode's); this run's is what it grew by since the session's earlier runs.
       if (typeof cost.amount === 'number' && (cost.currency === undefined || cost.currency === 'USD')) {
-        this.cost = cost.amount - (this.before?.costUsd ?? 0);
+        this.cost = Math.max(0, cost.amount - (this.before?.costUsd ?? 0));
         this.state.usage = { ...(this.state.usage ?? zeroUsage()), costUsd: this.cost };
       }
     }
@@ -232,6 +236,35 @@ function outputOf(u: JsonObject): string | null {
   return typeof u.rawOutput === 'string' ? u.rawOutput : JSON.stringify(u.rawOutput);
 }
 
+/** ACP's usage object (inputTokens, outputTokens, thoughtTokens, cachedReadTokens, cachedWriteTokens, totalTokens) as ours. */
+function acpUsage(u: JsonObject): Usage {
+  const usage = {
+    inputTokens: num(u.inputTokens),
+    outputTokens: num(u.outputTokens),
+    cacheReadTokens: num(u.cachedReadTokens),
+    cacheWriteTokens: num(u.cachedWriteTokens),
+    reasoningTokens: num(u.thoughtTokens),
+    totalTokens: 0,
+    costUsd: null,
+  };
+  usage.totalTokens = num(u.totalTokens) || usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.reasoningTokens;
+  return usage;
+}
+
+/** `a` and `b` added up, with the cost given. */
+function sum(a: Usage | null, b: Usage, costUsd: number | null): Usage {
+  if (!a) return { ...b, costUsd };
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+    costUsd,
+  };
+}
+
 function zeroUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, totalTokens: 0, costUsd: null };
 }
@@ -243,19 +276,7 @@ function zeroUsage(): Usage {
  */
 export function usageOf(result: JsonObject): Usage | null {
   const u = obj(result.usage);
-  if (u) {
-    const usage = {
-      inputTokens: num(u.inputTokens),
-      outputTokens: num(u.outputTokens),
-      cacheReadTokens: num(u.cachedReadTokens),
-      cacheWriteTokens: num(u.cachedWriteTokens),
-      reasoningTokens: num(u.thoughtTokens),
-      totalTokens: 0,
-      costUsd: null,
-    };
-    usage.totalTokens = num(u.totalTokens) || usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.reasoningTokens;
-    return usage;
-  }
+  if (u) return acpUsage(u);
   const t = obj(fields(fields(result._meta).quota).token_count);
   if (t) {
     const input = num(t.input_tokens);
