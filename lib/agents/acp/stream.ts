@@ -51,6 +51,8 @@ export class AcpRun implements AgentRun {
   private replaying = false;
   private text = '';
   private cost: number | null = null;
+  /** The HTTP status an error answer carried as its code (Gemini's), for the verdict's reason. */
+  private httpStatus: number | null = null;
 
   constructor(run: RunOptions = {}) {
     this.onMessage = run.onMessage;
@@ -127,6 +129,8 @@ export class AcpRun implements AgentRun {
     if (error) {
       if (method === 'session/load' || method === 'session/resume') this.replaying = false;
       if (this.state.fatalError === null) this.state.fatalError = capCounted(`${method}: ${errorWords(error)}`, 1000);
+      // JSON-RPC's own codes are negative: a code from 400 to 599 is the model API's HTTP status.
+      if (error.code >= 400 && error.code < 600) this.httpStatus ??= error.code;
       return;
     }
     const r = fields(result);
@@ -211,7 +215,8 @@ export class AcpRun implements AgentRun {
     if (stop === 'max_turn_requests')
       return { outcome: 'failed', error: 'the agent reached its limit of model requests in one turn (max_turn_requests)', reason: 'max-turns' };
     if (stop !== null) return { outcome: 'failed', error: `the agent ended its turn with stopReason "${stop}"`, reason: 'unknown' };
-    if (this.state.fatalError) return { outcome: 'failed', error: this.state.fatalError, reason: apiErrorReason(null, this.state.fatalError) ?? 'unknown' };
+    if (this.state.fatalError)
+      return { outcome: 'failed', error: this.state.fatalError, reason: apiErrorReason(this.httpStatus, this.state.fatalError) ?? 'unknown' };
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
     return { outcome: 'failed', error: `the agent ${how} before its turn ended`, reason: 'crashed' };
   }
@@ -219,6 +224,10 @@ export class AcpRun implements AgentRun {
 
 /** An error answer in words: its message, and what its data says (an HTTP status, details). */
 function errorWords(error: { code: number; message: string; data?: unknown }): string {
+  // Gemini's: the API's error body as the message.
+  const api = obj(parseObject(error.message)?.error);
+  if (api && typeof api.message === 'string')
+    return `${api.message} (HTTP ${num(api.code) || error.code}${typeof api.status === 'string' ? ` ${api.status}` : ''})`;
   const data = error.data;
   const extra = typeof data === 'string' ? data : isObject(data) ? (str(data.details) ?? str(data.message) ?? JSON.stringify(data)) : null;
   return extra && extra !== error.message ? `${error.message} (${extra})` : error.message;
