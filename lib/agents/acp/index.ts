@@ -1,21 +1,14 @@
-import { SubagentError } from '../../base/errors.js';
-import type { AcpSettings } from '../../registry/record.js';
-import type { AgentAdapter, Launch, LaunchInput } from '../types.js';
+import type { AgentAdapter } from '../types.js';
 import { drive } from './client.js';
-import { ACP_PRESETS } from './presets.js';
+import { launch, settingsOf } from './launch.js';
 import { AcpRun } from './stream.js';
 
 /**
  * `--cli acp`: any agent that speaks the Agent Client Protocol (docs/agents/acp.md). The supervisor is
  * the ACP client (client.ts, the adapter's `drive`), the run's reader parses the conversation it logged
- * (stream.ts), the agents we name are presets (presets.ts), and permission requests are answered by the
- * run's policy (permissions.ts).
+ * (stream.ts, the log's shape in log.ts), the command line is the agent's (launch.ts), the agents we name
+ * are presets (presets.ts), and permission requests are answered by the run's policy (permissions.ts).
  */
-
-function settingsOf(input: Pick<LaunchInput, 'acp'>): AcpSettings {
-  if (!input.acp) throw new SubagentError('E_ARG_INVALID', 'a run of --cli acp needs its agent', { hint: 'give --acp-command NAME|CMD' });
-  return input.acp;
-}
 
 export const acp: AgentAdapter = {
   cli: 'acp',
@@ -35,22 +28,7 @@ export const acp: AgentAdapter = {
   // The agent chooses it (`session/new`'s answer).
   chooseSessionId: () => null,
   programOf: (input) => settingsOf(input).command[0]!,
-  launch(input: LaunchInput): Launch {
-    const settings = settingsOf(input);
-    const preset = settings.preset === null ? null : (ACP_PRESETS[settings.preset] ?? null);
-    if (input.mode === 'resume') {
-      if (!input.sessionId) throw new Error('acp: resume needs the session id of the earlier run');
-      if (preset && !preset.resume) {
-        throw new SubagentError('E_ARG_UNSUPPORTED', `the ${settings.preset} agent offers no session/load or session/resume over ACP`, {
-          cli: 'acp',
-          preset: settings.preset,
-          hint: 'start a new name instead, or use its native --cli',
-        });
-      }
-    }
-    const [command, ...args] = settings.command;
-    return { command: command!, args: [...args, ...input.extraArgs], env: { ...preset?.env } };
-  },
+  launch,
   open: (run) => new AcpRun(run),
   drive: (input, io) => drive(input, io, settingsOf(input).permissions),
 };
