@@ -70,6 +70,7 @@ test('every fixture of the acp adapter is covered by this file', () => {
     'gemini-load-fails.ndjson',
     'gemini-api-error-500.ndjson',
     'copilot-permission-denied.ndjson',
+    'copilot-api-error-500.ndjson',
     'copilot-resume.ndjson',
     'qwen-tool.ndjson',
     'qwen-resume-load.ndjson',
@@ -124,6 +125,26 @@ test('Copilot: a shell call refused by approve-reads is recorded and ends the ru
   assert.equal(v.reason, 'permission-denied');
   assert.match(v.error!, /^acp was refused permission for 1 tool call: Run the command the fake model was told to run/);
   assert.deepEqual(p.state.usage, tokens(10200, 26));
+});
+
+test('Copilot: an API error it retried and gave up on is its last words, then end_turn with no usage: failed, api-error', () => {
+  const p = parseFixture('copilot-api-error-500.ndjson');
+  const v = p.verdict(exited(0));
+  assert.equal(v.outcome, 'failed');
+  assert.equal(v.reason, 'api-error');
+  assert.match(v.error!, /^Error: Failed to get response from the AI model; retried 5 times .* Last error: 500 fake upstream failure$/);
+  assert.equal(p.state.usage, null);
+});
+
+test('an answer that starts with "Error:" in a turn that reported its usage is an answer', () => {
+  const p = parseText(
+    [
+      clientLine({ id: 3, method: 'session/prompt', params: { sessionId: 's', promptBytes: 1 } }),
+      '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Error: is what the user asked me to print"}}}}',
+      '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn","usage":{"inputTokens":5,"outputTokens":5}}}',
+    ].join('\n'),
+  );
+  assert.equal(p.verdict(exited(0)).outcome, 'succeeded');
 });
 
 test('Copilot: a resume loads the session (session/load) and counts only what this run did', () => {

@@ -4,7 +4,7 @@ import { rpcMessage, type RpcId } from '../../base/jsonrpc.js';
 import { nowIso } from '../../base/time.js';
 import type { Usage } from '../../registry/record.js';
 import { emptyState } from '../shared/stream.js';
-import { denialsError, INPUT_MAX, OUTPUT_MAX, ToolCalls } from '../shared/tools.js';
+import { denialsError, INPUT_MAX, OUTPUT_MAX, ToolCalls, toolHeadline, toolInputSummary } from '../shared/tools.js';
 import type { AgentRun, Exit, Message, RunOptions, StreamState, Verdict } from '../types.js';
 import { CLIENT_ERROR, CLIENT_KEY } from './log.js';
 
@@ -21,7 +21,8 @@ interface Call {
   title: string;
   kind: string | null;
   status: string | null;
-  input: string | null;
+  /** The agent's `rawInput`, as it gave it. */
+  input: unknown;
   output: string | null;
 }
 
@@ -53,6 +54,9 @@ export class AcpRun implements AgentRun {
   private cost: number | null = null;
   /** The HTTP status an error answer carried as its code (Gemini's), for the verdict's reason. */
   private httpStatus: number | null = null;
+  /** The last chunk of the turn's words, and whether the turn reported a usage (see `saidError`). */
+  private lastChunk: string | null = null;
+  private turnUsage = false;
 
   constructor(run: RunOptions = {}) {
     this.onMessage = run.onMessage;
@@ -141,6 +145,7 @@ export class AcpRun implements AgentRun {
       this.stopReason = str(r.stopReason);
       const usage = usageOf(r);
       if (usage) this.state.usage = { ...usage, costUsd: this.cost };
+      this.turnUsage ||= usage !== null;
     }
   }
 
@@ -149,10 +154,14 @@ export class AcpRun implements AgentRun {
     const kind = str(u.sessionUpdate);
     if (kind === 'agent_message_chunk') {
       const content = fields(u.content);
-      if (content.type === 'text' && typeof content.text === 'string') this.text += content.text;
+      if (content.type === 'text' && typeof content.text === 'string') {
+        this.text += content.text;
+        if (content.text !== '') this.lastChunk = content.text;
+      }
       // Qwen Code's: each model response's usage on a chunk of its own, as the run goes.
       const usage = obj(fields(u._meta).usage);
       if (usage) this.state.usage = sum(this.state.usage, acpUsage(usage), this.cost);
+      this.turnUsage ||= usage !== null;
       return;
     }
     if (kind === 'tool_call' || kind === 'tool_call_update') {
@@ -183,16 +192,31 @@ export class AcpRun implements AgentRun {
     if (typeof u.title === 'string') call.title = u.title;
     if (typeof u.kind === 'string') call.kind = u.kind;
     if (typeof u.status === 'string') call.status = u.status;
-    if (u.rawInput !== undefined) call.input = capCounted(typeof u.rawInput === 'string' ? u.rawInput : JSON.stringify(u.rawInput), INPUT_MAX);
+    // An empty input (Qwen's first `tool_call`, before its arguments are known) says nothing yet.
+    if (u.rawInput !== undefined && u.rawInput !== null && !(isObject(u.rawInput) && Object.keys(u.rawInput).length === 0)) call.input = u.rawInput;
     const out = outputOf(u);
     if (out !== null) call.output = capCounted(out, OUTPUT_MAX);
     if (call.status && DONE.has(call.status)) this.emitTool(this.calls.close(id)!);
   }
 
+  /** A call in the transcript, named by its ACP kind: headed by what its input says (a command, a path…) where the agent gives it, else by its title. */
   private emitTool(call: Call): void {
     const name = call.kind ?? 'tool';
-    const headline = call.title ? `${name}: ${capCounted(call.title.replace(/\s*\n\s*/g, ' ⏎ '), 200)}` : name;
-    this.onMessage?.({ role: 'tool', text: headline, tool: { name, input: call.input ?? (call.title || null), output: call.output, status: call.status } });
+    const byInput = call.input === null ? name : toolHeadline(name, call.input);
+    const headline = byInput !== name ? byInput : call.title ? toolHeadline(name, { description: call.title }) : name;
+    const input = call.input === null ? call.title || null : toolInputSummary(name, call.input, name === 'execute' ? 'shell' : null);
+    this.onMessage?.({ role: 'tool', text: headline, tool: { name, input, output: call.output, status: call.status } });
+  }
+
+  /**
+   * An agent that ends a failed turn as a normal one, saying the failure as its last message (Copilot CLI
+   * 1.0.102: "Error: Failed to get response from the AI model; … Last error: 500 …", then `end_turn`): a
+   * last chunk of words that starts with `Error:` in a turn that reported no usage (the model never answered).
+   * Null otherwise.
+   */
+  private saidError(): string | null {
+    if (this.turnUsage || this.lastChunk === null || !/^Error: /.test(this.lastChunk)) return null;
+    return capCounted(this.lastChunk, 1000);
   }
 
   /** The assistant's words so far, as one message. */
@@ -211,6 +235,8 @@ export class AcpRun implements AgentRun {
   verdict(exit: Exit): Verdict {
     if (this.denials.size > 0) return { outcome: 'failed', error: denialsError('acp', this.denials), reason: 'permission-denied' };
     const stop = this.stopReason;
+    const said = this.saidError();
+    if (stop === 'end_turn' && said) return { outcome: 'failed', error: said, reason: apiErrorReason(null, said) ?? 'unknown' };
     if (stop === 'end_turn') return { outcome: 'succeeded', error: null, reason: null };
     if (stop === 'max_turn_requests')
       return { outcome: 'failed', error: 'the agent reached its limit of model requests in one turn (max_turn_requests)', reason: 'max-turns' };
