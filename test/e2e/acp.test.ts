@@ -17,13 +17,13 @@ import { assertError, assertOk } from '../support/run.js';
 const google = fileServer(startGoogleGenAI);
 const chat = fileServer(startOpenAIChat);
 
+/** A box of `cli`'s, as its own e2e tests set it up (the caller checked that the pinned CLI is there). */
 async function acpBox(
-  t: Parameters<typeof requireCli>[0] & { after(fn: () => void): void },
+  t: { after(fn: () => void | Promise<void>): void },
   cli: CliName,
   server: () => Promise<FakeServer>,
   o: CliBoxOptions = {},
-): Promise<CliBox | null> {
-  if (!requireCli(t, cli)) return null;
+): Promise<CliBox> {
   const srv = await server();
   return cliBox(t, cli, `e2e-acp-${cli}`, srv.url, o);
 }
@@ -35,8 +35,8 @@ const start = (b: CliBox, name: string, preset: string, prompt: string, more: st
   );
 
 test('acp copilot: the default policy (approve-reads) refuses the shell command Copilot asks to run: recorded, failed permission-denied', async (t) => {
+  if (!requireCli(t, 'copilot')) return;
   const b = await acpBox(t, 'copilot', chat, { clear: /^(COPILOT_|GH_TOKEN$|GITHUB_TOKEN$)/ });
-  if (!b) return;
   const word = uniq('refused');
   start(b, 'ask', 'copilot', `TOOL:Bash:echo ${word}`);
   const a = await waitDone(b, 'ask', t);
@@ -51,8 +51,8 @@ test('acp copilot: the default policy (approve-reads) refuses the shell command 
 });
 
 test('acp gemini: start → result with a shell call (approve-all); a resume is refused before anything is recorded', async (t) => {
+  if (!requireCli(t, 'gemini')) return;
   const b = await acpBox(t, 'gemini', google);
-  if (!b) return;
   const word = uniq('gemacp');
   start(b, 'gm', 'gemini', `TOOL:Bash:echo ${word}`, ['--permissions', 'approve-all']);
   const a = await waitDone(b, 'gm', t);
@@ -65,8 +65,8 @@ test('acp gemini: start → result with a shell call (approve-all); a resume is 
 });
 
 test('acp opencode: start → result with a shell call; the usage and the cost it reports', async (t) => {
+  if (!requireCli(t, 'opencode')) return;
   const b = await acpBox(t, 'opencode', chat, { clear: /^(OPENCODE|XDG_)/ });
-  if (!b) return;
   const word = uniq('ocacp');
   start(b, 'oc', 'opencode', `TOOL:Bash:echo ${word}`, ['--permissions', 'approve-all']);
   const a = await waitDone(b, 'oc', t);
