@@ -134,7 +134,7 @@ export const START_OPTIONS: readonly StartOption[] = [
     fallback: '`approve-reads`',
     resume: 'kept',
     startHelp: ["with --cli acp: how the agent's permission requests are answered:", 'approve-reads (default) | approve-all | deny'],
-    resumeHelp: ["with --cli acp: approve-reads | approve-all | deny (default: the run's)"],
+    resumeHelp: ["an ACP run's policy: approve-reads | approve-all | deny (default: the run's)"],
     doc: "with `--cli acp`: how the agent's permission requests are answered — `approve-reads` (reads, searches and fetches allowed, the rest refused), `approve-all`, `deny`; every request is in the event log, and a refused one ends the run `failed`, `permission-denied` ([agents/acp.md](agents/acp.md)). `E_ARG_INVALID` for another value, `E_ARG_UNSUPPORTED` with another CLI",
   },
   {
