@@ -11,6 +11,7 @@ import type { Exit, LaunchInput, Message, StreamState, Verdict } from '../../lib
 import { NO_CAPS, type AcpSettings } from '../../lib/registry/record.js';
 import { ROOT } from '../support/paths.js';
 import { everyFixtureCovered, exited, failed, tools } from '../support/replay.js';
+import { usage } from '../support/usage.js';
 
 // Replays the event logs of real `--cli acp` runs (test/fixtures/agents/acp/, rows in its README: the
 // conversations of Gemini CLI 0.61.0, Qwen Code 0.24.4, Copilot CLI 1.0.102 and OpenCode 1.18.33 in ACP
@@ -53,15 +54,7 @@ function launchInput(over: Partial<LaunchInput> = {}): LaunchInput {
   };
 }
 
-const tokens = (input: number, output: number, costUsd: number | null = null) => ({
-  inputTokens: input,
-  outputTokens: output,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  reasoningTokens: 0,
-  totalTokens: input + output,
-  costUsd,
-});
+const tokens = (input: number, output: number, costUsd: number | null = null) => usage(input, output, costUsd === null ? {} : { costUsd });
 
 test('every fixture of the acp adapter is covered by this file', () => {
   everyFixtureCovered(FIX, [

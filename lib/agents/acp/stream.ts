@@ -3,7 +3,7 @@ import { capCounted, fields, isObject, num, obj, parseObject, str, type JsonObje
 import { rpcMessage, type RpcId } from '../../base/jsonrpc.js';
 import { nowIso } from '../../base/time.js';
 import type { Usage } from '../../registry/record.js';
-import { emptyState } from '../shared/stream.js';
+import { addUsage, emptyState } from '../shared/stream.js';
 import { denialsError, INPUT_MAX, OUTPUT_MAX, ToolCalls, toolHeadline, toolInputSummary } from '../shared/tools.js';
 import type { AgentRun, Exit, Message, RunOptions, StreamState, Verdict } from '../types.js';
 import { CLIENT_ERROR, CLIENT_KEY } from './log.js';
@@ -160,7 +160,7 @@ export class AcpRun implements AgentRun {
       }
       // Qwen Code's: each model response's usage on a chunk of its own, as the run goes.
       const usage = obj(fields(u._meta).usage);
-      if (usage) this.state.usage = sum(this.state.usage, acpUsage(usage), this.cost);
+      if (usage) this.state.usage = { ...addUsage(this.state.usage, acpUsage(usage))!, costUsd: this.cost };
       this.turnUsage ||= usage !== null;
       return;
     }
@@ -284,20 +284,6 @@ function acpUsage(u: JsonObject): Usage {
   };
   usage.totalTokens = num(u.totalTokens) || usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens + usage.reasoningTokens;
   return usage;
-}
-
-/** `a` and `b` added up, with the cost given. */
-function sum(a: Usage | null, b: Usage, costUsd: number | null): Usage {
-  if (!a) return { ...b, costUsd };
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
-    costUsd,
-  };
 }
 
 function zeroUsage(): Usage {
