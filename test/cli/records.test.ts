@@ -109,6 +109,8 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   },
   // A revived run whose session never began: it opened its session anew (run 2).
   '14-new-session': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, run: 2, resumeCount: 1 },
+  // --cli acp: the agent and the permission policy are the record's (`acp`); the entry is an ordinary run's.
+  '14-acp': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, cli: 'acp', sessionId: 'fixture-session-1' },
 };
 
 test('every record shape ever written has its expected entry here', () => {
