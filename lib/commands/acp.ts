@@ -36,9 +36,8 @@ export function acpSettings(o: AcpOptions, cli: string, env: NodeJS.ProcessEnv, 
     return null;
   }
   if (last?.acp) return { ...last.acp, permissions: policy ?? last.acp.permissions };
-  const raw = o.acpCommand ?? envSetting(env, 'acpCommand', (v) => v);
-  const words = raw?.trim().split(/\s+/).filter(Boolean) ?? [];
-  if (words.length === 0) {
+  const words = o.acpCommand !== undefined ? commandWords(o.acpCommand, '--acp-command') : envSetting(env, 'acpCommand', commandWords);
+  if (words === undefined) {
     throw new SubagentError('E_ARG_INVALID', '--cli acp needs the agent to speak ACP with', {
       presets: Object.keys(ACP_PRESETS),
       hint: `give --acp-command ${Object.keys(ACP_PRESETS).join('|')} or --acp-command "CMD ARGS", or set SUBAGENT_ACP_COMMAND`,
@@ -46,6 +45,16 @@ export function acpSettings(o: AcpOptions, cli: string, env: NodeJS.ProcessEnv, 
   }
   const preset = words.length === 1 && Object.hasOwn(ACP_PRESETS, words[0]!) ? words[0]! : null;
   return { command: preset ? [...ACP_PRESETS[preset]!.command] : words, preset, permissions: policy ?? DEFAULT_PERMISSIONS };
+}
+
+/** A command line split on blanks (no shell); one without a word is refused, naming where it came from. */
+function commandWords(raw: string, source: string): string[] {
+  const words = raw.trim().split(/\s+/).filter(Boolean);
+  if (words.length > 0) return words;
+  throw new SubagentError('E_ARG_INVALID', `${source} "${raw}" names no agent`, {
+    value: raw,
+    hint: `give a preset (${Object.keys(ACP_PRESETS).join(', ')}) or the agent's command line`,
+  });
 }
 
 function parsePermissions(raw: string): PermissionPolicy {

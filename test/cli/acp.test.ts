@@ -134,6 +134,8 @@ test('bad input is refused before anything is recorded: no agent, a bad policy, 
   expectError(box, 'start-subagent', [...base, '--cli', 'shell', '--acp-command', 'gemini'], 'E_ARG_UNSUPPORTED');
   expectError(box, 'start-subagent', [...base, '--cli', 'acp', '--acp-command', 'no-such-agent --acp'], 'E_CMD_MISSING');
   expectError(box, 'start-subagent', [...base, '--cli', 'acp', '--acp-command', agent('ok'), '--model', 'm'], 'E_ARG_UNSUPPORTED');
+  const blank = expectError(box, 'start-subagent', [...base, '--cli', 'acp'], 'E_ARG_INVALID', { env: { SUBAGENT_ACP_COMMAND: '  ' } });
+  assert.equal(blank.details.variable, 'SUBAGENT_ACP_COMMAND');
   // The variable is the default.
   assertOk(
     box.run('start-subagent', ['--name', 'byenv', '--cli', 'acp', '--prompt', 'env'], { env: { SUBAGENT_ACP_COMMAND: agent('ok') } }),
