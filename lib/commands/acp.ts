@@ -21,8 +21,10 @@ export const DEFAULT_PERMISSIONS: PermissionPolicy = 'approve-reads';
 /**
  * The run's `acp`: null for any CLI but acp (which refuses the options); for acp, the command (a preset's
  * or the caller's) and the policy, a resume's kept from the earlier run unless it gives another policy.
+ * A resume's command is code its record names: a preset's is taken from the presets again, and a command
+ * of the caller's own runs only from a registry that may run code (docs/security.md), as an `onEnd` does.
  */
-export function acpSettings(o: AcpOptions, cli: string, env: NodeJS.ProcessEnv, last?: RunRecord): AcpSettings | null {
+export function acpSettings(o: AcpOptions, cli: string, env: NodeJS.ProcessEnv, resumed?: { last: RunRecord; trusted: boolean }): AcpSettings | null {
   const policy = o.permissions === undefined ? undefined : parsePermissions(o.permissions);
   if (cli !== 'acp') {
     const flag = o.acpCommand !== undefined ? '--acp-command' : policy !== undefined ? '--permissions' : null;
@@ -35,7 +37,17 @@ export function acpSettings(o: AcpOptions, cli: string, env: NodeJS.ProcessEnv, 
     }
     return null;
   }
-  if (last?.acp) return { ...last.acp, permissions: policy ?? last.acp.permissions };
+  const kept = resumed?.last.acp;
+  if (kept) {
+    const preset = kept.preset !== null ? ACP_PRESETS[kept.preset] : undefined;
+    if (!preset && !resumed.trusted) {
+      throw new SubagentError('E_REGISTRY_UNTRUSTED', `the agent of "${resumed.last.name}" is a command its record names, and this registry may not run code`, {
+        command: kept.command,
+        hint: 'name the registry with --registry (or SUBAGENT_DIR) if it is yours (docs/security.md), or start a new name',
+      });
+    }
+    return { ...kept, command: preset ? [...preset.command] : kept.command, permissions: policy ?? kept.permissions };
+  }
   const words = o.acpCommand !== undefined ? commandWords(o.acpCommand, '--acp-command') : envSetting(env, 'acpCommand', commandWords);
   if (words === undefined) {
     throw new SubagentError('E_ARG_INVALID', '--cli acp needs the agent to speak ACP with', {

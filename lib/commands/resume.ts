@@ -4,7 +4,7 @@ import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { createRun, latestRun } from '../registry/store.js';
 import { observeLatest } from '../runs/observe.js';
-import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, type Context } from './context.js';
+import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, trustOfPlace, type Context } from './context.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type Admission, type StartResult } from './launch.js';
 import { promptBytes } from './prompt.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
@@ -49,7 +49,9 @@ export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   const place = placeOf(o, 'write');
   refuseUntrustedHook(place, o.onEnd);
   const { registry } = place;
-  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, admission, env, callerCwd, adopt: place.adopt }));
+  return inRegistryOf(registry, () =>
+    resumeIn(o, { registry, name, prompt, admission, env, callerCwd, adopt: place.adopt, trusted: trustOfPlace(place).trusted }),
+  );
 }
 
 /**
@@ -71,6 +73,8 @@ export interface ResumeSettings {
   callerCwd: string;
   /** Adopts a registry named explicitly, once the run is published (lib/registry/trust.ts). */
   adopt: () => void;
+  /** Whether the registry may run code (docs/security.md): an ACP run's own agent command is code its record names. */
+  trusted: boolean;
   revival?: Revival;
 }
 
@@ -117,7 +121,7 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
     });
   }
   const caps = settleCaps(adapter, o, last.caps);
-  const acp = acpSettings(o, adapter.cli, env, last);
+  const acp = acpSettings(o, adapter.cli, env, { last, trusted: s.trusted });
   checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env, adapter.programOf?.({ acp }));
   // Building the launch is pure: do it once here, so a session id the CLI cannot resume is refused
   // before a run is published, not discovered by the supervisor afterwards.

@@ -7,6 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../support/paths.js';
@@ -106,6 +107,13 @@ test('resume: the session is loaded and the run kept its agent and policy; a pre
   assert.equal(waitTerminal(box, ['gem']).gem.outcome, 'succeeded');
   assert.deepEqual(recordOf(box.registry, 'gem').acp, { command: ['gemini', '--acp'], preset: 'gemini', permissions: 'approve-reads' });
   expectError(box, 'resume-subagent', ['--name', 'gem', '--prompt', 'more'], 'E_ARG_UNSUPPORTED');
+
+  // A copy of the registry (a clone's, found by walking up: untrusted) does not run the command its record names.
+  const clone = join(box.dir, 'clone');
+  mkdirSync(clone);
+  execFileSync('cp', ['-a', box.registry, join(clone, '.subagents')]);
+  const env = { ...box.env, SUBAGENT_DIR: undefined };
+  expectError(box, 'resume-subagent', ['--name', 'again', '--prompt', 'third'], 'E_REGISTRY_UNTRUSTED', { cwd: clone, env });
 
   start('nores', 'first', [], 'noresume');
   waitTerminal(box, ['nores']);
