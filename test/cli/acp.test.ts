@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from '../support/paths.js';
 import { makeBox } from '../support/box.js';
@@ -130,6 +130,25 @@ test('cancel: the agent is told (session/cancel) before the signals; cancelled',
   assert.equal(c.outcome, 'cancelled');
   assert.equal(waitTerminal(box, ['held']).held.reason, 'cancelled');
   assert.ok(events('held').includes('"method":"session/cancel"'));
+});
+
+test("the supervisor's own stops (a time cap, a stall) ask the agent first too; the queue and end hooks as for any CLI", async () => {
+  const hook = join(box.dir, 'hook-ran');
+  start('capped', 'WAIT', ['--max-time', '1']);
+  start('stuck', 'WAIT', ['--stall-after', '1', '--stall-action', 'cancel', '--on-end', `touch ${hook}`]);
+  const w = waitTerminal(box, ['capped', 'stuck']);
+  assert.equal(w.capped.outcome, 'failed');
+  assert.equal(w.capped.reason, 'max-time');
+  assert.equal(w.stuck.outcome, 'cancelled');
+  assert.equal(w.stuck.endReason, 'stalled');
+  for (const name of ['capped', 'stuck']) assert.ok(events(name).includes('"method":"session/cancel"'), name);
+  await untilStatus(box, 'stuck', () => existsSync(hook), 'the end hook ran');
+  // Queued behind a limit of one, then run (the limit removed again with the last start).
+  start('first', 'one', ['--max-concurrent', '1']);
+  start('second', 'two', ['--max-concurrent', '0']);
+  const q = waitTerminal(box, ['first', 'second']);
+  assert.equal(q.first.outcome, 'succeeded');
+  assert.equal(q.second.outcome, 'succeeded');
 });
 
 test('bad input is refused before anything is recorded: no agent, a bad policy, the options on another CLI, an agent not on PATH', () => {
