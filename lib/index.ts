@@ -14,6 +14,7 @@ export type { Context } from './commands/context.js';
 export type { WatchOptions } from './commands/run-watch.js';
 export type { LimitOptions } from './commands/on-limit.js';
 export type { AfterOptions } from './commands/after.js';
+export type { AcpOptions } from './commands/acp.js';
 export { start, type StartOptions, type StartResult } from './commands/start.js';
 export { batch, type BatchOptions, type BatchDefaults, type BatchResult, type BatchStarted, type BatchFailed } from './commands/batch.js';
 export { resume, type ResumeOptions, type ResumeResult } from './commands/resume.js';
@@ -48,6 +49,8 @@ export type {
   Reason,
   LimitWarning,
   LimitPolicy,
+  AcpSettings,
+  PermissionPolicy,
   Caps,
 } from './registry/record.js';
 export { REASONS } from './registry/record.js';

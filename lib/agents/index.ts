@@ -15,6 +15,7 @@ const loaders: Record<CliName, () => Promise<AgentAdapter>> = {
   copilot: async () => (await import('./copilot/index.js')).copilot,
   gemini: async () => (await import('./gemini/index.js')).gemini,
   qwen: async () => (await import('./qwen/index.js')).qwen,
+  acp: async () => (await import('./acp/index.js')).acp,
   shell: async () => (await import('./shell.js')).shell,
 };
 

@@ -1,4 +1,5 @@
-import type { Caps, ChildAgent, LimitWarning, Reason, Usage } from '../registry/record.js';
+import type { Readable, Writable } from 'node:stream';
+import type { AcpSettings, Caps, ChildAgent, LimitWarning, Reason, Usage } from '../registry/record.js';
 import type { CliName } from './names.js';
 
 /**
@@ -31,6 +32,8 @@ export interface LaunchInput {
   sessionId: string | null;
   /** The run's spend caps; `launch` passes those its `caps` says are `native` to the CLI's own limits. */
   caps: Caps;
+  /** `--cli acp`: the agent's command line and permission policy (the record's `acp`); null or absent for every other CLI. */
+  acp?: AcpSettings | null;
 }
 
 /** How to start the agent: `launch`'s answer. */
@@ -254,6 +257,41 @@ export interface StoreUsage {
   turns?(): number;
 }
 
+/**
+ * What a driver is given (`AgentAdapter.drive`): the agent's stdin and stdout, which it holds for the
+ * run's whole life, the prompt, and the run's event log to write what it says and hears.
+ */
+export interface DriverIo {
+  /** The agent's stdin: the driver writes to it, and ends it when the agent is to exit. */
+  input: Writable;
+  /** The agent's stdout: nothing of it reaches the event log but what the driver writes there. */
+  output: Readable;
+  /** The run's prompt, byte-exact. */
+  prompt: Buffer;
+  /**
+   * Appends one line (without its newline) to the run's event log, which the supervisor and every reader
+   * parse with the adapter's `open` run: the driver writes there whatever the run's state and transcript
+   * need, and nothing else is written there.
+   */
+  log(line: string): void;
+  /** The supervisor's diagnostics (supervisor.log). */
+  diag(message: string): void;
+}
+
+/** A running agent held by its driver (`AgentAdapter.drive`). */
+export interface Driver {
+  /**
+   * Resolves once the driver is done with the agent — its turn over, its stdin ended (it is expected to
+   * exit then; the supervisor stops it if it does not) — or the agent's stdout ended. Never rejects.
+   */
+  readonly done: Promise<void>;
+  /**
+   * Asks the agent to stop its turn, in its own protocol: what a cancel (a caller's, a cap's, a stall's)
+   * does before its signals. Resolves once the agent answered, or could not be told.
+   */
+  cancel(): Promise<void>;
+}
+
 /** One agent CLI, as the core drives it. */
 export interface AgentAdapter {
   /** The name `--cli` takes and the record keeps; the adapter's key in lib/agents/index.ts. */
@@ -318,6 +356,19 @@ export interface AgentAdapter {
    * store has no such child of this run; the core then shows what the parent's stream said of it.
    */
   childMessages?(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean>;
+  /**
+   * For an agent that is a peer the run talks with for its whole life (`--cli acp`), instead of a program
+   * fed the prompt on stdin whose stdout is the event log: the supervisor starts `launch`'s command with
+   * pipes for stdin and stdout (stderr still to the run's file) and gives them to the driver it makes
+   * here; the event log is what the driver writes (`DriverIo.log`). Absent: the prompt is the agent's
+   * stdin and its stdout the event log.
+   */
+  drive?(input: LaunchInput, io: DriverIo): Driver;
+  /**
+   * The program a run starts, when it is not always `program` (`--cli acp`: its agent's): start and
+   * resume look this one up on PATH instead.
+   */
+  programOf?(input: Pick<LaunchInput, 'acp'>): string;
   /**
    * Runs in the supervisor right before the agent is started (the run is still `scheduled`), with the
    * agent's environment and cwd: one-time set-up the CLI does not do safely itself (OpenCode creates its

@@ -174,7 +174,7 @@ async function cancelOne(s: CancelSettings, nameArg: string): Promise<CancelResu
   const intent = recordIntent(ob, signal);
   if (intent.marked.status === 'done') throw notRunning(name, observeRun(ob.dir));
   if (intent.marked.executor.name !== 'local') return cancelPlaced(s, ob, intent, signal);
-  return cancelLocal(s, ob, intent, signal, adapter.gracefulSignal);
+  return cancelLocal(s, ob, intent, signal, adapter.gracefulSignal, adapter.drive !== undefined);
 }
 
 /** The cancel's intent in the run's record, as far as it got there. */
@@ -215,11 +215,22 @@ function recordIntent(ob: Observation, signal: NodeJS.Signals): Intent {
   return { marked, unrecorded, earlier };
 }
 
+/** How long a cancel gives a driven agent to stop on its protocol's word (ACP's session/cancel, sent by its supervisor) before it signals. */
+const DRIVEN_CANCEL_WAIT_MS = 2500;
+
 /**
- * Cancel of a run on this host: the supervisor of a run with no agent yet is told (SIGTERM), the run's
- * processes are stopped (the signal, the grace, TERM, KILL), and the end is seen recorded.
+ * Cancel of a run on this host: the supervisor of a run with no agent yet is told (SIGTERM), and so is
+ * that of a driven agent (`AgentAdapter.drive`: it asks the agent to stop in its protocol, then signals
+ * it); the run's processes are stopped (the signal, the grace, TERM, KILL), and the end is seen recorded.
  */
-async function cancelLocal(s: CancelSettings, ob: Observation, intent: Intent, signal: NodeJS.Signals, graceful: NodeJS.Signals): Promise<CancelResult> {
+async function cancelLocal(
+  s: CancelSettings,
+  ob: Observation,
+  intent: Intent,
+  signal: NodeJS.Signals,
+  graceful: NodeJS.Signals,
+  driven: boolean,
+): Promise<CancelResult> {
   const { marked, earlier } = intent;
   let { unrecorded } = intent;
   const roots: ProcessIdentity[] = marked.agentProcess ? [marked.agentProcess] : [];
@@ -232,6 +243,11 @@ async function cancelLocal(s: CancelSettings, ob: Observation, intent: Intent, s
   if (!marked.agentProcess && supervisor && isAlive(supervisor)) {
     // Scheduled: no agent yet. The supervisor records the cancel and leaves without starting one.
     signalIdentity(supervisor, 'SIGTERM');
+  } else if (driven && marked.agentProcess && supervisor && isAlive(supervisor)) {
+    signalIdentity(supervisor, 'SIGTERM');
+    const until = monotonicMs() + DRIVEN_CANCEL_WAIT_MS;
+    while (isAlive(marked.agentProcess) && monotonicMs() < until) await sleep(50);
+    seen = snapshot();
   }
   if (seen.length) {
     const wholeTree = firstSignalToWholeTree(signal, graceful);

@@ -32,15 +32,19 @@ export type RunSettings = Pick<
   'name' | 'run' | 'cli' | 'cwd' | 'model' | 'variant' | 'agent' | 'files' | 'extraArgs' | 'sessionId' | 'parent' | 'promptBytes' | 'storeEnv'
 > &
   Partial<Pick<RunRecord, 'queueTicket' | 'worktree' | 'depth' | 'executor' | 'caps' | 'newSession' | 'attached'>> &
-  Partial<Pick<RunRecord, 'onLimit'>> &
+  Partial<Pick<RunRecord, 'onLimit' | 'acp'>> &
   Partial<Pick<RunRecord, 'after' | 'afterAny'>> &
   WatchFields;
 
-/** Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded. */
+/**
+ * Refuses an option the CLI cannot honour, and a CLI that is not installed — before anything is recorded.
+ * `program`: the one the run starts, when it is not the adapter's own (`--cli acp`: its agent's).
+ */
 export function checkAdapterCan(
   adapter: AgentAdapter,
   given: { model?: boolean; variant?: boolean; agent?: boolean; files?: boolean },
   env: NodeJS.ProcessEnv,
+  program: string = adapter.program,
 ): void {
   for (const key of ['model', 'variant', 'agent', 'files'] as const) {
     if (given[key] && !adapter.supports[key]) {
@@ -52,10 +56,10 @@ export function checkAdapterCan(
       });
     }
   }
-  if (!findOnPath(adapter.program, env)) {
-    throw new SubagentError('E_CMD_MISSING', `the ${adapter.cli} CLI ("${adapter.program}") is not on PATH`, {
+  if (!findOnPath(program, env)) {
+    throw new SubagentError('E_CMD_MISSING', `the ${adapter.cli} CLI ("${program}") is not on PATH`, {
       cli: adapter.cli,
-      program: adapter.program,
+      program,
       hint: `install it, or put it on PATH, or choose another --cli`,
     });
   }
@@ -96,6 +100,7 @@ export function newRecord(s: RunSettings): RunRecord {
     afterAny: s.afterAny ?? false,
     // Every name is waited for until its supervisor has looked (lib/supervisor/after.ts).
     waitingFor: s.after ?? [],
+    acp: s.acp ?? null,
   };
 }
 

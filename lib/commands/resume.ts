@@ -4,7 +4,7 @@ import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { createRun, latestRun } from '../registry/store.js';
 import { observeLatest } from '../runs/observe.js';
-import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, type Context } from './context.js';
+import { callerOf, inRegistryOf, placeOf, refuseUntrustedHook, resolveCwd, trustOfPlace, type Context } from './context.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type Admission, type StartResult } from './launch.js';
 import { promptBytes } from './prompt.js';
 import { checkCaps, settleCaps, type CapOptions } from './caps.js';
@@ -12,12 +12,13 @@ import { requestedLimit, requestedMemoryFloor } from './settings.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchOptions } from './run-watch.js';
 import { limitPolicy, type LimitOptions } from './on-limit.js';
+import { acpSettings, type AcpOptions } from './acp.js';
 import { restoreWorktreeCommand } from '../runs/worktree.js';
 import type { RunRecord } from '../registry/record.js';
 import { afterNames, checkDependencies, engineDependencies, type AfterOptions } from './after.js';
 
 /** With the spend caps (`CapOptions`): each not given is the earlier run's; null drops it. */
-export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions, AfterOptions {
+export interface ResumeOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions, AfterOptions, Pick<AcpOptions, 'permissions'> {
   /** The run to resume: done, or unknown with its agent dead. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -50,7 +51,9 @@ export async function resume(o: ResumeOptions): Promise<ResumeResult> {
   const place = placeOf(o, 'write');
   refuseUntrustedHook(place, o.onEnd);
   const { registry } = place;
-  return inRegistryOf(registry, () => resumeIn(o, { registry, name, prompt, admission, env, callerCwd, adopt: place.adopt, after }));
+  return inRegistryOf(registry, () =>
+    resumeIn(o, { registry, name, prompt, admission, env, callerCwd, adopt: place.adopt, after, trusted: trustOfPlace(place).trusted }),
+  );
 }
 
 /**
@@ -72,6 +75,8 @@ export interface ResumeSettings {
   callerCwd: string;
   /** Adopts a registry named explicitly, once the run is published (lib/registry/trust.ts). */
   adopt: () => void;
+  /** Whether the registry may run code (docs/security.md): an ACP run's own agent command is code its record names. */
+  trusted: boolean;
   revival?: Revival;
   /** The names the new run follows (`--after`), checked by resumeIn. */
   after?: string[];
@@ -124,7 +129,8 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
     });
   }
   const caps = settleCaps(adapter, o, last.caps);
-  checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env);
+  const acp = acpSettings(o, adapter.cli, env, { last, trusted: s.trusted });
+  checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined }, env, adapter.programOf?.({ acp }));
   // Building the launch is pure: do it once here, so a session id the CLI cannot resume is refused
   // before a run is published, not discovered by the supervisor afterwards.
   const model = o.model ?? last.model;
@@ -132,7 +138,7 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
   const extraArgs = o.extraArgs ?? last.extraArgs;
   const files = s.revival?.files ?? [];
   const sessionId = newSession ? adapter.chooseSessionId() : last.sessionId;
-  adapter.launch({ mode: newSession ? 'new' : 'resume', cwd: last.cwd, model, variant, agent: last.agent, files, extraArgs, sessionId, caps });
+  adapter.launch({ mode: newSession ? 'new' : 'resume', cwd: last.cwd, model, variant, agent: last.agent, files, extraArgs, sessionId, caps, acp });
   const watch = watchFields(o, env, last);
   // A revived run is the same attempt as the one a reboot cut off: its count of attempts after a limit goes on.
   const policy = limitPolicy(o, env, last);
@@ -172,6 +178,7 @@ export async function resumeIn(o: ResumeOptions, s: ResumeSettings): Promise<Res
     onLimit,
     after,
     afterAny: after.length > 0 && (waited.length > 0 ? last.afterAny : o.afterAny === true),
+    acp,
   });
   const record = parkedUntil === null ? fresh : { ...fresh, parkedUntil };
   const run = createRun(registry, name, record, prompt);

@@ -5,7 +5,7 @@ import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
 import { FILES, latestRun, runDir } from '../registry/store.js';
 import { observeLatest, type Observation } from '../runs/observe.js';
-import { callerOf, inRegistryOf, placeOf, type Context } from './context.js';
+import { callerOf, inRegistryOf, placeOf, trustOfPlace, type Context } from './context.js';
 import type { StartResult } from './launch.js';
 import { listedNames } from './listing.js';
 import { promptBytes } from './prompt.js';
@@ -80,7 +80,17 @@ export async function revive(o: ReviveOptions): Promise<ReviveResult> {
         const prompt = how.prompt === 'original' ? readRegular(join(previous!.dir, FILES.prompt)) : continuation;
         const started = await resumeIn(
           { name, prompt },
-          { registry, name, prompt, admission: { limit: undefined, floor: undefined }, env, callerCwd, adopt: place.adopt, revival: how },
+          {
+            registry,
+            name,
+            prompt,
+            admission: { limit: undefined, floor: undefined },
+            env,
+            callerCwd,
+            adopt: place.adopt,
+            trusted: trustOfPlace(place).trusted,
+            revival: how,
+          },
         );
         out.revived.push({ ...started, prompt: how.prompt });
       } catch (err) {

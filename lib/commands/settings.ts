@@ -25,6 +25,7 @@ const VARIABLES = {
   hookTimeoutSec: ['SUBAGENT_HOOK_TIMEOUT_SEC'],
   searchTimeoutSec: ['SUBAGENT_SEARCH_TIMEOUT_SEC'],
   onLimit: ['SUBAGENT_ON_LIMIT'],
+  acpCommand: ['SUBAGENT_ACP_COMMAND'],
 } as const;
 
 export type Setting = keyof typeof VARIABLES;

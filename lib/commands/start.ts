@@ -16,14 +16,15 @@ import { checkCaps, settleCaps, type CapOptions } from './caps.js';
 import { checkLimitFor, placementFrom, type ExecutorOptions } from './executor.js';
 import { watchFields, type WatchFields, type WatchOptions } from './run-watch.js';
 import { limitPolicy, type LimitOptions } from './on-limit.js';
-import type { LimitPolicy } from '../registry/record.js';
 import { afterNames, checkDependencies, engineDependencies, type AfterOptions } from './after.js';
+import type { AcpSettings, LimitPolicy } from '../registry/record.js';
+import { acpSettings, type AcpOptions } from './acp.js';
 import { checkAdapterCan, launchResult, launchSupervisor, newRecord, queueTicketFor, storeEnvOf, type Admission, type StartResult } from './launch.js';
 
 export type { StartResult } from './launch.js';
 
 /** With the spend caps (`CapOptions`: `maxCostUsd`, `maxTokens`, `maxTurns`). */
-export interface StartOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions, AfterOptions {
+export interface StartOptions extends Context, ExecutorOptions, WatchOptions, CapOptions, LimitOptions, AfterOptions, AcpOptions {
   /** Required ([name rule](docs/contract.md#names)); undefined: E_NAME_REQUIRED. */
   name: string | undefined;
   /** Bytes are kept exactly; a string is taken as UTF-8. Empty: E_PROMPT_REQUIRED. */
@@ -70,6 +71,7 @@ interface StartSettings {
   watch: WatchFields;
   onLimit: LimitPolicy | null;
   after: string[];
+  acp: AcpSettings | null;
 }
 
 /**
@@ -149,12 +151,14 @@ async function settle(o: StartOptions): Promise<StartSettings> {
   }
   if (o.base !== undefined && !o.worktree) throw new SubagentError('E_ARG_INVALID', '--base needs --worktree', { hint: 'add --worktree, or drop --base' });
   const caps = settleCaps(adapter, o);
-  checkAdapterCan(adapter, { model: o.model !== undefined, variant: o.variant !== undefined, agent: o.agent !== undefined, files: files.length > 0 }, env);
+  const acp = acpSettings(o, adapter.cli, env);
+  const given = { model: o.model !== undefined, variant: o.variant !== undefined, agent: o.agent !== undefined, files: files.length > 0 };
+  checkAdapterCan(adapter, given, env, adapter.programOf?.({ acp }));
   const { parent, depth } = nesting(env, max);
   // Environment defaults apply only where the CLI can take them; an explicit flag it cannot take is an error (above).
   const model = o.model ?? (adapter.supports.model ? fromEnv(env, 'model') : undefined) ?? null;
   const variant = o.variant ?? (adapter.supports.variant ? fromEnv(env, 'variant') : undefined) ?? null;
-  return { name, prompt, adapter, cwd, files, model, variant, admission, placement, parent, depth, caps, env, watch, onLimit, after };
+  return { name, prompt, adapter, cwd, files, model, variant, admission, placement, parent, depth, caps, env, watch, onLimit, after, acp };
 }
 
 /** start-subagent: validate everything, publish the record, start the supervisor, return at once. */
@@ -204,6 +208,7 @@ export async function start(o: StartOptions): Promise<StartResult> {
         onLimit: s.onLimit,
         after: s.after,
         afterAny: s.after.length > 0 && o.afterAny === true,
+        acp: s.acp,
       });
       run = createName(registry, s.name, record, s.prompt);
       place.adopt();

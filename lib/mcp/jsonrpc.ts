@@ -1,31 +1,15 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, rpcLine, rpcMessage, type RpcId } from '../base/jsonrpc.js';
 
 /**
- * JSON-RPC 2.0 over stdio as MCP frames it: one message a line, UTF-8, no embedded newlines (the MCP
- * spec, "Transports: stdio"). Requests are answered in any order, each as soon as its handler is done;
+ * The MCP server's side of JSON-RPC 2.0 over stdio (the framing: lib/base/jsonrpc.ts; the MCP spec,
+ * "Transports: stdio"). Requests are answered in any order, each as soon as its handler is done;
  * a request the peer cancels (`notifications/cancelled`) has its signal aborted and gets no answer, as
  * the spec asks. Nothing but protocol messages is ever written to the output.
  */
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** A protocol error of JSON-RPC (the method's own failures are results: MCP tool errors). */
-export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: Json,
-  ) {
-    super(message);
-  }
-}
-
-export const PARSE_ERROR = -32700;
-export const INVALID_REQUEST = -32600;
-export const METHOD_NOT_FOUND = -32601;
-export const INVALID_PARAMS = -32602;
-export const INTERNAL_ERROR = -32603;
+export { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, type Json } from '../base/jsonrpc.js';
 
 /** A method's handler: the request's params and a signal aborted when the peer cancels it. */
 export type Handler = (params: Record<string, unknown>, signal: AbortSignal) => Promise<unknown> | unknown;
@@ -35,8 +19,6 @@ export interface Peer {
   closed: Promise<void>;
 }
 
-type Id = string | number;
-
 /** Serves `methods` (requests) and `notifications` on `input`/`output` until the input ends. */
 export function serve(
   input: Readable,
@@ -44,16 +26,16 @@ export function serve(
   methods: Record<string, Handler>,
   notifications: Record<string, (params: Record<string, unknown>) => void> = {},
 ): Peer {
-  const pending = new Map<Id, AbortController>();
+  const pending = new Map<RpcId, AbortController>();
   const working = new Set<Promise<void>>();
   const send = (message: object): void => {
-    output.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+    output.write(rpcLine(message));
   };
   const cancelled = (params: Record<string, unknown>): void => {
     const id = params.requestId;
     if (typeof id === 'string' || typeof id === 'number') pending.get(id)?.abort(new Error(String(params.reason ?? 'cancelled')));
   };
-  const request = async (id: Id, method: string, params: Record<string, unknown>): Promise<void> => {
+  const request = async (id: RpcId, method: string, params: Record<string, unknown>): Promise<void> => {
     const handler = methods[method];
     if (!handler) return send({ id, error: { code: METHOD_NOT_FOUND, message: `no method ${method}` } });
     const controller = new AbortController();
@@ -78,24 +60,23 @@ export function serve(
       send({ id: null, error: { code: PARSE_ERROR, message: `not JSON: ${(err as Error).message}` } });
       return;
     }
-    const params = (typeof m.params === 'object' && m.params !== null ? m.params : {}) as Record<string, unknown>;
-    const id = m.id;
-    if (typeof m.method !== 'string' || m.jsonrpc !== '2.0') {
+    const message = rpcMessage(m);
+    if (message === null || message.kind === 'answer') {
       // An answer to a request of ours (we make none) is ignored; anything else is not a request.
-      if (m.result === undefined && m.error === undefined)
-        send({ id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: INVALID_REQUEST, message: 'not a JSON-RPC 2.0 request' } });
+      if (m.result === undefined && m.error === undefined) {
+        const id = m.id;
+        const bad = typeof m.method === 'string' && m.jsonrpc === '2.0' ? 'id must be a string or a number' : 'not a JSON-RPC 2.0 request';
+        send({ id: typeof id === 'string' || typeof id === 'number' ? id : null, error: { code: INVALID_REQUEST, message: bad } });
+      }
       return;
     }
-    if (id === undefined) {
-      if (m.method === 'notifications/cancelled') cancelled(params);
-      else notifications[m.method]?.(params);
+    if (message.kind === 'notification') {
+      if (message.method === 'notifications/cancelled') cancelled(message.params);
+      else notifications[message.method]?.(message.params);
       return;
     }
-    if (typeof id !== 'string' && typeof id !== 'number') {
-      send({ id: null, error: { code: INVALID_REQUEST, message: 'id must be a string or a number' } });
-      return;
-    }
-    const job = request(id, m.method, params);
+    const { id, method, params } = message;
+    const job = request(id, method, params);
     working.add(job);
     void job.finally(() => working.delete(job));
   };

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { childProcess } from './child-process.js';
 
 /** A process started in a session of its own, with stdio from the given fds ('ignore' is /dev/null). */
@@ -8,10 +9,20 @@ export interface SpawnOptions {
   stdio: readonly [number | 'ignore', number | 'ignore', number | 'ignore'];
 }
 
+/** As `SpawnOptions`, stdin and stdout possibly pipes to this process (an agent its supervisor talks with). */
+export interface WaitedOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdio: readonly [number | 'ignore' | 'pipe', number | 'ignore' | 'pipe', number | 'ignore'];
+}
+
 /** A child this process waits for (the agent, in its supervisor). */
 export interface Waited {
   pid: number;
   exited: Promise<{ code: number | null; signal: string | null }>;
+  /** Its stdin and stdout, when they are pipes; else null. */
+  stdin: Writable | null;
+  stdout: Readable | null;
 }
 
 /**
@@ -46,8 +57,8 @@ export function prepareSpawn(): void {
 }
 
 /** Starts a child in its own session (so its whole group can be signalled) and tells when it exits. */
-export async function spawnWaited(command: string, args: readonly string[], o: SpawnOptions): Promise<Waited> {
+export async function spawnWaited(command: string, args: readonly string[], o: WaitedOptions): Promise<Waited> {
   const child = childProcess().spawn(command, args, { cwd: o.cwd, env: o.env, stdio: [...o.stdio], detached: true });
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return { pid: await started(child), exited };
+  return { pid: await started(child), exited, stdin: child.stdin, stdout: child.stdout };
 }

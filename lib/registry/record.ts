@@ -288,6 +288,21 @@ interface RecordCore {
    * starts or ends). Written only when set.
    */
   waitingFor: string[];
+  /** A run of `--cli acp`: the agent it speaks ACP with, and its permission policy; null for every other CLI. Written only when set. */
+  acp: AcpSettings | null;
+}
+
+/** How a permission request of an ACP agent is answered (`--permissions`, docs/agents/acp.md). */
+export const PERMISSION_POLICIES = ['approve-all', 'approve-reads', 'deny'] as const;
+export type PermissionPolicy = (typeof PERMISSION_POLICIES)[number];
+
+/** A run of `--cli acp` as its record keeps it (resumes keep it). */
+export interface AcpSettings {
+  /** The agent's command line, whole (a preset's, or `--acp-command` split on blanks). */
+  command: string[];
+  /** The preset it came from (`gemini`, `qwen`…), null for a command of the caller's own. */
+  preset: string | null;
+  permissions: PermissionPolicy;
 }
 
 /** --on-limit wait, as a run keeps it (resumes keep it; each attempt after a limit counts one `retry`). */
@@ -393,6 +408,7 @@ type StoredRecord = Omit<
   | 'afterAny'
   | 'waitingFor'
   | 'followedUp'
+  | 'acp'
 > &
   Partial<
     Pick<
@@ -402,6 +418,7 @@ type StoredRecord = Omit<
   > &
   Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil'>> &
   Partial<Pick<RecordCore, 'after' | 'afterAny' | 'waitingFor' | 'followedUp'>> &
+  Partial<Pick<RecordCore, 'onLimit' | 'parkedUntil' | 'acp'>> &
   Partial<Pick<RecordCore, 'stallAfterSec' | 'stallAction' | 'stalledSince' | 'lastWorkAt' | 'onEnd' | 'hookTimeoutSec' | 'cancelGraceMs'>> &
   Omit<RunEnd, 'outcome' | 'finishedAt' | 'reason' | 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'> &
   Partial<Pick<RunEnd, 'resetsAt' | 'elapsedMs' | 'eventBytesAtEnd' | 'leftovers'>> & {
@@ -484,6 +501,7 @@ function upgrade(s: StoredRecord, path: string): RunRecord {
     afterAny: s.afterAny ?? false,
     waitingFor: s.waitingFor ?? [],
     followedUp: s.followedUp ?? false,
+    acp: s.acp ?? null,
   };
   if (s.status !== 'done') {
     const { outcome, finishedAt, exitCode, signal, error, endReason } = s;
@@ -624,6 +642,7 @@ function isStored(r: Record<string, unknown>, problems: string[]): r is Record<s
   optional('afterAny', (v) => typeof v === 'boolean');
   optional('waitingFor', isStrings);
   optional('followedUp', (v) => typeof v === 'boolean');
+  optional('acp', (v) => v === null || isAcpSettings(v));
   for (const key of LATER_STRING_OR_NULL) optional(key, (v) => v === null || typeof v === 'string');
   if (!Array.isArray(r.files) || !Array.isArray(r.extraArgs) || !Array.isArray(r.children)) problems.push('files/extraArgs/children');
   return problems.length === 0;
@@ -652,6 +671,19 @@ function isLimitPolicy(v: unknown): v is LimitPolicy {
   const p = v as Record<string, unknown>;
   return (
     typeof p === 'object' && p !== null && p.action === 'wait' && (p.prompt === null || typeof p.prompt === 'string') && isCount(p.retries) && isCount(p.retry)
+  );
+}
+
+function isAcpSettings(v: unknown): v is AcpSettings {
+  const a = v as Record<string, unknown>;
+  return (
+    typeof a === 'object' &&
+    a !== null &&
+    Array.isArray(a.command) &&
+    a.command.length > 0 &&
+    a.command.every((w) => typeof w === 'string') &&
+    (a.preset === null || typeof a.preset === 'string') &&
+    (PERMISSION_POLICIES as readonly unknown[]).includes(a.permissions)
   );
 }
 
@@ -695,7 +727,7 @@ function isMemoryUse(v: unknown): boolean {
 /**
  * The record's JSON as today's writers write it: a field whose value is the one its absence means, and
  * that today's writers leave out in that case (keepChildren, newSession, attached, afterAny and followedUp false, no limitWarning, onLimit,
- * parkedUntil, after or waitingFor; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
+ * parkedUntil, after, waitingFor or acp; memory not measured, no memory cap; an end's elapsedMs, eventBytesAtEnd and resetsAt null, no
  * leftovers), is left out, so a record read and written back keeps its bytes.
  */
 export function serialiseRecord(record: RunRecord): string {
@@ -718,6 +750,6 @@ function leftOut(key: string, value: unknown): boolean {
   if (key === 'keepChildren' || key === 'newSession' || key === 'attached' || key === 'afterAny' || key === 'followedUp') return value === false;
   if (key === 'after' || key === 'waitingFor') return Array.isArray(value) && value.length === 0;
   if (key === 'elapsedMs' || key === 'eventBytesAtEnd' || key === 'resetsAt' || key === 'limitWarning' || key === 'memory') return value === null;
-  if (key === 'onLimit' || key === 'parkedUntil') return value === null;
+  if (key === 'onLimit' || key === 'parkedUntil' || key === 'acp') return value === null;
   return key === 'leftovers' && Array.isArray(value) && value.length === 0;
 }

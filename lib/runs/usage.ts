@@ -1,21 +1,9 @@
+import { addUsage } from '../agents/shared/stream.js';
 import type { RunRecord, Usage } from '../registry/record.js';
 import { listRuns, readRecord, runDir } from '../registry/store.js';
 import { readPrunedUsage } from '../registry/prune.js';
 
-/** Adds usages field by field; the cost is known only when every part knows it. */
-export function addUsage(a: Usage | null, b: Usage | null): Usage | null {
-  if (!a) return b ? { ...b } : null;
-  if (!b) return { ...a };
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
-    costUsd: a.costUsd === null || b.costUsd === null ? null : a.costUsd + b.costUsd,
-  };
-}
+export { addUsage } from '../agents/shared/stream.js';
 
 /**
  * The usage of a name's runs before `record` (optionally only those of its session): what a CLI whose

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -21,6 +21,7 @@ import { skippedLines } from '../runs/transcript.js';
 import { usageBefore } from '../runs/usage.js';
 import { capGuard, type CapGuard, type Crossed } from './caps.js';
 import { endOf, limitReset } from './end.js';
+import { startDriver, type Driven } from './driven.js';
 import { ENGINE_END_EXIT, askedSignal, cancelRequested, engineEndGrace, placedOnEngine } from './engine-end.js';
 import type { Log } from './log.js';
 import { MemoryWatch } from './memory.js';
@@ -52,10 +53,11 @@ type End =
       leftovers: LeftoverProcess[];
     };
 
-/** The agent, once started: its process, and its identity (null: it was gone before it could be read). */
+/** The agent, once started: its process, its identity (null: it was gone before it could be read), and its driver when it has one. */
 interface Agent {
   child: Waited;
   identity: ProcessIdentity | null;
+  driven: Driven | null;
 }
 
 /** How the agent exited: its exit code, or the signal that ended it. */
@@ -216,8 +218,9 @@ export class Supervision {
   /** The agent's part of the run: launched, started, recorded running, followed until it exits, and ended. */
   private async runAgent(record: RunRecord, adapter: AgentAdapter): Promise<void> {
     let launch: Launch;
+    const input = launchInput(record);
     try {
-      launch = adapter.launch(launchInput(record));
+      launch = adapter.launch(input);
     } catch (err) {
       return this.end({ kind: 'spawn-failed', error: `cannot launch ${record.cli}: ${(err as Error).message}` });
     }
@@ -233,7 +236,9 @@ export class Supervision {
     const fromStore = storeUsageOf(run, record);
     // Stopped while it got ready: nothing was started.
     if (this.stopping) return this.end({ kind: 'cancelled-before-start' });
-    const agent = await this.spawnAgent(record, launch, env);
+    // A driven agent is given the prompt by its driver, not on stdin.
+    const prompt = adapter.drive ? await this.landed('reading the prompt', () => readFileSync(join(this.dir, FILES.prompt))) : null;
+    const agent = await this.spawnAgent(record, launch, env, prompt && { adapter, input, prompt });
     if (agent === null) return;
     // The caps the supervisor holds (the adapter's `stream` ones, checked whenever the stream said more; the time cap from now).
     const caps = capGuard({ record, adapter, state: run.state, stop: (crossed) => this.stop({ kind: 'cap', crossed }) });
@@ -244,20 +249,29 @@ export class Supervision {
     await this.finish(followed, exit, agent);
   }
 
-  /** Starts the agent on the run's files; null when it could not be started (the run is then ended). */
-  private async spawnAgent(record: RunRecord, launch: Launch, env: NodeJS.ProcessEnv): Promise<Agent | null> {
+  /**
+   * Starts the agent on the run's files — or, when its adapter drives it (`drive`), with its stdin and
+   * stdout given to the driver; null when it could not be started (the run is then ended).
+   */
+  private async spawnAgent(
+    record: RunRecord,
+    launch: Launch,
+    env: NodeJS.ProcessEnv,
+    drive: { adapter: AgentAdapter; input: LaunchInput; prompt: Buffer } | null,
+  ): Promise<Agent | null> {
     this.spawning = true;
     const files = await this.landed('opening the run files', () => openRunFiles(this.dir));
     let child: Waited;
     try {
-      child = await spawnWaited(launch.command, launch.args, { cwd: record.cwd, env, stdio: files });
+      child = await spawnWaited(launch.command, launch.args, { cwd: record.cwd, env, stdio: drive ? ['pipe', 'pipe', files[2]] : files });
     } catch (err) {
       this.spawning = false;
       return this.spawnFailed(`cannot start ${launch.command}: ${(err as Error).message}`);
     } finally {
       for (const fd of files) closeSync(fd);
     }
-    this.agent = { child, identity: identityOf(child.pid) };
+    const driven = drive && startDriver(this.dir, drive.adapter, drive.input, child, drive.prompt, this.log);
+    this.agent = { child, identity: identityOf(child.pid), driven };
     this.spawning = false;
     checkpoint('after-agent-spawn');
     return this.agent;
@@ -323,6 +337,7 @@ export class Supervision {
     if (record.keepChildren) await readAll();
     const leftovers = await this.leftBehind(record, agent.identity, agent.child.pid);
     if (!record.keepChildren) await readAll();
+    agent.driven?.close();
     run.end();
     this.settleChildren(f, true);
     try {
@@ -354,6 +369,8 @@ export class Supervision {
     const agent = this.agent;
     const stopping = this.stopping;
     if (!agent || !stopping || !this.record || !this.adapter) return;
+    // A driven agent is asked in its own protocol first (ACP's session/cancel), then signalled as any.
+    await agent.driven?.driver.cancel();
     const roots = agent.identity ? [agent.identity] : [];
     const snapshot = () => snapshotRun(roots, `SUBAGENT_RUN_ID=${this.record!.runId}`, new Set([process.pid]));
     try {
@@ -539,6 +556,7 @@ function launchInput(record: RunRecord): LaunchInput {
     extraArgs: record.extraArgs,
     sessionId: record.sessionId,
     caps: record.caps,
+    acp: record.acp,
   };
 }
 

@@ -9,7 +9,8 @@ import { start } from '../commands/start.js';
 import { batch } from '../commands/batch.js';
 
 const USAGE = `usage: start-subagent --name NAME (--prompt TEXT | --prompt-file PATH | --prompt -) [options] [-- AGENT-ARGS…]
-       start-subagent --batch FILE|- [--cli C] [--cwd DIR] [--model M] [--variant V] [--agent A] [--max-concurrent N] [--executor E]
+       start-subagent --batch FILE|- [--cli C] [--acp-command CMD] [--permissions P] [--cwd DIR] [--model M] [--variant V]
+                      [--agent A] [--max-concurrent N] [--executor E]
                       [--min-free-memory SIZE] [--after-any] [--stall-after SEC] [--stall-action A] [--on-end CMD] [--keep-children]
                       [--on-limit A] [--limit-prompt TEXT] [--limit-retries N] [--max-cost USD] [--max-tokens N]
                       [--max-turns N] [--max-time SEC] [--max-memory SIZE]
@@ -18,11 +19,11 @@ Start a new named agent run in the background and return at once with one JSON l
 
 ${helpLines('start')}
   --batch FILE|-       start many: one JSON object per line with the fields name, prompt | promptFile,
-                       cli, cwd, model, variant, agent, files, args, worktree, base, after, afterAny,
-                       executor, slurmArgs, stallAfter, stallAction, onEnd, keepChildren, onLimit,
-                       limitPrompt, limitRetries, maxCost, maxTokens, maxTurns, maxTime, maxMemory; the
-                       flags above are defaults for every line. A line may follow ("after") the names of
-                       other lines: each starts after the lines it names, whatever their place.
+                       cli, acpCommand, permissions, cwd, model, variant, agent, files, args, worktree, base,
+                       after, afterAny, executor, slurmArgs, stallAfter, stallAction, onEnd, keepChildren,
+                       onLimit, limitPrompt, limitRetries, maxCost, maxTokens, maxTurns, maxTime, maxMemory;
+                       the flags above are defaults for every line. A line may follow ("after") the names
+                       of other lines: each starts after the lines it names, whatever their place.
                        Output: {"ok","started":[…],"failed":[{line,code,error}]}
   --registry DIR       the registry (default: SUBAGENT_DIR, else the nearest .subagents/ above, else ./.subagents)
   -- ARGS…             passed verbatim to the agent CLI, and again on every resume

@@ -125,6 +125,8 @@ const ENTRIES: Record<string, Record<string, unknown>> = {
   '15-followed-up': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0 },
   // A run waiting for others, whose supervisor is in another boot: unknown, so waiting for nothing any more.
   '15-waiting': { ...TODAY, status: 'unknown', outcome: null, reason: null, exitCode: null, durationMs: null, lastWorkAt: null, waitingFor: [] },
+  // --cli acp: the agent and the permission policy are the record's (`acp`); the entry is an ordinary run's.
+  '14-acp': { ...TODAY, outcome: 'succeeded', reason: null, exitCode: 0, cli: 'acp', sessionId: 'fixture-session-1' },
 };
 
 test('every record shape ever written has its expected entry here', () => {

@@ -18,6 +18,13 @@ const GUIDE = 'docs/agents/adding.md';
 const SHARED = 'shared';
 /** The CLIs the project itself provides (no foreign program, nothing captured, nothing to pin). */
 const BUILT_IN = new Set<string>(['shell']);
+/**
+ * The adapters over a protocol that many agents speak (`acp`): external, but with no program, store,
+ * fake setup or pin of their own — their agents are the pinned CLIs (each with its setup), and their
+ * stand-in for the verbs is test/cli/acp.test.ts's tiny agent. The checklist's rows they skip.
+ */
+const PROTOCOL = new Set<string>(['acp']);
+const NOT_FOR_PROTOCOL = new Set<string>(['lib/agents/<cli>/store.ts', 'test/cli/agent-clis.test.ts', 'test/fakes/env.ts', 'test/clis/pins.json']);
 
 type For = 'every CLI' | 'external CLIs' | 'built-in CLIs';
 
@@ -169,7 +176,8 @@ const CHECKS: Record<string, Check> = {
       assert.match(text, /from '\.\.\/fakes\/[\w-]+\.js'/, 'it runs against a fake server of test/fakes/');
       assert.match(
         text,
-        new RegExp(`(requireCli|fakeWorld)\\(t, '${escapeRegex(cli)}'[,)]`),
+        // A protocol adapter's agents are the pinned CLIs: it needs the one each test drives.
+        new RegExp(`(requireCli|fakeWorld)\\(t, '${PROTOCOL.has(cli) ? '\\w+' : escapeRegex(cli)}'[,)]`),
         'it needs the pinned CLI (skip, or fail under CI), at each pinned version it runs',
       );
     },
@@ -244,6 +252,7 @@ for (const cli of CLI_NAMES) {
     const kind: For = BUILT_IN.has(cli) ? 'built-in CLIs' : 'external CLIs';
     for (const [where, c] of Object.entries(CHECKS)) {
       if (c.for !== 'every CLI' && c.for !== kind) continue;
+      if (PROTOCOL.has(cli) && NOT_FOR_PROTOCOL.has(where)) continue;
       try {
         await c.check(cli, adapter);
       } catch (err) {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { claude } from '../../lib/agents/claude/index.js';
 import { codex } from '../../lib/agents/codex/index.js';
 import { copilot } from '../../lib/agents/copilot/index.js';
+import { acp } from '../../lib/agents/acp/index.js';
 import { gemini } from '../../lib/agents/gemini/index.js';
 import { qwen } from '../../lib/agents/qwen/index.js';
 import type { AgentAdapter } from '../../lib/agents/types.js';
@@ -34,6 +35,14 @@ const ROWS: Identity[] = [
   { cli: 'copilot', adapter: copilot, signal: 'SIGTERM', supports: 'model variant agent', storeEnvKeys: ['COPILOT_HOME', 'HOME'], ours: true },
   { cli: 'gemini', adapter: gemini, signal: 'SIGTERM', supports: 'model', storeEnvKeys: ['HOME', 'GEMINI_CLI_HOME'], ours: true },
   { cli: 'qwen', adapter: qwen, signal: 'SIGTERM', supports: 'model', storeEnvKeys: ['HOME', 'QWEN_HOME', 'QWEN_RUNTIME_DIR'], ours: true },
+  {
+    cli: 'acp',
+    adapter: acp,
+    signal: 'SIGTERM',
+    supports: '',
+    storeEnvKeys: ['HOME', 'XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME', 'GEMINI_CLI_HOME', 'QWEN_HOME', 'COPILOT_HOME'],
+    ours: false,
+  },
 ];
 
 /** Each test's name, as the CLI's own file had it. */
@@ -43,6 +52,7 @@ const TITLES: Record<string, string> = {
   copilot: 'adapter identity: program, signal, supports, store env, a UUID chosen for each new session',
   gemini: 'adapter identity: program, signal, supports, store env, session id chosen by us',
   qwen: 'adapter identity: program, signal, supports, store env, a UUID session id of ours',
+  acp: 'adapter identity: the agent its own program, no flag of ours, the stores of the presets, the session the agent chooses, no spend cap',
 };
 
 /** Why the graceful signal is the one it is, where a test said. */
@@ -50,6 +60,7 @@ const SIGNAL_WHY: Record<string, string> = {
   copilot: 'the npm loader passes no signal on: cancel signals every process',
   gemini: 'SIGINT/SIGTERM leave the shell tool running: the core signals the whole tree',
   qwen: 'its launchers pass no signal on: cancel must reach the inner process',
+  acp: 'after session/cancel, every process of the run',
 };
 
 /** The caps, where a test checked them, and why. */
@@ -59,6 +70,7 @@ const CAPS: Record<string, [AgentAdapter['caps'], string?]> = {
     { cost: null, tokens: 'stream', turns: 'stream' },
     'no cost; tokens and turns (one usage record a model response) from its rollout as the run goes (storeUsage)',
   ],
+  acp: [{ cost: null, tokens: null, turns: null }, 'what an ACP agent reports while the run goes is its own choice: no cap holds for all'],
 };
 
 const FLAGS = ['model', 'variant', 'agent', 'files'] as const;
@@ -67,6 +79,7 @@ for (const row of ROWS) {
   test(TITLES[row.cli]!, () => {
     const a = row.adapter;
     assert.equal(a.cli, row.cli);
+    // An ACP run's program is its agent's (programOf), looked up as any CLI's.
     assert.equal(a.program, row.cli);
     assert.equal(a.gracefulSignal, row.signal, SIGNAL_WHY[row.cli]);
     assert.equal(a.stream, 'ndjson');

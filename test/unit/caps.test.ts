@@ -118,6 +118,7 @@ test('every adapter declares how it honours each cap; the shapes are the interfa
     copilot: { cost: null, tokens: 'stream', turns: 'stream' },
     gemini: { cost: null, tokens: 'stream', turns: 'stream' },
     qwen: { cost: null, tokens: 'stream', turns: 'stream' },
+    acp: { cost: null, tokens: null, turns: null },
     shell: { cost: null, tokens: null, turns: null },
   });
 });

@@ -43,6 +43,8 @@ test('every option has a flag or a field, and a key is one field of a line at mo
     'prompt',
     'promptFile',
     'cli',
+    'acpCommand',
+    'permissions',
     'cwd',
     'model',
     'variant',

@@ -50,3 +50,18 @@ export function runUsage(thread: Usage, before: Usage | null | undefined): Usage
   }
   return out;
 }
+
+/** Adds usages field by field; the cost is known only when every part knows it. */
+export function addUsage(a: Usage | null, b: Usage | null): Usage | null {
+  if (!a) return b ? { ...b } : null;
+  if (!b) return { ...a };
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+    reasoningTokens: a.reasoningTokens + b.reasoningTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+    costUsd: a.costUsd === null || b.costUsd === null ? null : a.costUsd + b.costUsd,
+  };
+}

@@ -18,7 +18,7 @@ import { bigPromptBlock, boxed, resumeLost, type Row } from './row.js';
 /** A prompt holding this gets an HTTP 429 that asks for a 1 ms wait (Qwen's own retries then take no time). */
 const RATE_LIMITED = 'RATELIMITED-BY-THE-FAKE';
 
-const server = fileServer(() =>
+export const server = fileServer(() =>
   startOpenAIChat({
     handler: (req) =>
       (req.conversation?.lastUserText ?? '').includes(RATE_LIMITED) ? { type: 'error', status: 429, message: 'slow down', retryAfterMs: 1 } : undefined,

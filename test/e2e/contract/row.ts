@@ -217,12 +217,14 @@ export interface ErrorsSpec {
 }
 
 export interface Row {
-  cli: CliName;
+  /** The `--cli` its runs are started with (`acp`: an agent of the pinned CLIs in ACP mode, test/e2e/contract/acp.ts). */
+  cli: CliName | 'acp';
   open: Open;
   errors: ErrorsSpec;
   session?: SessionSpec;
   cancel: CancelSpec;
-  child: ChildSpec;
+  /** None for a row whose protocol shows no sub-agents (`acp`). */
+  child?: ChildSpec;
   big: BigSpec;
   busy?: BusySpec;
 }
