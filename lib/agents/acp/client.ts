@@ -75,32 +75,13 @@ export function drive(input: LaunchInput, io: DriverIo, policy: PermissionPolicy
     io.input.end();
   };
 
-  const conversation = async (): Promise<void> => {
-    const init = await request('initialize', {
-      protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-    });
-    if (init.error) return;
-    const caps = fields(init.result.agentCapabilities);
-    const where = { cwd: input.cwd, mcpServers: [] };
-    if (input.mode === 'resume') {
-      const method = caps.loadSession === true ? 'session/load' : fields(caps.sessionCapabilities).resume !== undefined ? 'session/resume' : null;
-      if (method === null) {
-        write({ method: CLIENT_ERROR, params: { message: 'the agent offers neither session/load nor session/resume: its sessions cannot be resumed' } });
-        return;
-      }
-      sessionId = input.sessionId;
-      if ((await request(method, { sessionId, ...where })).error) return;
-    } else {
-      const made = await request('session/new', where);
-      if (made.error) return;
-      sessionId = str(made.result.sessionId);
-    }
-    const text = io.prompt.toString('utf8');
-    prompted = request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }, { sessionId, promptBytes: io.prompt.length });
-    await prompted;
+  const peer: Peer = {
+    request,
+    write,
+    session: (id) => (sessionId = id),
+    prompting: (turn) => (prompted = turn),
   };
-  const done = Promise.race([conversation(), outputEnded])
+  const done = Promise.race([converse(input, io, peer), outputEnded])
     .catch((err: unknown) => io.diag(`the ACP conversation failed: ${(err as Error).message}`))
     .finally(finish);
 
@@ -113,4 +94,43 @@ export function drive(input: LaunchInput, io: DriverIo, policy: PermissionPolicy
       if (turn) await Promise.race([turn, new Promise((r) => setTimeout(r, CANCEL_WAIT_MS).unref())]);
     },
   };
+}
+
+/** What the conversation needs of the client: its requests and writes, and where it keeps the session and the turn. */
+interface Peer {
+  request(method: string, params: object, logged?: object): Promise<Answer>;
+  write(message: object): void;
+  session(id: string | null): void;
+  prompting(turn: Promise<Answer>): void;
+}
+
+/** The conversation: initialize, the session (new, or loaded or resumed), the one prompt; over when its turn is. */
+async function converse(input: LaunchInput, io: DriverIo, peer: Peer): Promise<void> {
+  const init = await peer.request('initialize', {
+    protocolVersion: PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  });
+  if (init.error) return;
+  const caps = fields(init.result.agentCapabilities);
+  const where = { cwd: input.cwd, mcpServers: [] };
+  let sessionId: string | null;
+  if (input.mode === 'resume') {
+    const method = caps.loadSession === true ? 'session/load' : fields(caps.sessionCapabilities).resume !== undefined ? 'session/resume' : null;
+    if (method === null) {
+      peer.write({ method: CLIENT_ERROR, params: { message: 'the agent offers neither session/load nor session/resume: its sessions cannot be resumed' } });
+      return;
+    }
+    sessionId = input.sessionId;
+    peer.session(sessionId);
+    if ((await peer.request(method, { sessionId, ...where })).error) return;
+  } else {
+    const made = await peer.request('session/new', where);
+    if (made.error) return;
+    sessionId = str(made.result.sessionId);
+    peer.session(sessionId);
+  }
+  const text = io.prompt.toString('utf8');
+  const turn = peer.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }, { sessionId, promptBytes: io.prompt.length });
+  peer.prompting(turn);
+  await turn;
 }
