@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { hasFollowUps } from '../registry/follow-ups.js';
 import { join } from 'node:path';
 import { SubagentError } from '../base/errors.js';
 import { SIZE_FORM, parseSize } from '../base/size.js';
@@ -204,9 +205,11 @@ function planOf(registry: string, o: PruneOptions): NamePlan[] {
     if (uid !== undefined && unsafeReason(nameDir(registry, name), 'dir', uid)) continue;
     const last = runs.length - 1;
     const keepFrom = o.keepLast === undefined ? runs.length : runs.length - o.keepLast;
+    // A name with follow-ups queued (a queue a failure stopped) keeps its latest run: they are its next runs.
+    const whole = o.wholeNames === true && !hasFollowUps(registry, name);
     let age = 0;
     for (let i = 0; i < runs.length; i++) {
-      if (i >= keepFrom || (i === last && !o.wholeNames)) break;
+      if (i >= keepFrom || (i === last && !whole)) break;
       const dir = runDir(registry, name, runs[i]!);
       if (uid !== undefined && unsafeReason(dir, 'dir', uid)) break;
       const record = readListedRun(dir, readRecord);

@@ -9,7 +9,9 @@ import { treeText } from '../views/tree.js';
 import { SubagentError } from '../base/errors.js';
 import { writeStdout } from '../cli/output.js';
 import { escapeSeparators } from '../base/json-line.js';
-import { tableText, watchStatus } from '../views/watch.js';
+import { tableSummary, tableText, watchStatus } from '../views/watch.js';
+import { treeBytes } from '../registry/prune.js';
+import { agentsDir } from '../registry/store.js';
 
 /** The longest pause between redraws of --watch: a day (a timer takes at most 2^31 - 1 ms). */
 const MAX_WATCH_SEC = 86_400;
@@ -33,7 +35,8 @@ List runs (the latest run of each name, sorted by name), or wait for them.
   --announce         fire the end hooks of the selected runs found unknown (their supervisor died),
                      once, in a trusted registry; without it status never starts a process (docs/hooks.md)
   --runs             with one --name: every run of it (run, prompt head, cli, times, outcome)
-  --format table     an aligned table for people (colour on a terminal unless NO_COLOR); default json
+  --format table     an aligned table for people (colour on a terminal unless NO_COLOR), then a line that
+                     counts the runs by state and says the registry's size; default json
   --watch [SEC]      redraw the table in place at every change (and every SEC s, default 2) until every
                      listed run is terminal, with a summary line (running / queued / succeeded / failed);
                      with nothing listed yet it says what it waits for. SEC at most 86400
@@ -158,7 +161,11 @@ export function main(): Promise<void> {
     }
     const body = await status(options);
     if (bool(values, 'tree')) return { text: treeText(body.agents), registry: body.registry };
-    if (format === 'table') return { text: tableText(body.agents, screen()), registry: body.registry };
+    if (format === 'table') {
+      const out = screen();
+      const bytes = treeBytes(agentsDir(body.registry));
+      return { text: tableText(body.agents, out) + tableSummary(body.agents, bytes, out), registry: body.registry };
+    }
     return { json: body };
   });
 }

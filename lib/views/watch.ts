@@ -2,7 +2,9 @@ import { SubagentError } from '../base/errors.js';
 import { status, type StatusOptions } from '../commands/status.js';
 import { isTerminal } from '../runs/observe.js';
 import type { AgentEntry } from '../runs/entry.js';
+import { formatSize } from '../base/size.js';
 import { renderTable, summaryLine, useColor } from './table.js';
+import { fit } from './width.js';
 
 export interface Screen {
   write: (text: string) => void;
@@ -13,9 +15,20 @@ export interface Screen {
 }
 
 export function tableText(agents: AgentEntry[], screen: Screen): string {
-  // A pty without a size (script(1) in CI) reports 0 columns: fall back to COLUMNS, then 80.
-  const width = screen.isTTY ? screen.columns || Number(screen.env.COLUMNS) || 80 : Number(screen.env.COLUMNS) || Infinity;
-  return renderTable(agents, { width, color: useColor({ isTTY: screen.isTTY }, screen.env) });
+  return renderTable(agents, { width: widthOf(screen), color: useColor({ isTTY: screen.isTTY }, screen.env) });
+}
+
+/** The terminal's width; a pty without a size (script(1) in CI) reports 0 columns: COLUMNS, then 80. */
+function widthOf(screen: Screen): number {
+  return screen.isTTY ? screen.columns || Number(screen.env.COLUMNS) || 80 : Number(screen.env.COLUMNS) || Infinity;
+}
+
+/**
+ * `status --format table`'s last line: the runs counted by state and the registry's size on disk
+ * (`agents/`: records, event logs, transcripts — what `subagent-prune` frees), cut to the width.
+ */
+export function tableSummary(agents: AgentEntry[], registryBytes: number, screen: Screen): string {
+  return fit(`${summaryLine(agents)} · registry ${formatSize(registryBytes)}`, widthOf(screen)) + '\n';
 }
 
 /** The last line of a watch that lists nothing yet: what it waits for, where, and how to stop it. */

@@ -174,6 +174,20 @@ describe('selectors', () => {
   });
 });
 
+test('--whole-names keeps the latest run of a name whose queued follow-ups a failure stopped: they are its next runs', async () => {
+  const gate = join(b.dir, 'gate-stopped');
+  startShell(b, 'q/stopped', `while [ ! -e '${gate}' ]; do sleep 0.05; done; exit 3`);
+  await until('q/stopped running', () => assertOk(b.run('status', ['--name', 'q/stopped'])).agents[0]?.status === 'running');
+  assertOk(b.run('resume-subagent', ['--queue', '--name', 'q/stopped', '--prompt', 'echo next']));
+  writeFileSync(gate, '');
+  const ended = waitTerminal(b, ['q/stopped'])['q/stopped'];
+  assert.deepEqual([ended.run, ended.outcome, ended.queuedPrompts.length], [1, 'failed', 1], 'the failure stopped the queue, its prompt kept');
+  const line = prune(b, ['--name', 'q/stopped', '--keep-last', '0', '--whole-names']);
+  assert.deepEqual(pairs(line), []);
+  const still = assertOk(b.run('status', ['--name', 'q/stopped'])).agents[0];
+  assert.deepEqual([still.run, still.queuedPrompts.length], [1, 1]);
+});
+
 describe('what is left', () => {
   test('runs K..N: status, status --runs, result --since, result --run, search, and the next resume is N+1', async () => {
     finished(b, 'num', 4);

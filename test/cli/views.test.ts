@@ -79,6 +79,15 @@ function spans(line: string): Array<{ text: string; start: number; end: number }
 
 const isChild = (l: string) => l.startsWith('  └ ');
 
+/** The table's last line: the runs by state and the registry's size (cut to the width with "…"). */
+const SUMMARY = /^\d+ runs?: \d+ running · \d+ queued · \d+ succeeded · \d+ failed.* · registry \d+(\.\d)?[BKMG]?$|^\d+ runs?: .*…$/;
+
+/** The table's rows, its summary line asserted and left off. */
+function tableRows(lines: string[], ctx: string): string[] {
+  assert.match(lines.at(-1) ?? '', SUMMARY, `${ctx}: the summary line last:\n${lines.join('\n')}`);
+  return lines.slice(0, -1);
+}
+
 /** Every run row has one cell per header cell; left columns start where their head starts, right
  * (numeric) columns end where their head ends — all in display columns. Returns the heads. */
 function assertAligned(lines: string[], ctx: string): string[] {
@@ -109,7 +118,7 @@ function assertNoWrap(p: PaneRun, cols: number, ctx: string): string[] {
   const joined = tmux.capture(p, { joined: true }).map((l) => l.trimEnd());
   assert.deepEqual(joined, rows, `${ctx}: a row wider than ${cols} columns wrapped in the terminal`);
   for (const r of rows) assert.ok(displayWidth(r) <= cols, `${ctx}: ${JSON.stringify(r)} is ${displayWidth(r)} columns wide, the terminal ${cols}`);
-  return rows;
+  return tableRows(rows, ctx);
 }
 
 /** A fake `claude` on PATH that replays a captured stream (a run with one sub-agent), the child's
@@ -188,11 +197,7 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
 
     // Colour: the terminal saw SGR escapes — bold header, green succeeded, red failed, cyan running.
     const esc = tmux.capture(p, { escapes: true });
-    assert.deepEqual(
-      esc.map((l) => plain(l).trimEnd()),
-      rows,
-      'the escapes are only colour',
-    );
+    assert.deepEqual(esc.map((l) => plain(l).trimEnd()).slice(0, -1), rows, 'the escapes are only colour');
     const sgr = (n: number, word: string) => new RegExp(`\\x1b\\[(?:[0-9;]*;)?${n}m${word}`);
     assert.match(esc[0]!, /\x1b\[(?:[0-9;]*;)?1mNAME/, 'bold header');
     assert.match(esc.find((l) => plain(l).startsWith('v/ok '))!, sgr(32, 'succeeded'));
@@ -218,7 +223,7 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.ok(!r.stdout.includes('\x1b'), `escapes in piped output: ${JSON.stringify(r.stdout)}`);
     assert.ok(r.stdout.endsWith('\n'));
-    const rows = r.stdout.slice(0, -1).split('\n');
+    const rows = tableRows(r.stdout.slice(0, -1).split('\n'), 'piped');
     assert.deepEqual(assertAligned(rows, 'piped'), HEADS);
     assert.equal(rows.length, 7, r.stdout);
     assert.ok(
@@ -232,7 +237,7 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
 
     const n = b.run('status', ['--format', 'table', '--prefix', 'v'], { env: { COLUMNS: '40' } });
     assert.equal(n.code, 0, n.stdout + n.stderr);
-    const nrows = n.stdout.slice(0, -1).split('\n');
+    const nrows = tableRows(n.stdout.slice(0, -1).split('\n'), 'piped, COLUMNS=40');
     const heads = assertAligned(nrows, 'piped, COLUMNS=40');
     assert.ok(heads.includes('NAME') && heads.includes('STATUS'), heads.join(','));
     for (const l of nrows) assert.ok(displayWidth(l) <= 40, `${JSON.stringify(l)} is wider than COLUMNS=40`);
@@ -288,7 +293,7 @@ describe('status --format table and --watch in a real terminal', { skip: HAVE_TM
       timeout: LONG,
     });
     assert.equal(r.status, 0, r.stdout + r.stderr);
-    const rows = r.stdout.replace(/\r/g, '').trimEnd().split('\n');
+    const rows = tableRows(r.stdout.replace(/\r/g, '').trimEnd().split('\n'), 'pty of size 0x0');
     assert.equal(rows.length, 2, r.stdout);
     // One short row fits any real terminal (80 columns when the size is unknown): every column shows.
     assert.deepEqual(assertAligned(rows, 'pty of size 0x0'), HEADS, `the table was sized for 0 columns:\n${r.stdout}`);
