@@ -29,6 +29,9 @@ export async function superviseAttached(registry: string, dir: string, record: R
   const before = interactive.sessionFile(query);
   const offset = before === null ? 0 : fileSize(before);
   const launch = interactive.launch({ sessionId: record.sessionId as string, cwd: record.cwd, model: record.model });
+  // Recorded running with this process as its supervisor before the CLI exists: from the first moment a
+  // reader can see the session, a dead attach is a dead supervisor (unknown), never a run nobody took.
+  recordRunning(dir, undefined);
   const child = spawn(launch.command, launch.args, { cwd: record.cwd, env: agentEnv(registry, record, launch.env), stdio: ['inherit', screen, screen] });
   // The terminal's Ctrl-C, Ctrl-\ and Ctrl-Z are the CLI's (the whole foreground group gets them); a
   // hangup or a TERM (a cancel) is passed on to it, and the run ends when it does.
@@ -74,14 +77,20 @@ export async function superviseAttached(registry: string, dir: string, record: R
   }
 }
 
-/** The run is the person's now: this process its supervisor, the CLI its agent. */
+/** The run is the person's: this process its supervisor, and once it is started (`pid`), the CLI its agent. */
 function recordRunning(dir: string, pid: number | undefined): void {
   const id = pid === undefined ? null : identityOf(pid);
   try {
     updateRecord(dir, (r) =>
       r.status === 'done'
         ? null
-        : { ...r, status: 'running', supervisor: selfIdentity(), agentStartedAt: nowIso(), agentProcess: id ? { ...id, pgid: id.pid } : r.agentProcess },
+        : {
+            ...r,
+            status: 'running',
+            supervisor: selfIdentity(),
+            agentStartedAt: pid === undefined ? r.agentStartedAt : nowIso(),
+            agentProcess: id ? { ...id, pgid: id.pid } : r.agentProcess,
+          },
     );
   } catch {
     // The registry could not take it now: the session goes on; its end is recorded when it ends.

@@ -151,7 +151,7 @@ describe('subagent-attach', { skip: HAVE_TMUX ? false : 'tmux is not installed (
     await waitTerminalAsync(b, ['a/killed']);
     const pane = attachPane('a/killed');
     await screenHas(pane.p, 'fake claude on session');
-    const attacher = recordOf(b.registry, 'a/killed', 2).supervisor.pid;
+    const attacher = await until('the attach recorded as the run’s supervisor', () => recordOf(b.registry, 'a/killed', 2).supervisor?.pid);
     process.kill(attacher, 'SIGKILL');
     const lost = await untilStatus(b, 'a/killed', (a) => a.status === 'unknown', 'unknown');
     assert.equal(lost.run, 2);
