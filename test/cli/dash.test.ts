@@ -83,10 +83,9 @@ describe('subagent-dash in a real terminal', { skip: HAVE_TMUX ? false : NO_TMUX
     await until('nothing of the child left', () => !liveRunIds(b.dir).has(runId));
     // Esc clears the filter.
     tmux.send(p, ['Escape']);
-    // Resume d/first with a typed prompt.
-    tmux.send(p, ['/']);
-    tmux.send(p, ['first'], { literal: true });
-    tmux.send(p, ['Enter', 'r']);
+    // Resume d/first with a typed prompt: the filter, Enter and r in one write, as a fast typist's come in
+    // one read — r acts on the run the filter left, not on the one selected before (d/parent/kid).
+    tmux.send(p, ['/', 'f', 'i', 'r', 's', 't', 'Enter', 'r']);
     await screen(p, 'the prompt line', (r) => /resume d\/first with: _/.test(r.at(-1) ?? ''));
     tmux.send(p, ['echo second words'], { literal: true });
     tmux.send(p, ['Enter']);

@@ -275,8 +275,12 @@ export class Dash {
   }
 
   private onKeys(keys: Key[]): void {
-    for (const k of keys) this.onKey(k);
-    this.draw();
+    // Drawn after each key, not after the read: a key acts on the rows the keys before it made (a filter
+    // typed and Enter then r in one read resumes the run the filter left, not the one selected before).
+    for (const k of keys) {
+      this.onKey(k);
+      this.draw();
+    }
   }
 
   private onKey(k: Key): void {
