@@ -1,8 +1,9 @@
 import { SubagentError } from '../base/errors.js';
 import { validateName } from '../registry/names.js';
-import { addFollowUp, dropFollowUps, listFollowUps, withFollowUps, type FollowUp } from '../registry/follow-ups.js';
-import { isTerminal, observeLatest, requireLatest } from '../runs/observe.js';
-import { publishFollowUp } from '../supervisor/follow-up.js';
+import { addFollowUp, dropFollowUps, listFollowUps, readSettledEnd, withFollowUps, type FollowUp } from '../registry/follow-ups.js';
+import { isTerminal, observeLatest, requireLatest, type Observation } from '../runs/observe.js';
+import { publishFollowUp, type Ended } from '../supervisor/follow-up.js';
+import type { NextAttempt } from '../supervisor/park.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 import { promptBytes } from './prompt.js';
 import { resume, type ResumeOptions, type ResumeResult } from './resume.js';
@@ -173,9 +174,20 @@ export async function cancelQueued(o: CancelQueuedOptions): Promise<CancelQueued
   });
 }
 
-/** A verb noticing a name's end: the next prompt published when it is due and nobody did. */
-export async function noticeEnd(registry: string, name: string): Promise<void> {
+/** A verb noticing a name's end: the next prompt published when it is due and nobody did (null: none was). */
+export async function noticeEnd(registry: string, name: string): Promise<NextAttempt | null> {
   const o = observeLatest(registry, name);
-  if (o === null || !isTerminal(o.status) || o.agentAlive) return;
-  await publishFollowUp(registry, { record: o.record, succeeded: o.status === 'done' && o.record.outcome === 'succeeded' }, () => undefined);
+  const ended = o ? noticedEnd(o) : null;
+  return ended ? publishFollowUp(registry, ended, () => undefined) : null;
+}
+
+/**
+ * How an end a verb notices counts for the name's queue: a done run by its outcome; an `unknown` one —
+ * its supervisor died — by the end that supervisor settled before it looked at the queue, if it got that
+ * far (lib/registry/follow-ups.ts, SettledEnd), else as not succeeded. null: the run has not ended.
+ */
+export function noticedEnd(o: Observation): Ended | null {
+  if (!isTerminal(o.status) || o.agentAlive) return null;
+  const outcome = o.status === 'done' ? o.record.outcome : readSettledEnd(o.dir)?.outcome;
+  return { record: o.record, succeeded: outcome === 'succeeded' };
 }

@@ -10,6 +10,8 @@ import type { StartResult } from './launch.js';
 import { listedNames } from './listing.js';
 import { promptBytes } from './prompt.js';
 import { resumeIn, type Revival } from './resume.js';
+import { noticeEnd } from './follow-ups.js';
+import { readSettledEnd } from '../registry/follow-ups.js';
 
 /**
  * `resume-subagent --revive` (docs/revive.md): after a reboot or a crash, every selected run that is
@@ -69,6 +71,12 @@ export async function revive(o: ReviveOptions): Promise<ReviveResult> {
     const selected = names.length ? names : listedNames(registry, o.prefix);
     const out: ReviveResult = { ok: true, registry, revived: [], skipped: [] };
     for (const name of selected) {
+      // A run whose turn had ended before its supervisor died is not revived: its queue goes on instead.
+      const next = await noticeEnd(registry, name);
+      if (next !== null) {
+        out.skipped.push({ name, why: `its turn had ended before its supervisor died: its next queued prompt was started as run ${next.run}` });
+        continue;
+      }
       const previous = observeLatest(registry, name);
       const why = previous === null ? 'it has no run' : notRevivable(previous);
       if (why !== null) {
@@ -107,6 +115,8 @@ function notRevivable(o: Observation): string | null {
   if (o.status === 'done') return `it is done (${o.record.outcome}): resume it with a new prompt instead`;
   if (o.status !== 'unknown') return `it is ${o.status}`;
   if (o.agentAlive) return `its agent is still alive (pid ${o.record.agentProcess?.pid ?? '?'}): cancel it first, or let it finish`;
+  const settled = readSettledEnd(o.dir);
+  if (settled) return `its turn had ended (${settled.outcome}) before its supervisor died: resume it with a new prompt instead`;
   // A job engine that could not be asked, or a process backend that cannot compare: the run may still live.
   if (o.statusReason?.includes('may still be')) return `its state cannot be told: ${o.statusReason}`;
   return null;

@@ -8,7 +8,7 @@ import { writeJunit } from '../runs/junit.js';
 import { stallOf } from '../runs/stall.js';
 import { BRIEF_FIELDS, ENTRY_FIELDS, projectEntry, type AgentEntry } from '../runs/entry.js';
 import { inRegistryOf, placeOf, type Context, type Place } from './context.js';
-import { announceUnknown, untrustedTail } from './announce.js';
+import { announceUnknown, publishDueFollowUps, untrustedTail } from './announce.js';
 import { waitTimeoutMs } from './settings.js';
 import { entriesOf, listedNames, listingCache, rowsOf, snapshot, type ListingTail, type Problem, type Rows, type Snapshot } from './listing.js';
 
@@ -136,14 +136,19 @@ async function statusIn(place: Place, o: StatusOptions): Promise<StatusResult> {
   const asked = [...new Set(o.names ?? [])];
   const plain = isPlainListing(o);
   const refused = new Map<string, Problem>();
+  const placing: Promise<void>[] = [];
   const take = (): Snapshot => {
     const cache = plain ? listingCache(registry, o.prefix, env) : null;
-    const s = snapshot(registry, asked.length ? asked : listedNames(registry, o.prefix, cache), asked.length > 0, cache);
-    if (o.announce) announceUnknown(place, s.observations.values(), refused);
-    return s;
+    const look = () => snapshot(registry, asked.length ? asked : listedNames(registry, o.prefix, cache), asked.length > 0, cache);
+    const s = look();
+    if (!o.announce) return s;
+    announceUnknown(place, s.observations.values(), refused);
+    // A follow-up published after a run it found unknown is listed (and waited for) as the name's latest.
+    return publishDueFollowUps(place, s.observations.values(), refused, placing) ? look() : s;
   };
   const waited = o.wait || o.waitTerminal ? await waitOn(place, o, asked, take) : null;
   const { value, changed, timedOut, timeoutMs } = waited ?? { value: take(), changed: null, timedOut: false, timeoutMs: null };
+  await Promise.all(placing);
   value.problems.push(...refused.values());
   const { rows, tail } = rowsOf(registry, value);
   const fields = printedFields(o);

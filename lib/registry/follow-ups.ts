@@ -7,6 +7,8 @@ import { replaceFileDurably } from './durable.js';
 import { withLock } from './lock.js';
 import { encodeName } from './names.js';
 import { PRIVATE_DIR } from './private.js';
+import type { EndReason, Outcome } from './record.js';
+import { FILES } from './store.js';
 
 /**
  * A name's follow-up queue (`resume-subagent --queue`; docs/contract.md, "Follow-ups"): prompts waiting for
@@ -164,6 +166,32 @@ export function dropFollowUps(registry: string, name: string, positions: number[
   const dropped = listFollowUps(registry, name).filter((f) => positions === null || positions.includes(f.position));
   for (const f of dropped) removeQuietly(join(dirOf(registry, name), `${f.id}.json`));
   return dropped;
+}
+
+/**
+ * The end a run's supervisor settled before it looked at the name's queue, kept beside the record
+ * (`end.json`) while prompts are queued: when the supervisor dies before it records that end, the run is
+ * `unknown`, and the verb that notices decides by this whether the queue goes on (docs/contract.md,
+ * "Follow-ups"). A run cut off at work has none: its outcome is not known.
+ */
+export interface SettledEnd {
+  outcome: Outcome;
+  endReason: EndReason | null;
+}
+
+export function writeSettledEnd(dir: string, end: SettledEnd): void {
+  replaceFileDurably(join(dir, FILES.settledEnd), JSON.stringify(end));
+}
+
+/** The settled end of the run in `dir`, or null (none, or not a whole one of ours). */
+export function readSettledEnd(dir: string): SettledEnd | null {
+  try {
+    const s = JSON.parse(readRegular(join(dir, FILES.settledEnd)).toString('utf8')) as Partial<SettledEnd>;
+    const outcomes: unknown[] = ['succeeded', 'failed', 'cancelled'];
+    return outcomes.includes(s.outcome) ? { outcome: s.outcome as Outcome, endReason: s.endReason ?? null } : null;
+  } catch {
+    return null;
+  }
 }
 
 function removeQuietly(path: string): void {

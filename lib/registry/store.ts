@@ -19,6 +19,7 @@ import { PRIVATE_DIR, PRIVATE_FILE } from './private.js';
  *                                                 /stderr.log     the agent's stderr
  *                                                 /supervisor.log the supervisor's own diagnostics
  *                                                 /supervisor.json who supervises it, until the record says
+ *                                                 /end.json       the end its supervisor settled before it looked at the name's follow-ups
  *   <registry>/tmp/                               unpublished new names (renamed into agents/ whole)
  *   <registry>/made-here.json                     who made (or adopted) it, and where (lib/registry/trust.ts)
  *   <registry>/journal                            the changes a listing's cache must see (lib/registry/journal.ts)
@@ -33,6 +34,7 @@ export const FILES = {
   supervisorLog: 'supervisor.log',
   lock: 'record.lock',
   launcher: 'supervisor.json',
+  settledEnd: 'end.json',
 } as const;
 
 let lastAgents = { registry: '', dir: '' };

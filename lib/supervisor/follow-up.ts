@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { enqueue, newTicket, readLimit, readMemoryFloor } from '../registry/queue.js';
-import { followUpPrompt, hasFollowUps, listFollowUps, settleTaken, takeFollowUp, withFollowUps } from '../registry/follow-ups.js';
+import { followUpPrompt, hasFollowUps, listFollowUps, settleTaken, takeFollowUp, withFollowUps, writeSettledEnd } from '../registry/follow-ups.js';
 import type { RunRecord } from '../registry/record.js';
 import { createRun, latestRun, runDir } from '../registry/store.js';
 import type { Log } from './log.js';
@@ -23,16 +23,25 @@ export interface Ended {
 }
 
 /**
- * Publishes the name's next queued prompt as the run after `ended`, which must be the name's latest, and
- * starts its supervisor; null when there is none to publish: no prompt queued, the queue stopped (a run
- * that did not succeed), no session to resume, or another writer published the next run first. Exactly
- * once whoever calls it at the same time: under the name's follow-up lock.
+ * Publishes the name's next queued prompt as the run after `ended` and starts its supervisor (below); null
+ * when there is none to publish.
  */
 export async function publishFollowUp(registry: string, ended: Ended, log: Log): Promise<NextAttempt | null> {
+  const published = publishFollowUpRun(registry, ended, log);
+  return published ? placeNext(registry, published.dir, published.record) : null;
+}
+
+/**
+ * Publishes the name's next queued prompt as the run after `ended`, which must be the name's latest, for
+ * its supervisor to be started (placeNext); null when there is none to publish: no prompt queued, the queue
+ * stopped (a run that did not succeed), no session to resume, or another writer published the next run
+ * first. Exactly once whoever calls it at the same time: under the name's follow-up lock.
+ */
+export function publishFollowUpRun(registry: string, ended: Ended, log: Log): { dir: string; record: RunRecord } | null {
   const name = ended.record.name;
   // Most runs have no queue: no lock is taken for them. One queued meanwhile is found by its verb's own look.
   if (!hasFollowUps(registry, name)) return null;
-  const published = withFollowUps(registry, name, () => {
+  return withFollowUps(registry, name, () => {
     settleTaken(registry, name, (run) => existsSync(runDir(registry, name, run)));
     const [head] = listFollowUps(registry, name);
     if (!head || latestRun(registry, name) !== ended.record.run) return null;
@@ -60,5 +69,18 @@ export async function publishFollowUp(registry: string, ended: Ended, log: Log):
     log(`follow-up ${head.id} of "${name}" published as run ${record.run}`);
     return { dir: run.dir, record };
   });
-  return published ? placeNext(registry, published.dir, published.record) : null;
+}
+
+/**
+ * A supervisor's end, about to be recorded, kept beside the record while the name has prompts queued
+ * (lib/registry/follow-ups.ts, SettledEnd). Failing to keep it ends nothing: the run would be `unknown`
+ * with its outcome not known, which stops the queue, prompts kept.
+ */
+export function settleEnd(registry: string, dir: string, ended: RunRecord, log: Log): void {
+  if (ended.outcome === null || !hasFollowUps(registry, ended.name)) return;
+  try {
+    writeSettledEnd(dir, { outcome: ended.outcome, endReason: ended.endReason });
+  } catch (err) {
+    log(`the settled end could not be kept: ${(err as Error).message}`);
+  }
 }

@@ -27,7 +27,7 @@ import type { Log } from './log.js';
 import { MemoryWatch } from './memory.js';
 import { cancelNext, parkUntil, publishNext, type NextAttempt } from './park.js';
 import { waitForDependencies } from './after.js';
-import { publishFollowUp } from './follow-up.js';
+import { publishFollowUp, settleEnd } from './follow-up.js';
 import { Progress } from './progress.js';
 import { untilItLands } from './retry.js';
 import { StallWatch, stallEnd } from './stall.js';
@@ -459,11 +459,13 @@ export class Supervision {
    * this one is recorded done (lib/supervisor/follow-up.ts), so the name is never terminal in between.
    */
   private async followUpNext(mutate: (r: RunRecord) => RunRecord | null): Promise<boolean> {
-    checkpoint('before-follow-up');
     const current = this.readQuietly();
     // After the end is recorded, the record as it is (mutate: none).
     const ended = current?.status === 'done' ? current : current ? mutate(current) : null;
     if (ended?.status !== 'done') return false;
+    // Before it is recorded: settled beside it, for whoever notices this end should this process die now.
+    if (current?.status !== 'done') settleEnd(this.registry, this.dir, ended, this.log);
+    checkpoint('before-follow-up');
     try {
       if (!(await publishFollowUp(this.registry, { record: ended, succeeded: ended.outcome === 'succeeded' }, this.log))) return false;
       checkpoint('follow-up-published');

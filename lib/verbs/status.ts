@@ -33,7 +33,8 @@ List runs (the latest run of each name, sorted by name), or wait for them.
   --require-success  exit 1 with E_RUN_FAILED when any selected run did not succeed (all still listed)
   --junit FILE       also write a JUnit XML report: one test case per run, the answer as system-out
   --announce         fire the end hooks of the selected runs found unknown (their supervisor died),
-                     once, in a trusted registry; without it status never starts a process (docs/hooks.md)
+                     once, in a trusted registry, and start a queued follow-up their supervisor could
+                     not; without it status never starts a process (docs/hooks.md, docs/contract.md)
   --runs             with one --name: every run of it (run, prompt head, cli, times, outcome)
   --format table     an aligned table for people (colour on a terminal unless NO_COLOR), then a line that
                      counts the runs by state and says the registry's size; default json

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeBox } from '../support/box.js';
 import { recordOf } from '../support/registry.js';
-import { isStopped } from '../support/procs.js';
+import { isStopped, untilGone } from '../support/procs.js';
 import { until } from '../support/wait.js';
 import { assertError, assertOk } from '../support/run.js';
 import { gate, open, resultText, startShell, statusOf, untilStatus, waitTerminal } from '../support/shell.js';
@@ -234,5 +234,75 @@ describe('resume-subagent --queue', () => {
     const texts = answers('fu/race', 4).slice(1).sort();
     assert.deepEqual(texts, ['four\n', 'three\n', 'two\n']);
     assert.equal(box.run('result', ['--name', 'fu/race', '--run', '2']).stdout, 'two\n', 'the prompt queued first ran first');
+  });
+
+  test('a supervisor SIGKILLed before it looked, after a success: status --announce starts the next prompt once, even racing, and --wait-terminal --announce waits through the queue', async () => {
+    const g = join(box.dir, 'gate-settled');
+    startShell(box, 'fu/settled', `${gate(g)}; echo one`, [], { env: { SUBAGENT_TEST_CRASH_AT: 'before-follow-up' } });
+    await untilStatus(box, 'fu/settled', (a) => a.status === 'running', 'running');
+    queue('fu/settled', 'echo two');
+    queue('fu/settled', 'echo three');
+    open(g);
+    await untilStatus(box, 'fu/settled', (a) => a.status === 'unknown' && !a.agentAlive, 'run 1 unknown, its supervisor killed');
+    // Reading never acts: a listing leaves the queue as it is.
+    const read = statusOf(box, 'fu/settled');
+    assert.equal(read.run, 1);
+    assert.equal(read.queuedPrompts.length, 2);
+    assert.equal(box.run('status', ['--runs', '--name', 'fu/settled']).json.runs.length, 1);
+    // Three verbs notice at once: the next prompt is published once; each listing shows the name going on.
+    const [a, b, c] = await Promise.all([
+      box.runAsync('status', ['--announce', '--name', 'fu/settled']),
+      box.runAsync('status', ['--announce', '--name', 'fu/settled']),
+      box.runAsync('resume-subagent', ['--queue', '--name', 'fu/settled', '--prompt', 'echo four']),
+    ]);
+    for (const listing of [a, b]) {
+      const entry = assertOk(listing).agents[0];
+      assert.ok(entry.run >= 2 && entry.status !== 'unknown', JSON.stringify(entry));
+    }
+    assert.equal(assertOk(c).mode, 'queued');
+    const last = assertOk(box.run('status', ['--wait-terminal', '--announce', '--name', 'fu/settled'])).agents[0];
+    assert.equal(last.run, 4, JSON.stringify(last));
+    assert.equal(last.outcome, 'succeeded');
+    assert.deepEqual(answers('fu/settled', 4), ['one\n', 'two\n', 'three\n', 'four\n'], 'in order, none twice');
+    assert.equal(box.run('status', ['--runs', '--name', 'fu/settled']).json.runs[0].status, 'unknown', 'run 1 stays unknown: its supervisor died');
+  });
+
+  test('a supervisor SIGKILLed before it looked, after a failure: the queue stops, prompts kept, until a resume succeeds', async () => {
+    const g = join(box.dir, 'gate-settled-failed');
+    startShell(box, 'fu/settled-failed', `${gate(g)}; echo one; exit 3`, [], { env: { SUBAGENT_TEST_CRASH_AT: 'before-follow-up' } });
+    await untilStatus(box, 'fu/settled-failed', (a) => a.status === 'running', 'running');
+    queue('fu/settled-failed', 'echo two');
+    queue('fu/settled-failed', 'echo three');
+    open(g);
+    await untilStatus(box, 'fu/settled-failed', (a) => a.status === 'unknown' && !a.agentAlive, 'run 1 unknown');
+    const listed = assertOk(box.run('status', ['--announce', '--name', 'fu/settled-failed'])).agents[0];
+    assert.equal(listed.run, 1);
+    assert.equal(listed.queuedPrompts.length, 2, 'kept');
+    // Its turn had ended: reviving it would run it again.
+    const revived = assertOk(box.run('resume-subagent', ['--revive', '--name', 'fu/settled-failed']));
+    assert.deepEqual(revived.revived, []);
+    assert.match(revived.skipped[0].why, /turn had ended \(failed\)/);
+    assert.equal(box.run('status', ['--runs', '--name', 'fu/settled-failed']).json.runs.length, 1, 'nothing started');
+    assertOk(box.run('resume-subagent', ['--name', 'fu/settled-failed', '--prompt', 'echo fixed']));
+    const last = waitTerminal(box, ['fu/settled-failed'])['fu/settled-failed'];
+    assert.equal(last.run, 4, JSON.stringify(last));
+    assert.deepEqual(answers('fu/settled-failed', 4).slice(1), ['fixed\n', 'two\n', 'three\n']);
+  });
+
+  test('a supervisor SIGKILLed while its agent ran: the outcome is not known, the queue waits; a revive runs it again and the queue goes on', async () => {
+    const g = join(box.dir, 'gate-cut');
+    startShell(box, 'fu/cut', `${gate(g)}; echo one`);
+    const running = await untilStatus(box, 'fu/cut', (a) => a.status === 'running' && a.pid !== null, 'running');
+    queue('fu/cut', 'echo two');
+    process.kill(running.pid, 'SIGKILL');
+    await untilGone(running.pid, 'its supervisor');
+    open(g);
+    await untilStatus(box, 'fu/cut', (a) => a.status === 'unknown' && !a.agentAlive, 'run 1 unknown, its agent ended');
+    assert.equal(assertOk(box.run('status', ['--announce', '--name', 'fu/cut'])).agents[0].run, 1, 'not published: run 1 may have failed');
+    const revived = assertOk(box.run('resume-subagent', ['--revive', '--name', 'fu/cut']));
+    assert.equal(revived.revived.length, 1, JSON.stringify(revived));
+    const last = waitTerminal(box, ['fu/cut'])['fu/cut'];
+    assert.equal(last.run, 3, JSON.stringify(last));
+    assert.deepEqual(answers('fu/cut', 3).slice(1), ['one\n', 'two\n']);
   });
 });
