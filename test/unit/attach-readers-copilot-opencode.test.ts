@@ -67,6 +67,7 @@ test('copilot: the person’s prompts, the tool call and the answers from the se
     costUsd: null,
   });
   assert.deepEqual(run.verdict({ code: 0, signal: null }), { outcome: 'succeeded', error: null, reason: null });
+  assert.deepEqual([run.verdict({ code: 3, signal: null }).reason, run.verdict({ code: null, signal: 'SIGKILL' }).reason], ['exit-code', 'crashed']);
   assert.equal(copilot.interactive!.sessionFile({ sessionId: 's-1', cwd: '/w', storeEnv: { COPILOT_HOME: '/c' } }), '/c/session-state/s-1/events.jsonl');
 });
 
@@ -136,6 +137,7 @@ test('opencode: the messages the session gained while the person was in it, as s
       totalTokens: 23366,
       costUsd: 0,
     });
+    assert.deepEqual([run.verdict({ code: 0, signal: null }).outcome, run.verdict({ code: 1, signal: null }).reason], ['succeeded', 'exit-code']);
     // Nothing gained (the person left without a word): an empty log.
     assert.deepEqual(opencode.interactive!.gained!(q)(), []);
     // A session the store does not hold: nothing, rather than a guess.
@@ -157,14 +159,6 @@ test('opencode: a prompt OpenCode made up itself (a synthetic part) is not the p
       ['assistant', 'ok'],
     ],
   );
-});
-
-test('a CLI that exits non-zero, or is killed, fails the turn with its status', () => {
-  for (const adapter of [copilot, opencode]) {
-    const run = adapter.interactive!.open();
-    assert.deepEqual(run.verdict({ code: 3, signal: null }).reason, 'exit-code');
-    assert.deepEqual(run.verdict({ code: null, signal: 'SIGKILL' }).reason, 'crashed');
-  }
 });
 
 test('launch: the CLI’s own interactive resume, with the run’s model (OpenCode’s PWD the run’s directory, as for its runs)', () => {
