@@ -403,6 +403,13 @@ export interface Interactive {
   /** The file of the CLI's own store the session's events are appended to; null when there is none. */
   sessionFile(q: SessionQuery): string | null;
   /**
+   * For a store that is not a file of appended lines (OpenCode's SQLite database): called before the CLI
+   * starts, it marks what the session holds; what it returns, called once the person left, gives what the
+   * session gained since, as lines of the format `open` reads. When present, the attached run's event log
+   * is those lines, and `sessionFile` is not read.
+   */
+  gained?(q: SessionQuery): () => string[];
+  /**
    * Opens a run over lines of that file: an attached run's event log holds the lines it gained while the
    * person was in it. Its messages include the person's prompts; its verdict is the exit status's.
    */

@@ -20,13 +20,16 @@ import { openSupervisorLog } from './spawn.js';
  * itself: the run (published `scheduled`, `attached`) is recorded `running` with this process as its
  * supervisor and the CLI as its agent; the CLI's interactive mode runs in the person's terminal (stdio
  * inherited: the terminal is theirs); when they leave it, the lines the session's file gained meanwhile
+ * (or, for a store that is a database, what the adapter reads the session gained: `Interactive.gained`)
  * become the run's event log, read by the adapter's interactive reader, and the run is recorded `done`.
  * A kill -9 of this process leaves the run `unknown` (its supervisor died), as any run's.
  */
 export async function superviseAttached(registry: string, dir: string, record: RunRecord, adapter: AgentAdapter, screen = 1): Promise<DoneRecord> {
   const interactive = adapter.interactive as Interactive;
   const query = { sessionId: record.sessionId, cwd: record.cwd, storeEnv: record.storeEnv };
-  const before = interactive.sessionFile(query);
+  // What the session holds before the person is in it: the store's own mark (a database), else the file's size.
+  const gained = interactive.gained?.(query) ?? null;
+  const before = gained ? null : interactive.sessionFile(query);
   const offset = before === null ? 0 : fileSize(before);
   const launch = interactive.launch({ sessionId: record.sessionId as string, cwd: record.cwd, model: record.model });
   // Recorded running with this process as its supervisor before the CLI exists: from the first moment a
@@ -69,8 +72,13 @@ export async function superviseAttached(registry: string, dir: string, record: R
     } finally {
       closeSync(log.fd);
     }
-    const file = interactive.sessionFile(query) ?? before;
-    const bytes = file === null ? 0 : copyGained(file, offset, join(dir, FILES.events));
+    const events = join(dir, FILES.events);
+    let bytes: number;
+    if (gained) bytes = writeLines(gained(), events);
+    else {
+      const file = interactive.sessionFile(query) ?? before;
+      bytes = file === null ? 0 : copyGained(file, offset, events);
+    }
     return recordEnd(dir, adapter, interactive, ended.exit, bytes, leftovers);
   } finally {
     for (const [s, h] of handlers) process.off(s, h);
@@ -145,6 +153,17 @@ function copyGained(file: string, offset: number, events: string): number {
     closeSync(out);
   }
   return written;
+}
+
+/** Writes `lines` as the run's event log; returns its size. */
+function writeLines(lines: string[], events: string): number {
+  const data = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+  const out = openSync(events, 'a', PRIVATE_FILE);
+  try {
+    return data.length ? writeSync(out, data) : 0;
+  } finally {
+    closeSync(out);
+  }
 }
 
 function recordEnd(dir: string, adapter: AgentAdapter, interactive: Interactive, exit: Exit, bytes: number, leftovers: LeftoverProcess[]): DoneRecord {

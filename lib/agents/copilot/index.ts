@@ -1,4 +1,5 @@
 import type { AgentAdapter, RunOptions } from '../types.js';
+import { copilotInteractive } from './interactive.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages, STORE_ENV_KEYS } from './store.js';
 import { CopilotRun } from './stream.js';
@@ -7,7 +8,8 @@ import { storeUsage } from './usage.js';
 /**
  * GitHub Copilot CLI (`copilot`, `@github/copilot`, measured with 1.0.102; see docs/agents/copilot.md):
  * the command line in launch.ts, its runs (the `--output-format json` stream, the verdict) in stream.ts, the
- * sessions' event logs of its own store in store.ts, a run's token usage from its session's log in usage.ts.
+ * sessions' event logs of its own store in store.ts, a run's token usage from its session's log in usage.ts,
+ * its interactive mode for subagent-attach in interactive.ts.
  */
 /** The adapter, with its runs' Copilot extras visible (`ending`: how the stream says the run ended). */
 export interface CopilotAdapter extends AgentAdapter {
@@ -34,4 +36,5 @@ export const copilot: CopilotAdapter = {
   launch,
   open: (run) => new CopilotRun(run, storeUsage),
   childMessages,
+  interactive: copilotInteractive,
 };

@@ -44,30 +44,40 @@ function usageOf(t: Totals): Usage {
   };
 }
 
+/** The sums of the `session.usage_record` lines given to `add` (every other line is passed by unparsed). */
+export class UsageSum {
+  private totals: Totals | null = null;
+
+  /** Whether `line` was a usage record. */
+  add(line: string): boolean {
+    if (!line.includes(USAGE_RECORD)) return false;
+    const ev = parseObject(line);
+    if (ev?.type !== 'session.usage_record') return false;
+    const u = fields(fields(ev.data).usage);
+    this.totals ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+    const t = this.totals;
+    t.input += num(u.inputTokens);
+    t.output += num(u.outputTokens);
+    t.cacheRead += num(u.cacheReadTokens);
+    t.cacheWrite += num(u.cacheWriteTokens);
+    t.reasoning += num(u.reasoningTokens);
+    return true;
+  }
+
+  /** Null until a record came. */
+  usage(): Usage | null {
+    return this.totals ? usageOf(this.totals) : null;
+  }
+}
+
 /**
  * The usage of the `session.usage_record`s appended to `file` from now on (null: no file to read). Each
  * `read()` reads only what was appended since the last; null until a record came.
  */
 export function usageReader(file: string | null): StoreUsage {
   if (!file) return { read: () => null };
-  let totals: Totals | null = null;
-  const follower = new LineFollower(
-    file,
-    (line) => {
-      if (!line.includes(USAGE_RECORD)) return;
-      const ev = parseObject(line);
-      if (ev?.type !== 'session.usage_record') return;
-      const u = fields(fields(ev.data).usage);
-      totals ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
-      const t = totals;
-      t.input += num(u.inputTokens);
-      t.output += num(u.outputTokens);
-      t.cacheRead += num(u.cacheReadTokens);
-      t.cacheWrite += num(u.cacheWriteTokens);
-      t.reasoning += num(u.reasoningTokens);
-    },
-    fileSize(file),
-  );
+  const sum = new UsageSum();
+  const follower = new LineFollower(file, (line) => sum.add(line), fileSize(file));
   return {
     read() {
       try {
@@ -75,7 +85,7 @@ export function usageReader(file: string | null): StoreUsage {
       } catch {
         /* unreadable for now: what was read so far stands */
       }
-      return totals ? usageOf(totals) : null;
+      return sum.usage();
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { AgentAdapter, RunOptions } from '../types.js';
+import { opencodeInteractive } from './interactive.js';
 import { opencodeLaunch } from './launch.js';
 import { opencodePrepare } from './prepare.js';
 import { opencodeChildMessages, STORE_ENV_KEYS } from './store.js';
@@ -8,7 +9,7 @@ import { OpencodeRun } from './stream.js';
  * OpenCode (`opencode run --format json`, measured with 1.18.33; see docs/agents/opencode.md): the
  * command line in launch.ts, its runs (the stream, the verdict) in stream.ts, the sub-agents' sessions of its
  * own SQLite store (read directly, read-only) in store.ts, the tool parts both of those carry in parts.ts, and the
- * store's creation before a first run in prepare.ts.
+ * store's creation before a first run in prepare.ts, its TUI for subagent-attach in interactive.ts.
  */
 /** The adapter, with its runs' OpenCode extras visible (`extra`: its steps, texts and refusals). */
 export interface OpencodeAdapter extends AgentAdapter {
@@ -32,4 +33,5 @@ export const opencode: OpencodeAdapter = {
   open: (run) => new OpencodeRun(run),
   childMessages: opencodeChildMessages,
   prepare: opencodePrepare,
+  interactive: opencodeInteractive,
 };

@@ -120,6 +120,25 @@ export function sessionFromStore(file: string, id: string): JsonObject | null {
   }
 }
 
+/** The ids of session `id`'s messages in one store file; null when the file does not hold the session or cannot be read. */
+export function sessionMessageIds(file: string, id: string): Set<string> | null {
+  const db = openReadOnly(file);
+  if (db === null) return null;
+  try {
+    if (!db.prepare('SELECT id FROM session WHERE id = ?').get(id)) return null;
+    return new Set(
+      db
+        .prepare('SELECT id FROM message WHERE session_id = ?')
+        .all(id)
+        .map((m) => String(m.id)),
+    );
+  } catch {
+    return null;
+  } finally {
+    db.close();
+  }
+}
+
 export async function opencodeChildMessages(q: ChildQuery, onMessage: (m: Message) => void): Promise<boolean> {
   if (!/^[A-Za-z0-9_-]+$/.test(q.childId)) return false;
   for (const file of opencodeStoreFiles(q.storeEnv)) {
