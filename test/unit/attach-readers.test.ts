@@ -63,6 +63,25 @@ test('a CLI that exits non-zero, or is killed, fails the turn with its status', 
   }
 });
 
+test('a sub-agent the session never ended takes the turn’s end, marked a guess (never left running in a done run)', () => {
+  // The Agent tool's call and its task_started: a child that the lines read never end.
+  const started = readFileSync(join(FIXTURES, 'agents', 'claude', 'task-subagent.ndjson'), 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"name":"Agent"') || l.includes('"subtype":"task_started"'));
+  for (const [code, status] of [
+    [0, 'done'],
+    [1, 'failed'],
+  ] as const) {
+    const run = claude.interactive!.open();
+    for (const l of started) run.line(l);
+    run.end();
+    assert.equal(run.state.children.length, 1);
+    assert.equal(run.state.children[0]!.status, 'running');
+    run.verdict({ code, signal: null });
+    assert.deepEqual([run.state.children[0]!.status, run.state.children[0]!.statusSource], [status, 'inferred']);
+  }
+});
+
 test('launch: the CLI’s own interactive resume, with the run’s model', () => {
   assert.deepEqual(claude.interactive!.launch({ sessionId: 's-1', cwd: '/w', model: 'opus' }), {
     command: 'claude',

@@ -1,4 +1,5 @@
 import type { AgentRun, Exit, Message, RunOptions, StreamState, Verdict } from '../types.js';
+import { inferChildren } from './children.js';
 
 /**
  * A person's turn in a CLI's own session (subagent-attach), read from the lines the CLI's store gained: the
@@ -30,7 +31,10 @@ export class AttachedRun implements AgentRun {
   }
 
   verdict(exit: Exit): Verdict {
-    if (exit.code === 0) return { outcome: 'succeeded', error: null, reason: null };
+    const succeeded = exit.code === 0;
+    // Sub-agents the store never ended take the session's end, marked a guess, as in any run.
+    inferChildren(this.inner.state, succeeded ? 'done' : 'failed');
+    if (succeeded) return { outcome: 'succeeded', error: null, reason: null };
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with status ${exit.code}`;
     return { outcome: 'failed', error: `${this.cli} ${how} in the person's session`, reason: exit.signal ? 'crashed' : 'exit-code' };
   }
