@@ -410,6 +410,13 @@ export interface Interactive {
    */
   gained?(q: SessionQuery): () => string[];
   /**
+   * Removes what the interactive mode left in the CLI's store that would harm the session (Gemini's
+   * empty second chat file of it): called every second while the CLI runs, and once more after it
+   * exited and what it left running was stopped, before its file is read. `file` is the session's file
+   * as `sessionFile` found it before the CLI started. Never throws. Absent: nothing to remove.
+   */
+  tidy?(q: SessionQuery, file: string | null): void;
+  /**
    * Opens a run over lines of that file: an attached run's event log holds the lines it gained while the
    * person was in it. Its messages include the person's prompts; its verdict is the exit status's.
    */

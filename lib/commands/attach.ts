@@ -52,7 +52,7 @@ export async function attach(o: AttachOptions): Promise<AttachResult> {
       throw new SubagentError('E_ARG_UNSUPPORTED', `attach steps into the CLI's own interactive session; ${last.cli} runs have none we drive`, {
         name,
         cli: last.cli,
-        hint: 'attach knows Claude Code (claude --resume), Codex (codex resume), Copilot CLI (copilot --resume) and OpenCode (opencode --session); resume-subagent continues any run',
+        hint: 'attach knows Claude Code (claude --resume), Codex (codex resume), Gemini CLI (gemini --resume), Qwen Code (qwen --resume), Copilot CLI (copilot --resume) and OpenCode (opencode --session); resume-subagent continues any run',
       });
     }
     if (!last.sessionId) {

@@ -15,6 +15,9 @@ import { stopLeftovers } from './leftovers.js';
 import { SupervisorLog } from './log.js';
 import { openSupervisorLog } from './spawn.js';
 
+/** How often, while the person is in the session, the adapter's `tidy` looks at the CLI's store. */
+const TIDY_EVERY_MS = 1000;
+
 /**
  * A person's turn in a run's session (subagent-attach, docs/attach.md), supervised by the attach process
  * itself: the run (published `scheduled`, `attached`) is recorded `running` with this process as its
@@ -48,12 +51,16 @@ export async function superviseAttached(registry: string, dir: string, record: R
     ['SIGHUP', pass('SIGHUP')],
   ];
   for (const [s, h] of handlers) process.on(s, h);
+  // What the interactive mode leaves in the CLI's store that would harm the session goes as soon as it is
+  // there, not only at the end: another session may start in the project while the person is in this one.
+  const tidying = interactive.tidy ? setInterval(() => interactive.tidy?.(query, before), TIDY_EVERY_MS) : null;
   try {
     const ended = await new Promise<{ exit: Exit; failed: Error | null }>((resolve) => {
       child.once('error', (err) => resolve({ exit: { code: null, signal: null }, failed: err }));
       child.once('spawn', () => recordRunning(dir, child.pid));
       child.once('exit', (code, signal) => resolve({ exit: { code, signal }, failed: null }));
     });
+    if (tidying) clearInterval(tidying);
     if (ended.failed) return recordSpawnFailed(dir, launch.command, ended.failed);
     // What the CLI left running stops as any run's does: Codex's TUI starts an app-server daemon that
     // keeps the thread's store open for writing, and the orchestrator's next resume would find it taken.
@@ -72,6 +79,7 @@ export async function superviseAttached(registry: string, dir: string, record: R
     } finally {
       closeSync(log.fd);
     }
+    interactive.tidy?.(query, before);
     const events = join(dir, FILES.events);
     let bytes: number;
     if (gained) bytes = writeLines(gained(), events);
@@ -81,6 +89,7 @@ export async function superviseAttached(registry: string, dir: string, record: R
     }
     return recordEnd(dir, adapter, interactive, ended.exit, bytes, leftovers);
   } finally {
+    if (tidying) clearInterval(tidying);
     for (const [s, h] of handlers) process.off(s, h);
   }
 }

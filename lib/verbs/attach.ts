@@ -6,11 +6,12 @@ import { attach } from '../commands/attach.js';
 const USAGE = `usage: subagent-attach --name NAME [--registry DIR]
 
 Step into a run's own session: the run's CLI opens in its interactive mode, in this terminal, in the
-run's directory, on the run's session (Claude Code, Codex, Copilot CLI and OpenCode, each resuming it). Talk to
-the agent as you would; leave the CLI (its own way: /exit, Ctrl-D, Ctrl-C twice) to come back. What you did there is recorded as
-the name's next run — its turns in the transcript, its usage — so that subagent-result gives it
-to the orchestrator, and the next resume-subagent continues the same session with it. While you are in
-it, the name is held (status shows "attached": true; a resume is E_AGENT_BUSY). docs/attach.md.
+run's directory, on the run's session (Claude Code, Codex, Gemini CLI, Qwen Code, Copilot CLI and OpenCode,
+each resuming it). Talk to the agent as you would; leave the CLI (its own way: /exit, /quit, Ctrl-D,
+Ctrl-C twice) to come back. What you did there is recorded as the name's next run — its turns in the
+transcript, its usage — so that subagent-result gives it to the orchestrator, and the next
+resume-subagent continues the same session with it. While you are in it, the name is held (status shows
+"attached": true; a resume is E_AGENT_BUSY). docs/attach.md.
 
   --name NAME        the run to step into: its latest run must have ended
   --registry DIR     the registry (see start-subagent --help)

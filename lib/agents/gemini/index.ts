@@ -1,5 +1,6 @@
 import type { AgentAdapter, RunOptions } from '../types.js';
 import { ChildSettler } from './children.js';
+import { geminiInteractive } from './interactive.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages, STORE_ENV_KEYS } from './store.js';
 import { GeminiRun } from './stream.js';
@@ -9,7 +10,8 @@ import { storeUsage } from './usage.js';
  * The Gemini CLI (`gemini -o stream-json`, measured with 0.61.0; see docs/agents/gemini.md): the command
  * line in launch.ts, its runs (the stream, the verdict) in stream.ts, the sub-agents' chat files of its own
  * store in store.ts, how its children really ended (the store's word over the stream's) in children.ts,
- * the tool calls both of those carry in tools.ts, and the run's usage as it goes, from its chat, in usage.ts.
+ * the tool calls both of those carry in tools.ts, the run's usage as it goes, from its chat, in usage.ts, and
+ * its interactive mode (subagent-attach) in interactive.ts.
  */
 
 /** The adapter, with its runs' Gemini extras visible (`state.result`, `state.lastError`). */
@@ -40,4 +42,5 @@ export const gemini: GeminiAdapter = {
   launch,
   open: (run) => new GeminiRun(run, { usage: storeUsage, children: new ChildSettler() }),
   childMessages,
+  interactive: geminiInteractive,
 };

@@ -43,35 +43,48 @@ function chatDirs(gemini: string, cwd: string): string[] {
 }
 
 /**
- * The messages of a chat file, as the CLI itself rebuilds them: one record per message id (a later line
- * with the same id replaces it in place), `$set.messages` replaces them all, `$rewindTo` drops a message
- * and what follows it. Also the file's first line (`{sessionId, kind, …}`).
+ * A chat as the CLI itself rebuilds it from its records: one record per message id (a later line with
+ * the same id replaces it in place), `$set.messages` replaces them all, `$rewindTo` drops a message and
+ * what follows it; a line with a `sessionId` (the file's first) is its metadata.
  */
-export function readChat(file: string): { meta: JsonObject; messages: JsonObject[] } {
-  let meta: JsonObject = {};
-  const byId = new Map<string, JsonObject>();
-  new LineFollower(file, (text) => {
-    const r = parseObject(text);
-    if (!r) return;
+export class Chat {
+  meta: JsonObject = {};
+  private readonly byId = new Map<string, JsonObject>();
+
+  /** Applies one record of the file. */
+  apply(r: JsonObject): void {
     if (typeof r.$rewindTo === 'string') {
       let found = false;
-      for (const id of [...byId.keys()]) {
+      for (const id of [...this.byId.keys()]) {
         if (id === r.$rewindTo) found = true;
-        if (found) byId.delete(id);
+        if (found) this.byId.delete(id);
       }
-      if (!found) byId.clear();
+      if (!found) this.byId.clear();
     } else if (typeof r.id === 'string') {
-      byId.set(r.id, r);
+      this.byId.set(r.id, r);
     } else if (isObject(r.$set)) {
       if (Array.isArray(r.$set.messages)) {
-        byId.clear();
-        for (const m of r.$set.messages) if (isObject(m) && typeof m.id === 'string') byId.set(m.id, m);
+        this.byId.clear();
+        for (const m of r.$set.messages) if (isObject(m) && typeof m.id === 'string') this.byId.set(m.id, m);
       }
     } else if (typeof r.sessionId === 'string') {
-      meta = { ...meta, ...r };
+      this.meta = { ...this.meta, ...r };
     }
+  }
+
+  get messages(): JsonObject[] {
+    return [...this.byId.values()];
+  }
+}
+
+/** The messages of a chat file, as the CLI itself rebuilds them (`Chat`), and its metadata (`{sessionId, kind, …}`). */
+export function readChat(file: string): { meta: JsonObject; messages: JsonObject[] } {
+  const chat = new Chat();
+  new LineFollower(file, (text) => {
+    const r = parseObject(text);
+    if (r) chat.apply(r);
   }).flush();
-  return { meta, messages: [...byId.values()] };
+  return { meta: chat.meta, messages: chat.messages };
 }
 
 const CHILD_ID = /^[A-Za-z0-9][A-Za-z0-9_.#-]{0,199}$/;
@@ -112,6 +125,29 @@ function chatIn(chats: string, sessionId: string): string | null {
 function sessionMessages(chats: string, sessionId: string): JsonObject[] | null {
   const file = chatIn(chats, sessionId);
   return file ? readChat(file).messages : null;
+}
+
+/** Every chat file of the session in the run's store, by name in each chats directory (the run's project first). */
+export function sessionChats(q: Pick<SessionQuery, 'sessionId' | 'cwd' | 'storeEnv'>): string[] {
+  if (!isUuid(q.sessionId)) return [];
+  const suffix = `-${q.sessionId.slice(0, 8)}.jsonl`;
+  const files: string[] = [];
+  for (const chats of chatDirs(geminiDir(q.storeEnv), q.cwd)) {
+    for (const n of listDir(chats).sort()) {
+      if (n.startsWith('session-') && n.endsWith(suffix) && firstLine(join(chats, n))?.sessionId === q.sessionId) files.push(join(chats, n));
+    }
+  }
+  return files;
+}
+
+/**
+ * Whether a chat message is one a resume would bring back (the CLI's own test): a user message with
+ * words of the user's, or a model message with words, thoughts or tool calls.
+ */
+export function resumable(m: JsonObject): boolean {
+  if (m.type === 'user') return contentText(m.content).trim() !== '';
+  if (m.type !== 'gemini') return false;
+  return contentText(m.content).trim() !== '' || toolCalls(m).length > 0 || (Array.isArray(m.thoughts) && m.thoughts.length > 0);
 }
 
 /** The session's own chat file in the run's store (null: none yet). */
@@ -211,21 +247,24 @@ function chatMessages(file: string, onMessage: (m: Message) => void): number {
     onMessage(m);
     n++;
   };
-  for (const m of readChat(file).messages) {
-    const text = contentText(m.content);
-    if (m.type === 'user') {
-      if (text.trim()) say({ role: 'user', text });
-      continue;
-    }
-    if (m.type !== 'gemini') continue;
-    if (text.trim()) say({ role: 'assistant', text });
-    for (const call of toolCalls(m)) {
-      const name = str(call.name) ?? 'tool';
-      const answer = name === COMPLETE_TASK ? submittedAnswer(call.args) : null;
-      say(answer === null ? toolMessage(name, call.args, callOutput(call), str(call.status)) : { role: 'assistant', text: answer });
-    }
-  }
+  for (const m of readChat(file).messages) chatMessage(m, say);
   return n;
+}
+
+/** The transcript's messages of one chat message: a prompt, or the model's words and tool calls (a child's answer, `complete_task`, as words). */
+export function chatMessage(m: JsonObject, say: (m: Message) => void): void {
+  const text = contentText(m.content);
+  if (m.type === 'user') {
+    if (text.trim()) say({ role: 'user', text });
+    return;
+  }
+  if (m.type !== 'gemini') return;
+  if (text.trim()) say({ role: 'assistant', text });
+  for (const call of toolCalls(m)) {
+    const name = str(call.name) ?? 'tool';
+    const answer = name === COMPLETE_TASK ? submittedAnswer(call.args) : null;
+    say(answer === null ? toolMessage(name, call.args, callOutput(call), str(call.status)) : { role: 'assistant', text: answer });
+  }
 }
 
 /**

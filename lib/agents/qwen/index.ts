@@ -1,12 +1,13 @@
 import type { AgentAdapter } from '../types.js';
 import { chooseSessionId, launch } from './launch.js';
 import { childMessages } from './store.js';
+import { qwenInteractive } from './interactive.js';
 import { QwenRun } from './stream.js';
 
 /**
  * Qwen Code (`qwen`, measured with 0.24.4; see docs/agents/qwen.md): the command line in launch.ts,
  * the stream-json family's run with Qwen's options in stream.ts, the sub-agents' transcripts of its own
- * store in store.ts (their format in transcript.ts).
+ * store in store.ts (their format in transcript.ts), its interactive mode (subagent-attach) in interactive.ts.
  *
  * SIGTERM is its graceful stop: `qwen` is a launcher that waits on `node cli.js`, which relaunches
  * itself; neither launcher passes a signal on, and the innermost process stops its tool and exits on
@@ -26,4 +27,5 @@ export const qwen: AgentAdapter = {
   launch,
   open: (run) => new QwenRun(run),
   childMessages,
+  interactive: qwenInteractive,
 };

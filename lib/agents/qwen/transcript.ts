@@ -22,8 +22,12 @@ interface Call {
   args: unknown;
 }
 
-/** Reads a sub-agent's transcript: every message is `childId`'s, its prompt included. */
-export function transcriptReader(childId: string, onMessage: (m: Message) => void): TranscriptReader {
+/**
+ * Reads a transcript: a sub-agent's, every message `childId`'s, its prompt included; the session's own
+ * (a person's turn in it, subagent-attach) without `childId`.
+ */
+export function transcriptReader(childId: string | undefined, onMessage: (m: Message) => void): TranscriptReader {
+  const tag = childId === undefined ? {} : { childId };
   const pending = new Map<string, Call>();
   const emitTool = (call: Call, output: string | null, status: string): void => {
     const kind = call.name === SHELL_TOOL ? 'shell' : call.name === AGENT_TOOL ? 'agent' : null;
@@ -31,7 +35,7 @@ export function transcriptReader(childId: string, onMessage: (m: Message) => voi
       role: 'tool',
       text: toolHeadline(call.name, call.args),
       tool: { name: call.name, input: toolInputSummary(call.name, call.args, kind), output: output === null ? null : capCounted(output, OUTPUT_MAX), status },
-      childId,
+      ...tag,
     });
   };
   return {
@@ -48,8 +52,8 @@ export function transcriptReader(childId: string, onMessage: (m: Message) => voi
           if (part.thought === true || !part.text.trim()) continue;
           // Qwen's own additions to a user turn: a task notification, a <system-reminder> part.
           if (record.type === 'user' && (record.subtype !== undefined || /^\s*<system-reminder>[\s\S]*<\/system-reminder>\s*$/.test(part.text))) continue;
-          if (record.type === 'user') onMessage({ role: 'user', text: part.text, childId });
-          else if (record.type === 'assistant') onMessage({ role: 'assistant', text: part.text, childId });
+          if (record.type === 'user') onMessage({ role: 'user', text: part.text, ...tag });
+          else if (record.type === 'assistant') onMessage({ role: 'assistant', text: part.text, ...tag });
         } else if (call) {
           pending.set(str(call.id) ?? `call-${pending.size + 1}`, { name: str(call.name) ?? 'tool', args: call.args });
         } else if (response) {

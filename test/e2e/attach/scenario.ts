@@ -25,6 +25,12 @@ export interface Person {
   ready: RegExp;
   /** The key that leaves it (pressed until it has left: some CLIs ask for it twice). */
   leave: string;
+  /** Before they step in (run 1 done: its status record). */
+  beforeAttach?(w: World, one: any): void;
+  /** While they are in the session (run 2 held), before they type. */
+  whileAttached?(w: World, one: any): Promise<void>;
+  /** Once their turn is recorded (run 2 done), before the orchestrator's resume. */
+  afterAttach?(w: World, one: any): Promise<void>;
 }
 
 /** What the scenario leaves for a test's own checks: the world, and the session's id. */
@@ -48,6 +54,7 @@ export async function attachScenario(t: TestContext, cli: CliName, person: Perso
   const one = await w.wait('talk');
   assert.equal(one.outcome, 'succeeded', one.error);
   person.prepare(w);
+  person.beforeAttach?.(w, one);
 
   const tmux = new Tmux(w.box.dir, w.box.env);
   t.after(() => tmux.close());
@@ -65,6 +72,7 @@ export async function attachScenario(t: TestContext, cli: CliName, person: Perso
   assert.deepEqual([held.run, held.status, held.attached], [2, 'running', true]);
   const busy = await w.run('resume-subagent', ['--name', 'talk', '--prompt', 'REPLY:not now']);
   assert.equal(busy.json?.code, 'E_AGENT_BUSY', busy.stdout);
+  await person.whileAttached?.(w, one);
 
   await typeUntilShown(tmux, p, `REPLY:${said}`, said);
   tmux.send(p, ['Enter']);
@@ -93,6 +101,7 @@ export async function attachScenario(t: TestContext, cli: CliName, person: Perso
   );
   const two = assertOk(await w.run('status', ['--name', 'talk'])).agents[0];
   assert.deepEqual([two.run, two.status, two.attached, two.sessionId], [2, 'done', true, one.sessionId]);
+  await person.afterAttach?.(w, one);
 
   // The next resume continues the same session, with what was said in person.
   assertOk(await w.run('resume-subagent', ['--name', 'talk', '--prompt', `REPLY:${third}`]));
