@@ -376,6 +376,13 @@ export interface AgentAdapter {
    */
   prepare?(env: NodeJS.ProcessEnv, cwd: string): Promise<void>;
   /**
+   * Removes what the CLI leaves in its own store that would harm the session (Gemini's empty second chat
+   * file of a resumed session, which its own clean-up deletes with the session's chat): called by the
+   * supervisor once the agent of a run exited, and by subagent-attach every second while the person is
+   * in the session and once after. Never throws. Absent: nothing to remove.
+   */
+  tidy?(q: SessionQuery): void;
+  /**
    * The CLI's own interactive mode, for `subagent-attach` (docs/attach.md): a person steps into a run's
    * session in their terminal, and what they do there becomes the next run of the name. Absent: the CLI
    * has no interactive resume we drive (attach is `E_ARG_UNSUPPORTED`).
@@ -409,13 +416,6 @@ export interface Interactive {
    * is those lines, and `sessionFile` is not read.
    */
   gained?(q: SessionQuery): () => string[];
-  /**
-   * Removes what the interactive mode left in the CLI's store that would harm the session (Gemini's
-   * empty second chat file of it): called every second while the CLI runs, and once more after it
-   * exited and what it left running was stopped, before its file is read. `file` is the session's file
-   * as `sessionFile` found it before the CLI started. Never throws. Absent: nothing to remove.
-   */
-  tidy?(q: SessionQuery, file: string | null): void;
   /**
    * Opens a run over lines of that file: an attached run's event log holds the lines it gained while the
    * person was in it. Its messages include the person's prompts; its verdict is the exit status's.

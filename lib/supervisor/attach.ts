@@ -53,7 +53,8 @@ export async function superviseAttached(registry: string, dir: string, record: R
   for (const [s, h] of handlers) process.on(s, h);
   // What the interactive mode leaves in the CLI's store that would harm the session goes as soon as it is
   // there, not only at the end: another session may start in the project while the person is in this one.
-  const tidying = interactive.tidy ? setInterval(() => interactive.tidy?.(query, before), TIDY_EVERY_MS) : null;
+  const tidy = adapter.tidy;
+  const tidying = tidy ? setInterval(() => tidy(query), TIDY_EVERY_MS) : null;
   try {
     const ended = await new Promise<{ exit: Exit; failed: Error | null }>((resolve) => {
       child.once('error', (err) => resolve({ exit: { code: null, signal: null }, failed: err }));
@@ -79,7 +80,7 @@ export async function superviseAttached(registry: string, dir: string, record: R
     } finally {
       closeSync(log.fd);
     }
-    interactive.tidy?.(query, before);
+    tidy?.(query);
     const events = join(dir, FILES.events);
     let bytes: number;
     if (gained) bytes = writeLines(gained(), events);

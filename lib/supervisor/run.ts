@@ -340,12 +340,22 @@ export class Supervision {
     agent.driven?.close();
     run.end();
     this.settleChildren(f, true);
+    this.tidy(f);
     try {
       f.fromStore?.(run.state);
     } catch (err) {
       this.log(`reading the usage from the store failed: ${(err as Error).message}`);
     }
     await this.end({ kind: 'exited', adapter, exit, run, skipped: skippedLines(run, follower), eventBytes: follower.position, leftovers });
+  }
+
+  /** What the CLI left in its own store that would harm the session, removed (Gemini: a resume's empty second chat). */
+  private tidy({ record, run, adapter }: Followed): void {
+    try {
+      adapter.tidy?.({ sessionId: record.sessionId ?? run.state.sessionId, cwd: record.cwd, storeEnv: record.storeEnv });
+    } catch (err) {
+      this.log(`tidying the CLI's store failed: ${(err as Error).message}`);
+    }
   }
 
   /** Children's ends the stream cannot tell, from the CLI's own store (Gemini: a failed sub-agent's call is a "success"). */

@@ -8,7 +8,7 @@
 // verbs go through runAsync (spawnSync would hold the fake's answers until the wait times out).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { requireCli } from '../fakes/env.js';
 import { assertOk } from '../support/run.js';
@@ -116,4 +116,41 @@ test('while a sub-agent runs, result --child reads what its own chat holds so fa
     a.children.map((c: any) => c.status),
     ['cancelled'],
   );
+});
+
+test('a resume a minute or more after the session’s chat was made leaves no empty second chat: the session survives another session’s start', async (t) => {
+  if (!requireCli(t, 'gemini')) return;
+  const b = await box(t, 'tidy');
+  const [first, second, third] = [uniq('tidyfirst'), uniq('tidysecond'), uniq('tidythird')];
+  assertOk(b.run('start-subagent', ['--name', 'keep', '--cli', 'gemini', '--cwd', b.project, '--prompt', `REPLY:${first}`]), 'start');
+  const one = await waitDone(b, 'keep', t);
+  assert.equal(one.outcome, 'succeeded', one.error);
+  // As when the resume comes a minute or more later: the CLI's own fresh chat of the session (made before
+  // it loads the session's) then gets a name of its own, not the session's file.
+  const tmp = join(b.env.HOME!, '.gemini', 'tmp');
+  /** The session's chat files, by path. */
+  const chats = (): string[] =>
+    readdirSync(tmp).flatMap((p) => {
+      const dir = join(tmp, p, 'chats');
+      return existsSync(dir)
+        ? readdirSync(dir)
+            .filter((n) => n.endsWith(`-${one.sessionId.slice(0, 8)}.jsonl`))
+            .map((n) => join(dir, n))
+        : [];
+    });
+  const [chat] = chats();
+  assert.ok(chat, 'run 1 left its chat');
+  const kept = join(chat, '..', `session-2000-01-01T00-00-${one.sessionId.slice(0, 8)}.jsonl`);
+  renameSync(chat, kept);
+  assertOk(b.run('resume-subagent', ['--name', 'keep', '--prompt', `REPLY:${second}`]), 'resume');
+  assert.equal((await waitDone(b, 'keep', t)).outcome, 'succeeded');
+  assert.deepEqual(chats(), [kept], 'the session’s chat alone: no empty second one');
+  // Another session's start runs the CLI's clean-up (an empty chat is deleted with every file of its short id).
+  assertOk(b.run('start-subagent', ['--name', 'other', '--cli', 'gemini', '--cwd', b.project, '--prompt', 'REPLY:another session']), 'start other');
+  assert.equal((await waitDone(b, 'other', t)).outcome, 'succeeded');
+  assertOk(b.run('resume-subagent', ['--name', 'keep', '--prompt', `REPLY:${third}`]), 'resume again');
+  const three = await waitDone(b, 'keep', t);
+  assert.equal(three.outcome, 'succeeded', `${three.error} ${stderrTail(b.registry, 'keep', 3)}`);
+  const request = requestsWith(await server(), third)[0];
+  assert.ok(request && JSON.stringify(request.body).includes(first), 'the session’s whole conversation reached the model');
 });

@@ -110,24 +110,23 @@ test('launch: the CLIs’ own interactive resume, with the run’s model', () =>
   });
 });
 
-test('gemini: the session’s file is its chat with a conversation; the second, empty one the CLI started is removed after', () => {
+test('gemini: the session’s file is its chat with a conversation; the second, empty one a resume started is removed (tidy), and a new session’s only chat is kept', () => {
   withTempDir('attach-gemini', (home) => {
     const cwd = '/tmp/cap/work';
     const chats = join(home, '.gemini', 'tmp', 'work', 'chats');
     mkdirSync(chats, { recursive: true });
     writeFileSync(join(home, '.gemini', 'projects.json'), JSON.stringify({ projects: { [cwd]: 'work' } }));
-    // The empty one named first, as when the session's own file has a later name than it.
-    copyFileSync(join(ATTACH, 'gemini-0.61.0-chat-second.jsonl'), join(chats, 'session-2026-11-28T08-19-d83af7ea.jsonl'));
-    copyFileSync(join(ATTACH, 'gemini-0.61.0-chat.jsonl'), join(chats, 'session-2026-11-28T08-20-d83af7ea.jsonl'));
-    // Another session's chat is not touched, nor another session's empty one.
-    copyFileSync(join(ATTACH, 'gemini-0.61.0-chat-same-minute.jsonl'), join(chats, 'session-2026-11-28T08-16-5193cb9e.jsonl'));
     const q = { sessionId: 'd83af7ea-951f-4e0b-907b-856c0ff06ed5', cwd, storeEnv: { HOME: home } };
-    const file = gemini.interactive!.sessionFile(q);
-    assert.equal(file, join(chats, 'session-2026-11-28T08-20-d83af7ea.jsonl'));
-    // Without the session's own chat found first, nothing is removed.
-    gemini.interactive!.tidy!(q, null);
-    assert.equal(readdirSync(chats).length, 3);
-    gemini.interactive!.tidy!(q, file);
+    // The empty one alone (a new session's chat before its first message, or a resume's of a session whose chat is gone): kept.
+    copyFileSync(join(ATTACH, 'gemini-0.61.0-chat-second.jsonl'), join(chats, 'session-2026-11-28T08-19-d83af7ea.jsonl'));
+    gemini.tidy!(q);
+    assert.equal(readdirSync(chats).length, 1);
+    // Named before the session's own chat, as when that has a later name than it.
+    copyFileSync(join(ATTACH, 'gemini-0.61.0-chat.jsonl'), join(chats, 'session-2026-11-28T08-20-d83af7ea.jsonl'));
+    // Another session's chat is not touched.
+    copyFileSync(join(ATTACH, 'gemini-0.61.0-chat-same-minute.jsonl'), join(chats, 'session-2026-11-28T08-16-5193cb9e.jsonl'));
+    assert.equal(gemini.interactive!.sessionFile(q), join(chats, 'session-2026-11-28T08-20-d83af7ea.jsonl'));
+    gemini.tidy!(q);
     assert.deepEqual(readdirSync(chats).sort(), ['session-2026-11-28T08-16-5193cb9e.jsonl', 'session-2026-11-28T08-20-d83af7ea.jsonl']);
     assert.equal(gemini.interactive!.sessionFile({ ...q, sessionId: 'not-a-uuid' }), null);
   });

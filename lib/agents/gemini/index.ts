@@ -2,7 +2,7 @@ import type { AgentAdapter, RunOptions } from '../types.js';
 import { ChildSettler } from './children.js';
 import { geminiInteractive } from './interactive.js';
 import { chooseSessionId, launch } from './launch.js';
-import { childMessages, STORE_ENV_KEYS } from './store.js';
+import { childMessages, STORE_ENV_KEYS, tidySession } from './store.js';
 import { GeminiRun } from './stream.js';
 import { storeUsage } from './usage.js';
 
@@ -43,4 +43,6 @@ export const gemini: GeminiAdapter = {
   open: (run) => new GeminiRun(run, { usage: storeUsage, children: new ChildSettler() }),
   childMessages,
   interactive: geminiInteractive,
+  // A resume's empty second chat of the session goes before the CLI's own clean-up takes the session with it.
+  tidy: tidySession,
 };

@@ -1,9 +1,8 @@
-import { unlinkSync } from 'node:fs';
 import { fields, num, str, type JsonObject } from '../../base/json.js';
 import { attachedRun, StoreTurnRun } from '../shared/attached.js';
 import { resumeUuid } from '../shared/launch.js';
 import type { Interactive, InteractiveInput, Launch, SessionQuery } from '../types.js';
-import { Chat, chatMessage, readChat, resumable, sessionChats } from './store.js';
+import { Chat, chatMessage, holdsConversation, sessionChats } from './store.js';
 import { usageFromStats } from './stream.js';
 
 /**
@@ -13,7 +12,7 @@ import { usageFromStats } from './stream.js';
  * person and the model add, as records of their own (a model message written again, same id, as its
  * tool calls end). It also starts a chat file of its own for the same session before it loads the old
  * one — in the same file when the minute is the same (its name is `session-<minute>-<id8>.jsonl`),
- * else in a new one that keeps only the CLI's context: `tidy` removes that one.
+ * else in a new one that keeps only the CLI's context: the adapter's `tidy` (store.ts) removes that one.
  */
 
 function launch(input: InteractiveInput): Launch {
@@ -23,38 +22,10 @@ function launch(input: InteractiveInput): Launch {
   return { command: 'gemini', args, env: { GEMINI_CLI_NO_RELAUNCH: 'true' } };
 }
 
-/** Whether a chat file holds a conversation (a message a resume brings back); null when it cannot be read now. */
-function holdsConversation(file: string): boolean | null {
-  try {
-    return readChat(file).messages.some(resumable);
-  } catch {
-    return null;
-  }
-}
-
 /** The session's chat: the first of its files (by name: the oldest) holding a conversation, as the CLI's own resume picks. */
 function sessionFile(q: SessionQuery): string | null {
   const files = sessionChats(q);
   return files.find((f) => holdsConversation(f) === true) ?? files[0] ?? null;
-}
-
-/**
- * Removes the chat files the interactive mode started for the session beside `file` and left with
- * nothing a resume would bring back. Left there, the CLI's own clean-up at the next start of another
- * session in the project takes them for broken and deletes every file of the session's short id with
- * them — the session's own chat included, even while the person is in it.
- */
-function tidy(q: SessionQuery, file: string | null): void {
-  // Without the session's chat (never found), a chat of it with nothing in it yet may be its only one.
-  if (file === null) return;
-  for (const f of sessionChats(q)) {
-    if (f === file || holdsConversation(f) !== false) continue;
-    try {
-      unlinkSync(f);
-    } catch {
-      /* gone already, or not ours to remove: the CLI's clean-up may still take it */
-    }
-  }
 }
 
 /**
@@ -103,7 +74,6 @@ class ChatTurnRun extends StoreTurnRun {
 export const geminiInteractive: Interactive = {
   launch,
   sessionFile,
-  tidy,
   // Its prompts are the chat's own user messages (ChatTurnRun tells them); the verdict is the exit status's.
   open: (run = {}) =>
     attachedRun(

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, unlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { listDir } from '../../base/dir.js';
@@ -148,6 +148,37 @@ export function resumable(m: JsonObject): boolean {
   if (m.type === 'user') return contentText(m.content).trim() !== '';
   if (m.type !== 'gemini') return false;
   return contentText(m.content).trim() !== '' || toolCalls(m).length > 0 || (Array.isArray(m.thoughts) && m.thoughts.length > 0);
+}
+
+/** Whether a chat file holds a conversation (a message a resume brings back); null when it cannot be read now. */
+export function holdsConversation(file: string): boolean | null {
+  try {
+    return readChat(file).messages.some(resumable);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Removes the chat files of the session that hold no conversation when another one does. A resume a
+ * minute or more after the session's chat was made (`gemini --resume`, in its TUI or headless) starts
+ * such a file before it loads the session's own; the CLI's clean-up, at the start of any other session
+ * in the project, takes it for broken and deletes every file of the session's short id with it — the
+ * session's own chat included. A new session's only chat, still empty, is never one of them.
+ */
+export function tidySession(q: Pick<SessionQuery, 'sessionId' | 'cwd' | 'storeEnv'>): void {
+  const files = sessionChats(q);
+  if (files.length < 2) return;
+  const held = files.map(holdsConversation);
+  if (!held.includes(true)) return;
+  files.forEach((f, i) => {
+    if (held[i] !== false) return;
+    try {
+      unlinkSync(f);
+    } catch {
+      /* gone already: the CLI's clean-up may have been first */
+    }
+  });
 }
 
 /** The session's own chat file in the run's store (null: none yet). */
