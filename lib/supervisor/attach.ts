@@ -53,8 +53,18 @@ export async function superviseAttached(registry: string, dir: string, record: R
   for (const [s, h] of handlers) process.on(s, h);
   // What the interactive mode leaves in the CLI's store that would harm the session goes as soon as it is
   // there, not only at the end: another session may start in the project while the person is in this one.
-  const tidy = adapter.tidy;
-  const tidying = tidy ? setInterval(() => tidy(query), TIDY_EVERY_MS) : null;
+  const own = adapter.tidy;
+  // Never an end of the person's session: a store that cannot be tidied now is looked at again.
+  const tidy = own
+    ? () => {
+        try {
+          own(query);
+        } catch {
+          /* the next look, or the one after the person left */
+        }
+      }
+    : null;
+  const tidying = tidy ? setInterval(tidy, TIDY_EVERY_MS) : null;
   try {
     const ended = await new Promise<{ exit: Exit; failed: Error | null }>((resolve) => {
       child.once('error', (err) => resolve({ exit: { code: null, signal: null }, failed: err }));
@@ -80,7 +90,7 @@ export async function superviseAttached(registry: string, dir: string, record: R
     } finally {
       closeSync(log.fd);
     }
-    tidy?.(query);
+    tidy?.();
     const events = join(dir, FILES.events);
     let bytes: number;
     if (gained) bytes = writeLines(gained(), events);
