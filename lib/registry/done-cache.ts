@@ -1,12 +1,11 @@
 import { renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { readRegular } from '../base/regular.js';
 import { join } from 'node:path';
 import { tempName } from './durable.js';
 import { compareNames, listNames } from './store.js';
 import { statKey, type Key } from './stat-key.js';
 import { RECORD_FORMAT } from './record.js';
 import { escapeSeparators } from '../base/json-line.js';
-import { crc32 } from './crc32.js';
+import { SUM_DIGITS, readSummed, sumOf } from './checksum.js';
 import { PRIVATE_FILE } from './private.js';
 import { NO_MARK, readJournal, writerAlive, type JournalMark, type JournalNews, type OpenChange } from './journal.js';
 import { bootId } from '../proc/identity.js';
@@ -28,7 +27,8 @@ import { bootId } from '../proc/identity.js';
  *
  * The file is laid out so that a listing does as little as it can per name (numbers in the platform's
  * byte order, which the header names):
- *   the header line: VERSION and the CRC-32 of everything after the line, as 10 digits
+ *   the header line: VERSION and the checksum of everything after the line (lib/registry/checksum.ts),
+ *     as 16 hex digits
  *   "<names> <entries> <bytes of the names> <bytes of the open changes>\n"
  *   "<boot id> <agents/ inode> <size> <ctime ms> <mtime ms> <settled 0|1> <journal inode> <mark> <tail>\n"
  *   the names of agents/ (all of them, cached or not), each ended by "\n", in name order
@@ -46,8 +46,8 @@ import { bootId } from '../proc/identity.js';
 const FILE = 'status-cache';
 const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 14 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
-const HEADER_BYTES = VERSION.length + 10 + 1;
+const VERSION = `subagents status cache 15 record format ${RECORD_FORMAT} ${ENDIAN} sum64 `;
+const HEADER_BYTES = VERSION.length + SUM_DIGITS + 1;
 /**
  * Only what is older than this (before the cache was opened) is kept: a record (a safety margin for
  * changes made outside subagents) and agents/'s own key. A change within the same clock tick as the
@@ -298,8 +298,6 @@ export class DoneCache {
       (this.readNames !== null && !(s.settled === settled && sameKey(s.agents, this.agents) && sameNames(this.names, this.readNames)));
     for (let i = 0; i < n && !changed; i++) changed = !keeps(i);
     if (!changed) return;
-    const crc = crc32();
-    if (!crc) return;
     const entries = [...this.learnt.values()];
     for (let i = 0; i < n; i++) {
       const name = this.nameOf(i);
@@ -344,9 +342,12 @@ export class DoneCache {
     // Offsets are uint32: a cache that would outgrow them (4 GB of views) is not written.
     if (viewAt > 0xffffffff) return;
     const body = Buffer.concat([head, nameBytes, openBytes, pad, new Uint8Array(table.buffer), ...views]);
+    // Where there is no checksum there is no cache.
+    const sum = sumOf(body);
+    if (sum === null) return;
     const tmp = tempName(this.path);
     try {
-      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${String(crc(body)).padStart(10, '0')}\n`), body]), { mode: PRIVATE_FILE });
+      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${sum}\n`), body]), { mode: PRIVATE_FILE });
       renameSync(tmp, this.path);
     } catch {
       // A registry we cannot write to (read-only, full) is listed all the same, only not faster.
@@ -432,16 +433,15 @@ function aligned<T extends Uint32Array | Float64Array>(
 
 /** The whole file when it is ours and whole (its header line checked); anything else is no cache. */
 function load(path: string): Buffer | null {
-  // node:zlib's CRC-32 arrived in Node 22.2; without it there is no cache.
-  const crc = crc32();
-  if (!crc) return null;
-  let data: Buffer;
+  // Read into the checksum's own memory (where there is none, there is no cache).
+  let read: { data: Buffer; sum: string } | null;
   try {
-    data = readRegular(path);
+    read = readSummed(path, HEADER_BYTES);
   } catch {
     return null;
   }
+  if (!read) return null;
+  const { data, sum } = read;
   if (data.length < HEADER_BYTES || data[HEADER_BYTES - 1] !== NL) return null;
-  const ok = data.toString('latin1', 0, HEADER_BYTES - 1) === VERSION + String(crc(data.subarray(HEADER_BYTES))).padStart(10, '0');
-  return ok ? data : null;
+  return data.toString('latin1', 0, HEADER_BYTES - 1) === VERSION + sum ? data : null;
 }
