@@ -231,6 +231,34 @@ export class DoneCache {
     return { name, views: this.views, start, end, queueTicket: ticket, last: i };
   }
 
+  /**
+   * After `stretch` (a lookup's hit), the names from `names[from]` on that lookup would join to it, one
+   * after the other: each the next entry's name, proven current, its view just after. Extends the stretch
+   * over them and returns the index of the first name it did not take — what lookup would have done
+   * name by name, in one pass (a listing of many done runs is mostly this).
+   */
+  extend(stretch: CachedView, names: readonly string[], from: number): number {
+    if (stretch.views !== this.views || this.news.lost) return from;
+    const t = this.entries;
+    const touched = this.news.touched.size > 0 ? this.news.touched : null;
+    const [fromAt, toAt] = this.brief ? [BRIEF_FROM, BRIEF_TO] : [VIEW_FROM, VIEW_TO];
+    let k = from;
+    for (let i = stretch.last + 1; k < names.length && i < this.count; i++, k++) {
+      const e = ENTRY * i;
+      const name = names[k]!;
+      if (this.names[t[e + NAME]!] !== name || touched?.has(name)) break;
+      const start = t[e + fromAt]!;
+      const end = t[e + toAt]!;
+      if (!(t[e + RUN]! >= 1 && start < end && end <= this.views.length && stretch.end + 1 === start && this.views[stretch.end] === COMMA[0])) break;
+      this.state[i] = KEPT;
+      stretch.end = end;
+      stretch.last = i;
+      if (t[e + TICKET] === 1) stretch.queueTicket = true;
+    }
+    this.cursor = stretch.last + 1;
+    return k;
+  }
+
   /** The entry of a name, or -1. Listings look names up in ascending order: from where the last one stopped. */
   private find(name: string): number {
     let i = this.cursor;
