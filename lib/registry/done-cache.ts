@@ -122,6 +122,8 @@ export class DoneCache {
   private saved: Saved | null = null;
   /** Per entry: 0 not looked up, LOOKED, or KEPT (looked up and found current). */
   private state = new Uint8Array(0);
+  /** How many entries are KEPT: when all are, save() need not look at each. */
+  private kept = 0;
   /** Where the next lookup starts searching: listings look names up in order. */
   private cursor = 0;
   /** New entries, by name. */
@@ -212,6 +214,7 @@ export class DoneCache {
   lookup(name: string, after?: CachedView): CachedView | null {
     const i = this.find(name);
     if (i === -1) return null;
+    if (this.state[i] === KEPT) this.kept--;
     this.state[i] = LOOKED;
     if (this.news.lost || this.news.touched.has(name)) return null;
     const t = this.entries;
@@ -220,6 +223,7 @@ export class DoneCache {
     const end = t[e + (this.brief ? BRIEF_TO : VIEW_TO)]!;
     // A damaged file fails its checksum; this guards against a file that passes it and is still wrong.
     if (!(t[e + RUN]! >= 1 && start < end && end <= this.views.length)) return null;
+    this.kept++;
     this.state[i] = KEPT;
     const ticket = t[e + TICKET] === 1;
     if (after?.views === this.views && after.last === i - 1 && after.end + 1 === start && this.views[after.end] === COMMA[0]) {
@@ -250,6 +254,7 @@ export class DoneCache {
       const start = t[e + fromAt]!;
       const end = t[e + toAt]!;
       if (!(t[e + RUN]! >= 1 && start < end && end <= this.views.length && stretch.end + 1 === start && this.views[stretch.end] === COMMA[0])) break;
+      if (this.state[i] !== KEPT) this.kept++;
       this.state[i] = KEPT;
       stretch.end = end;
       stretch.last = i;
@@ -324,7 +329,8 @@ export class DoneCache {
       s.mark.ino !== news.mark.ino ||
       s.open.length !== news.open.length ||
       (this.readNames !== null && !(s.settled === settled && sameKey(s.agents, this.agents) && sameNames(this.names, this.readNames)));
-    for (let i = 0; i < n && !changed; i++) changed = !keeps(i);
+    // An entry that is KEPT keeps its place: only a cache with others must look at each.
+    for (let i = 0; i < n && !changed && this.kept < n; i++) changed = !keeps(i);
     if (!changed) return;
     const entries = [...this.learnt.values()];
     for (let i = 0; i < n; i++) {
