@@ -84,3 +84,26 @@ export function readRegular(path: string): Buffer {
     closeSync(fd);
   }
 }
+
+/**
+ * The whole regular file at `path` (as readRegular) read into the memory `into` gives for room of its
+ * size and a byte more, without a copy; null when `into` gives none, or when the file outgrew that room
+ * while it was read.
+ */
+export function readRegularInto(path: string, into: (room: number) => Uint8Array | null): Uint8Array | null {
+  const { fd, size } = openSized(path);
+  try {
+    const buf = into(size + 1);
+    if (!buf) return null;
+    let total = 0;
+    for (;;) {
+      const n = readSync(fd, buf, total, buf.length - total, null);
+      if (n === 0) break;
+      total += n;
+      if (total === buf.length) return null;
+    }
+    return buf.subarray(0, total);
+  } finally {
+    closeSync(fd);
+  }
+}

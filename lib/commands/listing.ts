@@ -88,7 +88,8 @@ export function snapshot(registry: string, names: string[], strict: boolean, cac
   const jobs = new JobViews(names.length > 1);
   // A name with follow-ups queued is read fresh: its queue changes without its runs changing.
   const held = namesWithFollowUps(registry);
-  for (const name of names) {
+  for (let k = 0; k < names.length; k++) {
+    const name = names[k]!;
     try {
       if (strict) {
         const o = observeLatest(registry, name, jobs);
@@ -106,6 +107,8 @@ export function snapshot(registry: string, names: string[], strict: boolean, cac
       const hit = fresh ? undefined : cache?.lookup(name, after);
       if (hit) {
         if (hit !== after) s.rows.push({ kind: 'cached', stretch: hit });
+        // The names after it that the cache holds next, current: joined to it in one pass.
+        if (held.size === 0) k = cache!.extend(hit, names, k + 1) - 1;
         continue;
       }
       const l = observeListed(registry, name, fresh ? undefined : (cache ?? undefined), jobs);

@@ -1,12 +1,11 @@
 import { renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { readRegular } from '../base/regular.js';
 import { join } from 'node:path';
 import { tempName } from './durable.js';
 import { compareNames, listNames } from './store.js';
 import { statKey, type Key } from './stat-key.js';
 import { RECORD_FORMAT } from './record.js';
 import { escapeSeparators } from '../base/json-line.js';
-import { crc32 } from './crc32.js';
+import { SUM_DIGITS, readSummed, sumOf } from './checksum.js';
 import { PRIVATE_FILE } from './private.js';
 import { NO_MARK, readJournal, writerAlive, type JournalMark, type JournalNews, type OpenChange } from './journal.js';
 import { bootId } from '../proc/identity.js';
@@ -28,7 +27,8 @@ import { bootId } from '../proc/identity.js';
  *
  * The file is laid out so that a listing does as little as it can per name (numbers in the platform's
  * byte order, which the header names):
- *   the header line: VERSION and the CRC-32 of everything after the line, as 10 digits
+ *   the header line: VERSION and the checksum of everything after the line (lib/registry/checksum.ts),
+ *     as 16 hex digits
  *   "<names> <entries> <bytes of the names> <bytes of the open changes>\n"
  *   "<boot id> <agents/ inode> <size> <ctime ms> <mtime ms> <settled 0|1> <journal inode> <mark> <tail>\n"
  *   the names of agents/ (all of them, cached or not), each ended by "\n", in name order
@@ -46,8 +46,8 @@ import { bootId } from '../proc/identity.js';
 const FILE = 'status-cache';
 const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE';
 /** Bump when what an entry holds, or how a view is rendered, changes: older files are then ignored. */
-const VERSION = `subagents status cache 14 record format ${RECORD_FORMAT} ${ENDIAN} crc32 `;
-const HEADER_BYTES = VERSION.length + 10 + 1;
+const VERSION = `subagents status cache 15 record format ${RECORD_FORMAT} ${ENDIAN} sum64 `;
+const HEADER_BYTES = VERSION.length + SUM_DIGITS + 1;
 /**
  * Only what is older than this (before the cache was opened) is kept: a record (a safety margin for
  * changes made outside subagents) and agents/'s own key. A change within the same clock tick as the
@@ -122,6 +122,8 @@ export class DoneCache {
   private saved: Saved | null = null;
   /** Per entry: 0 not looked up, LOOKED, or KEPT (looked up and found current). */
   private state = new Uint8Array(0);
+  /** How many entries are KEPT: when all are, save() need not look at each. */
+  private kept = 0;
   /** Where the next lookup starts searching: listings look names up in order. */
   private cursor = 0;
   /** New entries, by name. */
@@ -212,6 +214,7 @@ export class DoneCache {
   lookup(name: string, after?: CachedView): CachedView | null {
     const i = this.find(name);
     if (i === -1) return null;
+    if (this.state[i] === KEPT) this.kept--;
     this.state[i] = LOOKED;
     if (this.news.lost || this.news.touched.has(name)) return null;
     const t = this.entries;
@@ -220,6 +223,7 @@ export class DoneCache {
     const end = t[e + (this.brief ? BRIEF_TO : VIEW_TO)]!;
     // A damaged file fails its checksum; this guards against a file that passes it and is still wrong.
     if (!(t[e + RUN]! >= 1 && start < end && end <= this.views.length)) return null;
+    this.kept++;
     this.state[i] = KEPT;
     const ticket = t[e + TICKET] === 1;
     if (after?.views === this.views && after.last === i - 1 && after.end + 1 === start && this.views[after.end] === COMMA[0]) {
@@ -229,6 +233,35 @@ export class DoneCache {
       return after;
     }
     return { name, views: this.views, start, end, queueTicket: ticket, last: i };
+  }
+
+  /**
+   * After `stretch` (a lookup's hit), the names from `names[from]` on that lookup would join to it, one
+   * after the other: each the next entry's name, proven current, its view just after. Extends the stretch
+   * over them and returns the index of the first name it did not take — what lookup would have done
+   * name by name, in one pass (a listing of many done runs is mostly this).
+   */
+  extend(stretch: CachedView, names: readonly string[], from: number): number {
+    if (stretch.views !== this.views || this.news.lost) return from;
+    const t = this.entries;
+    const touched = this.news.touched.size > 0 ? this.news.touched : null;
+    const [fromAt, toAt] = this.brief ? [BRIEF_FROM, BRIEF_TO] : [VIEW_FROM, VIEW_TO];
+    let k = from;
+    for (let i = stretch.last + 1; k < names.length && i < this.count; i++, k++) {
+      const e = ENTRY * i;
+      const name = names[k]!;
+      if (this.names[t[e + NAME]!] !== name || touched?.has(name)) break;
+      const start = t[e + fromAt]!;
+      const end = t[e + toAt]!;
+      if (!(t[e + RUN]! >= 1 && start < end && end <= this.views.length && stretch.end + 1 === start && this.views[stretch.end] === COMMA[0])) break;
+      if (this.state[i] !== KEPT) this.kept++;
+      this.state[i] = KEPT;
+      stretch.end = end;
+      stretch.last = i;
+      if (t[e + TICKET] === 1) stretch.queueTicket = true;
+    }
+    this.cursor = stretch.last + 1;
+    return k;
   }
 
   /** The entry of a name, or -1. Listings look names up in ascending order: from where the last one stopped. */
@@ -296,10 +329,9 @@ export class DoneCache {
       s.mark.ino !== news.mark.ino ||
       s.open.length !== news.open.length ||
       (this.readNames !== null && !(s.settled === settled && sameKey(s.agents, this.agents) && sameNames(this.names, this.readNames)));
-    for (let i = 0; i < n && !changed; i++) changed = !keeps(i);
+    // An entry that is KEPT keeps its place: only a cache with others must look at each.
+    for (let i = 0; i < n && !changed && this.kept < n; i++) changed = !keeps(i);
     if (!changed) return;
-    const crc = crc32();
-    if (!crc) return;
     const entries = [...this.learnt.values()];
     for (let i = 0; i < n; i++) {
       const name = this.nameOf(i);
@@ -344,9 +376,12 @@ export class DoneCache {
     // Offsets are uint32: a cache that would outgrow them (4 GB of views) is not written.
     if (viewAt > 0xffffffff) return;
     const body = Buffer.concat([head, nameBytes, openBytes, pad, new Uint8Array(table.buffer), ...views]);
+    // Where there is no checksum there is no cache.
+    const sum = sumOf(body);
+    if (sum === null) return;
     const tmp = tempName(this.path);
     try {
-      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${String(crc(body)).padStart(10, '0')}\n`), body]), { mode: PRIVATE_FILE });
+      writeFileSync(tmp, Buffer.concat([Buffer.from(`${VERSION}${sum}\n`), body]), { mode: PRIVATE_FILE });
       renameSync(tmp, this.path);
     } catch {
       // A registry we cannot write to (read-only, full) is listed all the same, only not faster.
@@ -432,16 +467,15 @@ function aligned<T extends Uint32Array | Float64Array>(
 
 /** The whole file when it is ours and whole (its header line checked); anything else is no cache. */
 function load(path: string): Buffer | null {
-  // node:zlib's CRC-32 arrived in Node 22.2; without it there is no cache.
-  const crc = crc32();
-  if (!crc) return null;
-  let data: Buffer;
+  // Read into the checksum's own memory (where there is none, there is no cache).
+  let read: { data: Buffer; sum: string } | null;
   try {
-    data = readRegular(path);
+    read = readSummed(path, HEADER_BYTES);
   } catch {
     return null;
   }
+  if (!read) return null;
+  const { data, sum } = read;
   if (data.length < HEADER_BYTES || data[HEADER_BYTES - 1] !== NL) return null;
-  const ok = data.toString('latin1', 0, HEADER_BYTES - 1) === VERSION + String(crc(data.subarray(HEADER_BYTES))).padStart(10, '0');
-  return ok ? data : null;
+  return data.toString('latin1', 0, HEADER_BYTES - 1) === VERSION + sum ? data : null;
 }

@@ -1,7 +1,7 @@
 /**
  * The status cache and the journal as an outsider sees them on disk (lib/registry/done-cache.ts,
  * lib/registry/journal.ts), to doctor and to damage them. The cache file: a header line ending in the
- * CRC-32 of the rest as 10 digits; "<names> <entries> <name bytes> <open change bytes>"; a line of
+ * checksum of the rest (lib/registry/checksum.ts) as 16 hex digits; "<names> <entries> <name bytes> <open change bytes>"; a line of
  * state (boot id, agents/'s key, the journal's mark); the names, one a line; the open changes; zero
  * bytes up to a multiple of 8; 7 uint32 an entry (name index, run, ticket, view start and end, brief
  * view start and end); the views.
@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
+import { SUM_DIGITS, sumOf } from '../../lib/registry/checksum.js';
 
 const ENTRY = 7;
 
@@ -59,7 +59,7 @@ export function doctorView(registry: string, name: string, edit: (view: string) 
   const edited = Buffer.from(edit(l.data.toString('utf8', start, end)));
   assert.equal(edited.length, end - start, 'the doctored view keeps its length');
   edited.copy(l.data, start);
-  l.data.write(String(crc32(l.data.subarray(l.header))).padStart(10, '0'), l.header - 11, 'latin1');
+  l.data.write(sumOf(l.data.subarray(l.header))!, l.header - 1 - SUM_DIGITS, 'latin1');
   writeFileSync(join(registry, 'status-cache'), l.data);
 }
 
