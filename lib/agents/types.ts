@@ -398,6 +398,8 @@ export interface InteractiveInput {
   cwd: string;
   /** The run's `--model`, null when it had none. */
   model: string | null;
+  /** The run's `--agent` (Claude Code, Copilot, OpenCode), null or absent when it had none. */
+  agent?: string | null;
 }
 
 /**

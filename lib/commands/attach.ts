@@ -62,7 +62,7 @@ export async function attach(o: AttachOptions): Promise<AttachResult> {
         hint: 'the earlier run probably failed before the agent opened a session; start a new name instead',
       });
     }
-    const launch = adapter.interactive.launch({ sessionId: last.sessionId, cwd: last.cwd, model: last.model });
+    const launch = adapter.interactive.launch({ sessionId: last.sessionId, cwd: last.cwd, model: last.model, agent: last.agent });
     if (!findOnPath(launch.command, env)) {
       throw new SubagentError('E_CMD_MISSING', `the ${last.cli} CLI ("${launch.command}") is not on PATH`, {
         cli: last.cli,

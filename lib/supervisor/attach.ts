@@ -34,7 +34,7 @@ export async function superviseAttached(registry: string, dir: string, record: R
   const gained = interactive.gained?.(query) ?? null;
   const before = gained ? null : interactive.sessionFile(query);
   const offset = before === null ? 0 : fileSize(before);
-  const launch = interactive.launch({ sessionId: record.sessionId as string, cwd: record.cwd, model: record.model });
+  const launch = interactive.launch({ sessionId: record.sessionId as string, cwd: record.cwd, model: record.model, agent: record.agent });
   // Recorded running with this process as its supervisor before the CLI exists: from the first moment a
   // reader can see the session, a dead attach is a dead supervisor (unknown), never a run nobody took.
   recordRunning(dir, undefined);

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import type { AgentAdapter, Message } from '../../lib/agents/types.js';
 import { claude } from '../../lib/agents/claude/index.js';
 import { codex } from '../../lib/agents/codex/index.js';
+import { copilot } from '../../lib/agents/copilot/index.js';
+import { opencode } from '../../lib/agents/opencode/index.js';
 import { FIXTURES } from '../support/paths.js';
 
 /** The fixture's lines from the last one that holds `from` (the person's turn), through the adapter's interactive reader. */
@@ -89,4 +91,23 @@ test('launch: the CLI’s own interactive resume, with the run’s model', () =>
     env: {},
   });
   assert.deepEqual(codex.interactive!.launch({ sessionId: 't-1', cwd: '/w', model: null }), { command: 'codex', args: ['resume', 't-1'], env: {} });
+});
+
+test('launch: the run’s --agent goes to the interactive mode of the CLIs that take one', () => {
+  assert.deepEqual(claude.interactive!.launch({ sessionId: 's-1', cwd: '/w', model: null, agent: 'reviewer' }).args, [
+    '--resume',
+    's-1',
+    '--agent',
+    'reviewer',
+  ]);
+  assert.deepEqual(copilot.interactive!.launch({ sessionId: 's-1', cwd: '/w', model: 'm', agent: 'docs' }).args, [
+    '--resume',
+    's-1',
+    '--model',
+    'm',
+    '--agent',
+    'docs',
+  ]);
+  assert.deepEqual(opencode.interactive!.launch({ sessionId: 'ses_1', cwd: '/w', model: null, agent: 'plan' }).args, ['--session', 'ses_1', '--agent', 'plan']);
+  assert.deepEqual(opencode.interactive!.launch({ sessionId: 'ses_1', cwd: '/w', model: null, agent: null }).args, ['--session', 'ses_1']);
 });

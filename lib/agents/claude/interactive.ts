@@ -19,6 +19,7 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 function launch(input: InteractiveInput): Launch {
   const args = ['--resume', input.sessionId];
   if (input.model) args.push('--model', input.model);
+  if (input.agent) args.push('--agent', input.agent);
   return { command: 'claude', args, env: {} };
 }
 

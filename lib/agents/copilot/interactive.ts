@@ -16,6 +16,7 @@ import { UsageSum } from './usage.js';
 function launch(input: InteractiveInput): Launch {
   const args = ['--resume', input.sessionId];
   if (input.model) args.push('--model', input.model);
+  if (input.agent) args.push('--agent', input.agent);
   return { command: 'copilot', args, env: {} };
 }
 

@@ -30,6 +30,7 @@ const USER_TEXT = 'user_text';
 function launch(input: InteractiveInput): Launch {
   const args = ['--session', input.sessionId];
   if (input.model) args.push('--model', input.model);
+  if (input.agent) args.push('--agent', input.agent);
   // As for its runs (launch.ts): OpenCode takes its project directory from $PWD.
   return { command: 'opencode', args, env: { PWD: input.cwd } };
 }
