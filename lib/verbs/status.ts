@@ -1,6 +1,6 @@
 import { runVerb } from '../cli/main.js';
 import { bool, list, parseFlags, str } from '../cli/flags.js';
-import type { FlagSpec } from '../cli/flags.js';
+import type { FlagSpec, ParsedFlags } from '../cli/flags.js';
 import { checkStatusOptions, plainListing, status, type StatusOptions } from '../commands/status.js';
 import { history } from '../commands/history.js';
 import { itemsOf, type Rows } from '../commands/listing.js';
@@ -88,6 +88,31 @@ function fieldList(value: string | undefined): string[] | undefined {
         .filter(Boolean);
 }
 
+/** The view asked for (--runs, --format, --tree), checked against the JSON fields asked for and each other. */
+function viewOf(values: ParsedFlags['values'], options: StatusOptions): { runs: boolean; format: string } {
+  const runs = bool(values, 'runs');
+  if (
+    (options.fields !== undefined || options.brief) &&
+    (runs || bool(values, 'tree') || str(values, 'format') === 'table' || str(values, 'watch') !== undefined)
+  )
+    throw new SubagentError('E_ARG_INVALID', '--brief and --fields choose the fields of the JSON entries of "agents"', {
+      hint: 'drop --runs / --tree / --format table / --watch, or drop --brief / --fields',
+    });
+  if (runs && ((options.names ?? []).length !== 1 || options.wait || options.waitTerminal)) {
+    throw new SubagentError('E_ARG_INVALID', '--runs lists the history of one name', { hint: 'give exactly one --name, without --wait' });
+  }
+  const format = str(values, 'format') ?? 'json';
+  if (format !== 'json' && format !== 'table')
+    throw new SubagentError('E_ARG_INVALID', `--format ${format} is not json or table`, {
+      hint: 'use --format table for people, json (the default) for programs',
+    });
+  if (bool(values, 'tree') && format === 'table')
+    throw new SubagentError('E_ARG_INVALID', '--tree and --format table are two different views', { hint: 'choose one' });
+  if (runs && (bool(values, 'tree') || format === 'table'))
+    throw new SubagentError('E_ARG_INVALID', '--runs has only the JSON view', { hint: 'drop --tree / --format table' });
+  return { runs, format };
+}
+
 export function main(): Promise<void> {
   return runVerb(USAGE, SPEC, async (argv) => {
     const { values } = parseFlags(argv, SPEC);
@@ -108,26 +133,7 @@ export function main(): Promise<void> {
     // Read only by a wait, as SUBAGENT_WAIT_TIMEOUT_SEC is.
     const timeout = str(values, 'timeout');
     if (timeout !== undefined && (options.wait || options.waitTerminal)) options.timeoutSec = parseSeconds(timeout);
-    const runs = bool(values, 'runs');
-    if (
-      (options.fields !== undefined || options.brief) &&
-      (runs || bool(values, 'tree') || str(values, 'format') === 'table' || str(values, 'watch') !== undefined)
-    )
-      throw new SubagentError('E_ARG_INVALID', '--brief and --fields choose the fields of the JSON entries of "agents"', {
-        hint: 'drop --runs / --tree / --format table / --watch, or drop --brief / --fields',
-      });
-    if (runs && ((options.names ?? []).length !== 1 || options.wait || options.waitTerminal)) {
-      throw new SubagentError('E_ARG_INVALID', '--runs lists the history of one name', { hint: 'give exactly one --name, without --wait' });
-    }
-    const format = str(values, 'format') ?? 'json';
-    if (format !== 'json' && format !== 'table')
-      throw new SubagentError('E_ARG_INVALID', `--format ${format} is not json or table`, {
-        hint: 'use --format table for people, json (the default) for programs',
-      });
-    if (bool(values, 'tree') && format === 'table')
-      throw new SubagentError('E_ARG_INVALID', '--tree and --format table are two different views', { hint: 'choose one' });
-    if (runs && (bool(values, 'tree') || format === 'table'))
-      throw new SubagentError('E_ARG_INVALID', '--runs has only the JSON view', { hint: 'drop --tree / --format table' });
+    const { runs, format } = viewOf(values, options);
     const watch = str(values, 'watch');
     if (watch !== undefined) {
       const every = watch === '' ? 2 : Number(watch);
