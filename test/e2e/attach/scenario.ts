@@ -33,6 +33,17 @@ export interface Person {
   afterAttach?(w: World, one: any): Promise<void>;
 }
 
+/**
+ * A person's terminal: the suite's environment without the marks of a CI job, which the suite has in CI.
+ * Gemini CLI takes CI=true or GITHUB_ACTIONS=true for a headless run ("No input provided via stdin"), and
+ * Qwen Code any set CI, CONTINUOUS_INTEGRATION or CI_* for a terminal it does not draw in (docs/attach.md).
+ */
+function personTerminal(env: NodeJS.ProcessEnv): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...env };
+  for (const k of Object.keys(env)) if (k === 'CI' || k === 'CONTINUOUS_INTEGRATION' || k === 'GITHUB_ACTIONS' || k.startsWith('CI_')) out[k] = undefined;
+  return out;
+}
+
 /** What the scenario leaves for a test's own checks: the world, and the session's id. */
 export interface Attached {
   w: World;
@@ -63,7 +74,7 @@ export async function attachScenario(t: TestContext, cli: CliName, person: Perso
   const p = tmux.run(['sh', '-c', `exec '${join(BIN, 'attach')}' --name talk > '${out}'`], {
     cols: 120,
     rows: 40,
-    env: { ...w.box.env, TERM: 'xterm-256color' },
+    env: { ...personTerminal(w.box.env), TERM: 'xterm-256color' },
     cwd: w.cwd,
   });
   await untilScreen(tmux, p, 'the session open on its earlier turn', (s) => s.includes(first) && person.ready.test(s));
