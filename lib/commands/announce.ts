@@ -37,9 +37,12 @@ export function publishDueFollowUps(place: Place, observations: Iterable<Observa
   const held = namesWithFollowUps(place.registry);
   if (held.size === 0) return false;
   let looked = false;
+  let trusted: boolean | null = null;
   for (const ob of observations) {
     const ended = held.has(encodeName(ob.record.name)) ? noticedEnd(ob) : null;
-    if (!ended || !trustOfPlace(place).trusted) continue;
+    if (!ended) continue;
+    trusted ??= trustOfPlace(place).trusted;
+    if (!trusted) return false; // the listing's `untrusted` says why
     const problem = (err: unknown): void => {
       problems.set(ob.record.name, {
         name: ob.record.name,

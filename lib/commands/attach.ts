@@ -100,7 +100,7 @@ export async function attach(o: AttachOptions): Promise<AttachResult> {
     if (published === null) throw busy(name, latestRun(registry, name) ?? last.run + 1, false, true);
     published.assertDurable();
     place.adopt();
-    const done = await superviseAttached(registry, published.dir, record, adapter, o.screen ?? 1);
+    const done = await superviseAttached(registry, published.dir, record, adapter, launch, o.screen ?? 1);
     return {
       ok: true,
       registry,

@@ -3,7 +3,6 @@ import { validateName } from '../registry/names.js';
 import { addFollowUp, dropFollowUps, listFollowUps, readSettledEnd, withFollowUps, type FollowUp } from '../registry/follow-ups.js';
 import { isTerminal, observeLatest, requireLatest, type Observation } from '../runs/observe.js';
 import { publishFollowUp, type Ended } from '../supervisor/follow-up.js';
-import type { NextAttempt } from '../supervisor/park.js';
 import { inRegistryOf, placeOf, type Context } from './context.js';
 import { promptBytes } from './prompt.js';
 import { resume, type ResumeOptions, type ResumeResult } from './resume.js';
@@ -174,11 +173,11 @@ export async function cancelQueued(o: CancelQueuedOptions): Promise<CancelQueued
   });
 }
 
-/** A verb noticing a name's end: the next prompt published when it is due and nobody did (null: none was). */
-export async function noticeEnd(registry: string, name: string): Promise<NextAttempt | null> {
+/** A verb noticing a name's end: the next prompt published when it is due and nobody did. */
+async function noticeEnd(registry: string, name: string): Promise<void> {
   const o = observeLatest(registry, name);
   const ended = o ? noticedEnd(o) : null;
-  return ended ? publishFollowUp(registry, ended, () => undefined) : null;
+  if (ended) await publishFollowUp(registry, ended, () => undefined);
 }
 
 /**

@@ -10,7 +10,8 @@ import type { StartResult } from './launch.js';
 import { listedNames } from './listing.js';
 import { promptBytes } from './prompt.js';
 import { resumeIn, type Revival } from './resume.js';
-import { noticeEnd } from './follow-ups.js';
+import { noticedEnd } from './follow-ups.js';
+import { publishFollowUp } from '../supervisor/follow-up.js';
 import { readSettledEnd } from '../registry/follow-ups.js';
 
 /**
@@ -71,13 +72,14 @@ export async function revive(o: ReviveOptions): Promise<ReviveResult> {
     const selected = names.length ? names : listedNames(registry, o.prefix);
     const out: ReviveResult = { ok: true, registry, revived: [], skipped: [] };
     for (const name of selected) {
+      const previous = observeLatest(registry, name);
       // A run whose turn had ended before its supervisor died is not revived: its queue goes on instead.
-      const next = await noticeEnd(registry, name);
+      const ended = previous ? noticedEnd(previous) : null;
+      const next = ended ? await publishFollowUp(registry, ended, () => undefined) : null;
       if (next !== null) {
         out.skipped.push({ name, why: `its turn had ended before its supervisor died: its next queued prompt was started as run ${next.run}` });
         continue;
       }
-      const previous = observeLatest(registry, name);
       const why = previous === null ? 'it has no run' : notRevivable(previous);
       if (why !== null) {
         out.skipped.push({ name, why });

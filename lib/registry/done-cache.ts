@@ -217,16 +217,14 @@ export class DoneCache {
     if (this.state[i] === KEPT) this.kept--;
     this.state[i] = LOOKED;
     if (this.news.lost || this.news.touched.has(name)) return null;
-    const t = this.entries;
     const e = ENTRY * i;
-    const start = t[e + (this.brief ? BRIEF_FROM : VIEW_FROM)]!;
-    const end = t[e + (this.brief ? BRIEF_TO : VIEW_TO)]!;
-    // A damaged file fails its checksum; this guards against a file that passes it and is still wrong.
-    if (!(t[e + RUN]! >= 1 && start < end && end <= this.views.length)) return null;
+    const start = this.entries[e + this.fromAt]!;
+    const end = this.entries[e + this.toAt]!;
+    if (!this.sound(e, start, end)) return null;
     this.kept++;
     this.state[i] = KEPT;
-    const ticket = t[e + TICKET] === 1;
-    if (after?.views === this.views && after.last === i - 1 && after.end + 1 === start && this.views[after.end] === COMMA[0]) {
+    const ticket = this.entries[e + TICKET] === 1;
+    if (after && after.last === i - 1 && this.joins(after, start)) {
       after.end = end;
       after.last = i;
       after.queueTicket ||= ticket;
@@ -245,7 +243,7 @@ export class DoneCache {
     if (stretch.views !== this.views || this.news.lost) return from;
     const t = this.entries;
     const touched = this.news.touched.size > 0 ? this.news.touched : null;
-    const [fromAt, toAt] = this.brief ? [BRIEF_FROM, BRIEF_TO] : [VIEW_FROM, VIEW_TO];
+    const { fromAt, toAt } = this;
     let k = from;
     for (let i = stretch.last + 1; k < names.length && i < this.count; i++, k++) {
       const e = ENTRY * i;
@@ -253,7 +251,7 @@ export class DoneCache {
       if (this.names[t[e + NAME]!] !== name || touched?.has(name)) break;
       const start = t[e + fromAt]!;
       const end = t[e + toAt]!;
-      if (!(t[e + RUN]! >= 1 && start < end && end <= this.views.length && stretch.end + 1 === start && this.views[stretch.end] === COMMA[0])) break;
+      if (!this.sound(e, start, end) || !this.joins(stretch, start)) break;
       if (this.state[i] !== KEPT) this.kept++;
       this.state[i] = KEPT;
       stretch.end = end;
@@ -262,6 +260,25 @@ export class DoneCache {
     }
     this.cursor = stretch.last + 1;
     return k;
+  }
+
+  /** Where an entry's view (full or brief, as this listing prints) starts and ends in the table. */
+  private get fromAt(): number {
+    return this.brief ? BRIEF_FROM : VIEW_FROM;
+  }
+
+  private get toAt(): number {
+    return this.brief ? BRIEF_TO : VIEW_TO;
+  }
+
+  /** A damaged file fails its checksum; this guards against one that passes it and is still wrong. */
+  private sound(e: number, start: number, end: number): boolean {
+    return this.entries[e + RUN]! >= 1 && start < end && end <= this.views.length;
+  }
+
+  /** Whether a view starting at `start` comes right after `stretch` in the file (a comma between). */
+  private joins(stretch: CachedView, start: number): boolean {
+    return stretch.views === this.views && stretch.end + 1 === start && this.views[stretch.end] === COMMA[0];
   }
 
   /** The entry of a name, or -1. Listings look names up in ascending order: from where the last one stopped. */

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentAdapter, Exit, Interactive } from '../agents/types.js';
+import type { AgentAdapter, Exit, Interactive, Launch, SessionQuery } from '../agents/types.js';
 import { fileSize, LineFollower } from '../base/lines.js';
 import { elapsedSinceMs, nowIso } from '../base/time.js';
 import { identityOf, selfIdentity } from '../proc/identity.js';
@@ -27,14 +27,21 @@ const TIDY_EVERY_MS = 1000;
  * become the run's event log, read by the adapter's interactive reader, and the run is recorded `done`.
  * A kill -9 of this process leaves the run `unknown` (its supervisor died), as any run's.
  */
-export async function superviseAttached(registry: string, dir: string, record: RunRecord, adapter: AgentAdapter, screen = 1): Promise<DoneRecord> {
+export async function superviseAttached(
+  registry: string,
+  dir: string,
+  record: RunRecord,
+  adapter: AgentAdapter,
+  /** The interactive mode's command, as the attach command made it (and found on PATH). */
+  launch: Launch,
+  screen = 1,
+): Promise<DoneRecord> {
   const interactive = adapter.interactive as Interactive;
   const query = { sessionId: record.sessionId, cwd: record.cwd, storeEnv: record.storeEnv };
   // What the session holds before the person is in it: the store's own mark (a database), else the file's size.
   const gained = interactive.gained?.(query) ?? null;
   const before = gained ? null : interactive.sessionFile(query);
   const offset = before === null ? 0 : fileSize(before);
-  const launch = interactive.launch({ sessionId: record.sessionId as string, cwd: record.cwd, model: record.model, agent: record.agent });
   // Recorded running with this process as its supervisor before the CLI exists: from the first moment a
   // reader can see the session, a dead attach is a dead supervisor (unknown), never a run nobody took.
   recordRunning(dir, undefined);
@@ -53,17 +60,7 @@ export async function superviseAttached(registry: string, dir: string, record: R
   for (const [s, h] of handlers) process.on(s, h);
   // What the interactive mode leaves in the CLI's store that would harm the session goes as soon as it is
   // there, not only at the end: another session may start in the project while the person is in this one.
-  const own = adapter.tidy;
-  // Never an end of the person's session: a store that cannot be tidied now is looked at again.
-  const tidy = own
-    ? () => {
-        try {
-          own(query);
-        } catch {
-          /* the next look, or the one after the person left */
-        }
-      }
-    : null;
+  const tidy = tidier(adapter, query);
   const tidying = tidy ? setInterval(tidy, TIDY_EVERY_MS) : null;
   try {
     const ended = await new Promise<{ exit: Exit; failed: Error | null }>((resolve) => {
@@ -71,7 +68,6 @@ export async function superviseAttached(registry: string, dir: string, record: R
       child.once('spawn', () => recordRunning(dir, child.pid));
       child.once('exit', (code, signal) => resolve({ exit: { code, signal }, failed: null }));
     });
-    if (tidying) clearInterval(tidying);
     if (ended.failed) return recordSpawnFailed(dir, launch.command, ended.failed);
     // What the CLI left running stops as any run's does: Codex's TUI starts an app-server daemon that
     // keeps the thread's store open for writing, and the orchestrator's next resume would find it taken.
@@ -103,6 +99,19 @@ export async function superviseAttached(registry: string, dir: string, record: R
     if (tidying) clearInterval(tidying);
     for (const [s, h] of handlers) process.off(s, h);
   }
+}
+
+/** The adapter's `tidy` of the session's store, if it has one; never an end of the person's session: what cannot be tidied now is looked at again. */
+function tidier(adapter: AgentAdapter, query: SessionQuery): (() => void) | null {
+  const own = adapter.tidy;
+  if (!own) return null;
+  return () => {
+    try {
+      own(query);
+    } catch {
+      /* the next look, or the one after the person left */
+    }
+  };
 }
 
 /** The run is the person's: this process its supervisor, and once it is started (`pid`), the CLI its agent. */

@@ -59,6 +59,23 @@ function git(cwd: string, ...args: string[]): void {
   execFileSync('git', ['-c', 'user.name=attacker', '-c', 'user.email=a@example.invalid', '-c', 'init.defaultBranch=main', ...args], { cwd, stdio: 'ignore' });
 }
 
+/** The attacker's repository, empty. */
+function repository(b: Box): string {
+  const origin = join(b.dir, 'origin');
+  mkdirSync(origin);
+  git(origin, 'init', '-q');
+  return origin;
+}
+
+/** Its registry committed (`git add -f`), and the repository cloned: the clone's path. */
+function cloneWithRegistry(b: Box, origin: string): string {
+  git(origin, 'add', '-f', '.subagents');
+  git(origin, 'commit', '-q', '-m', 'a registry');
+  const clone = join(b.dir, 'clone');
+  git(b.dir, 'clone', '-q', origin, clone);
+  return clone;
+}
+
 function modeOf(path: string): number {
   return statSync(path).mode & 0o7777;
 }
@@ -66,9 +83,7 @@ function modeOf(path: string): number {
 describe('trust: what only you could have written', { concurrency: 2 }, () => {
   test('a registry committed into a repository and cloned is listed and read, but runs no hook and no recorded onEnd: not from reading, not from --announce, not at the end of a run started there', async (t) => {
     const b = testBox(t, 'trust-clone');
-    const origin = join(b.dir, 'origin');
-    mkdirSync(origin);
-    git(origin, 'init', '-q');
+    const origin = repository(b);
     const onEndFile = join(b.dir, 'pwned-onend');
     const hookFile = join(b.dir, 'pwned-hook');
     // The attacker's repository: a run whose supervisor is dead, with an onEnd, and a registry hook.
@@ -77,10 +92,7 @@ describe('trust: what only you could have written', { concurrency: 2 }, () => {
     mkdirSync(hooks);
     writeFileSync(join(hooks, 'on-end'), `#!/bin/sh\n${pwn(hookFile)}\n`, { mode: 0o755 });
     assert.equal(existsSync(join(runDirPath(join(origin, '.subagents'), 'k'), 'on-end.json')), false);
-    git(origin, 'add', '-f', '.subagents');
-    git(origin, 'commit', '-q', '-m', 'a registry');
-    const clone = join(b.dir, 'clone');
-    git(b.dir, 'clone', '-q', origin, clone);
+    const clone = cloneWithRegistry(b, origin);
     const registry = join(clone, '.subagents');
     const claim = join(runDirPath(registry, 'k'), 'on-end.json');
     assert.ok(existsSync(join(registry, 'hooks', 'on-end')), 'the clone carries the hook');
@@ -114,6 +126,31 @@ describe('trust: what only you could have written', { concurrency: 2 }, () => {
     await until('the adopted registry announced k', () => existsSync(onEndFile) && existsSync(hookFile), LONG);
     assertOk(await b.runAsync('status', ['--announce', '--registry', registry], at(clone)));
     assert.equal(readFileSync(onEndFile, 'utf8'), '0 k\n', 'exactly once');
+  });
+
+  test('a follow-up queued in a registry committed into a repository and cloned is never started by a verb that notices, until the registry is adopted', async (t) => {
+    const b = testBox(t, 'trust-clone-follow-up');
+    const origin = repository(b);
+    const ran = join(b.dir, 'pwned-follow-up');
+    // The attacker's repository: a run whose supervisor is dead, and a prompt queued to follow it whatever its end.
+    await deadRun(b, 'q', [], at(origin));
+    const queue = join(origin, '.subagents', 'follow-ups', 'q');
+    mkdirSync(queue, { recursive: true });
+    const prompt = Buffer.from(pwn(ran)).toString('base64');
+    writeFileSync(join(queue, '00000000000000000001-deadbeef.json'), JSON.stringify({ queuedAt: new Date().toISOString(), any: true, prompt }));
+    const clone = cloneWithRegistry(b, origin);
+    const registry = join(clone, '.subagents');
+
+    const listed = assertOk(await b.runAsync('status', ['--announce'], at(clone)));
+    assert.ok(listed.untrusted, 'the listing says the registry is not trusted');
+    assert.equal(listed.agents[0].run, 1);
+    assert.equal(listed.agents[0].queuedPrompts.length, 1, 'the queued prompt is shown, not started');
+    assert.equal(existsSync(join(registry, 'agents', 'q', '2')), false, 'a verb that only noticed started the cloned follow-up');
+
+    // Adopting it is naming it: then the prompt queued --after-any is due, and started once.
+    assertOk(await b.runAsync('status', ['--announce', '--registry', registry], at(clone)));
+    await until('the adopted registry ran its follow-up', () => existsSync(ran), LONG);
+    assert.equal(readFileSync(ran, 'utf8'), '0 q\n');
   });
 
   test('hooks another user planted in a loosely-moded registry never run, also after the registry is made private; a start into it is refused', async (t) => {
