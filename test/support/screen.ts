@@ -38,6 +38,20 @@ export async function typeUntilShown(tmux: Tmux, p: PaneRun, text: string, shown
   );
 }
 
+/**
+ * Presses Enter on a typed prompt until the screen shows `answered`: a TUI that took the typed text as a
+ * paste may take an Enter right after it as part of it, and a person presses it again. An Enter on an
+ * empty input, should the first have been taken after all, submits nothing in these TUIs.
+ */
+export async function submitUntil(tmux: Tmux, p: PaneRun, what: string, answered: (text: string) => boolean): Promise<string> {
+  for (let i = 0; i < 3; i++) {
+    tmux.send(p, ['Enter']);
+    const seen = await untilScreen(tmux, p, what, answered, 15_000).catch(() => null);
+    if (seen !== null) return seen;
+  }
+  return untilScreen(tmux, p, what, answered);
+}
+
 /** Presses `key` until the program in the pane has exited (some ask for it twice in a row, saying "again"). */
 export async function leaveWith(tmux: Tmux, p: PaneRun, key: string): Promise<void> {
   for (let i = 0; i < 5 && !existsSync(p.doneFile); i++) {

@@ -13,7 +13,7 @@ import { fakeWorld, uniq, type World } from '../../fakes/world.js';
 import type { CliName } from '../../fakes/env.js';
 import { BIN } from '../../support/paths.js';
 import { HAVE_TMUX, Tmux } from '../../support/tmux.js';
-import { leaveWith, typeUntilShown, untilScreen } from '../../support/screen.js';
+import { leaveWith, submitUntil, typeUntilShown, untilScreen } from '../../support/screen.js';
 import { assertOk } from '../../support/run.js';
 import { stderrTail } from '../../support/registry.js';
 
@@ -86,8 +86,7 @@ export async function attachScenario(t: TestContext, cli: CliName, person: Perso
   await person.whileAttached?.(w, one);
 
   await typeUntilShown(tmux, p, `REPLY:${said}`, said);
-  tmux.send(p, ['Enter']);
-  await untilScreen(tmux, p, 'the answer to what the person typed', (s) => s.split(said).length >= 3);
+  await submitUntil(tmux, p, 'the answer to what the person typed', (s) => s.split(said).length >= 3);
   await leaveWith(tmux, p, person.leave);
   assert.equal(await tmux.waitDone(p), 0, tmux.capture(p).join('\n'));
   const line = JSON.parse(readFileSync(out, 'utf8'));
